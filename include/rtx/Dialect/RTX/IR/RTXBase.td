@@ -1,0 +1,72 @@
+//===- RTXBase.td - rtx op base classes and type constraints -*- tablegen -*-===//
+
+#ifndef RTX_DIALECT_RTX_IR_RTXBASE_TD
+#define RTX_DIALECT_RTX_IR_RTXBASE_TD
+
+include "rtx/Dialect/RTX/IR/RTXDialect.td"
+include "rtx/Dialect/RTX/IR/RTXEnums.td"
+include "rtx/Dialect/RTX/IR/RTXAttrs.td"
+include "rtx/Dialect/RTX/IR/RTXTypes.td"
+include "rtx/Dialect/RTX/IR/RTXInterfaces.td"
+include "mlir/IR/OpBase.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+
+//===----------------------------------------------------------------------===//
+// Type constraints
+//===----------------------------------------------------------------------===//
+
+// f64 is accepted so gradients can be checked against finite differences in
+// double precision; models use f32, bf16 and f16.
+def RTX_FloatTensor : StaticShapeTensorOf<[F32, BF16, F16, F64]>;
+def RTX_IndexTensor : StaticShapeTensorOf<[I32, I64]>;
+def RTX_MaskTensor : StaticShapeTensorOf<[I1]>;
+def RTX_Tensor : StaticShapeTensorOf<[F32, BF16, F16, F64, I1, I32, I64]>;
+
+//===----------------------------------------------------------------------===//
+// Op base classes
+//===----------------------------------------------------------------------===//
+
+class RTX_Op<string mnemonic, list<Trait> traits = []>
+    : Op<RTX_Dialect, mnemonic, traits>;
+
+// A model op: computes on tensors and carries a sharding rule and a cost.
+class RTX_ModelOp<string mnemonic, list<Trait> traits = []>
+    : RTX_Op<mnemonic, !listconcat(traits, [
+        DeclareOpInterfaceMethods<RTX_ShardingRuleOpInterface>,
+        DeclareOpInterfaceMethods<RTX_CostOpInterface, ["getFlops"]>])>;
+
+// An elementwise op on one tensor; `flopsPerElement` is its cost per element.
+class RTX_UnaryOp<string mnemonic, int flopsPerElement, list<Trait> traits = []>
+    : RTX_ModelOp<mnemonic, !listconcat(traits,
+        [Pure, Elementwise, SameOperandsAndResultType])> {
+  let arguments = (ins RTX_FloatTensor:$input);
+  let results = (outs RTX_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let extraClassDefinition = [{
+    ::mlir::rtx::OpShardingRule $cppClass::getShardingRule() {
+      return ::mlir::rtx::getElementwiseShardingRule(getOperation());
+    }
+    int64_t $cppClass::getFlops() {
+      return }] # flopsPerElement # [{ * getType().getNumElements();
+    }
+  }];
+}
+
+// An elementwise op on two tensors of one type (broadcast explicitly first).
+class RTX_BinaryOp<string mnemonic, list<Trait> traits = []>
+    : RTX_ModelOp<mnemonic, !listconcat(traits,
+        [Pure, Elementwise, SameOperandsAndResultType])> {
+  let arguments = (ins RTX_FloatTensor:$lhs, RTX_FloatTensor:$rhs);
+  let results = (outs RTX_FloatTensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
+  let extraClassDefinition = [{
+    ::mlir::rtx::OpShardingRule $cppClass::getShardingRule() {
+      return ::mlir::rtx::getElementwiseShardingRule(getOperation());
+    }
+    int64_t $cppClass::getFlops() { return getType().getNumElements(); }
+  }];
+}
+
+#endif // RTX_DIALECT_RTX_IR_RTXBASE_TD

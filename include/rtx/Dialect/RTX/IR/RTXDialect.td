@@ -1,0 +1,63 @@
+//===- RTXDialect.td - the rtx dialect ---------------------*- tablegen -*-===//
+//
+// The `rtx` dialect: model ops on ranked tensors, named device meshes, value
+// shardings and collectives over mesh axes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RTX_DIALECT_RTX_IR_RTXDIALECT_TD
+#define RTX_DIALECT_RTX_IR_RTXDIALECT_TD
+
+include "mlir/IR/OpBase.td"
+
+def RTX_Dialect : Dialect {
+  let name = "rtx";
+  let cppNamespace = "::mlir::rtx";
+  let summary = "Distributed deep-learning training: model ops, meshes, shardings, collectives";
+  let description = [{
+    The `rtx` dialect expresses a training program twice: first as a global
+    (logical) program whose types are the model's full shapes, then, after
+    `rtx-partition`, as a local per-rank SPMD program.
+
+    * **Model ops** (`rtx.matmul`, `rtx.attention`, `rtx.layernorm`, ...) work on
+      ranked tensors of f32, bf16, f16 (and integer tensors for indices).
+      Broadcasting is always explicit (`rtx.broadcast`), so every elementwise op
+      has operands of one shape.
+    * **Meshes** (`rtx.mesh @mesh_dp2_tp4 ["dp"=2, "tp"=4]`) are symbols with named
+      axes.
+    * **Shardings** (`#rtx.sharding<@mesh_dp2_tp4, [["dp"], []], partial = ["tp"]>`)
+      say, for every tensor dimension, which mesh axes split it and which axes
+      hold partial sums. They are attached as the `rtx.sharding` attribute to
+      ops (one per result) and to function arguments and results, and are
+      verified against the mesh.
+    * **Collectives** (`rtx.all_reduce`, `rtx.all_gather`, ...) run over mesh axes,
+      each with a synchronous form and an async `*_start` form that returns a
+      `!rtx.token` consumed by `rtx.wait`.
+
+    Every model op implements `ShardingRuleOpInterface` (an einsum-like mapping
+    of operand and result dimensions to factors) and `CostOpInterface` (FLOPs
+    and bytes as functions of shapes), so later passes are table-driven.
+  }];
+
+  let useDefaultAttributePrinterParser = 1;
+  let useDefaultTypePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
+
+  let extraClassDeclaration = [{
+    /// The discardable attribute that holds a value's sharding: on an op, a
+    /// `#rtx.sharding` (one result) or an array of them (one per result); on a
+    /// function argument or result, a `#rtx.sharding`.
+    static constexpr ::llvm::StringLiteral getShardingAttrName() {
+      return "rtx.sharding";
+    }
+
+  private:
+    void registerAttributes();
+    void registerTypes();
+  public:
+  }];
+}
+
+#endif // RTX_DIALECT_RTX_IR_RTXDIALECT_TD

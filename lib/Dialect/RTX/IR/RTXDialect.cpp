@@ -1,0 +1,138 @@
+//===- RTXDialect.cpp - the rtx dialect -----------------------------------===//
+//
+// Registration, and verification of the `rtx.sharding` attribute wherever it
+// is attached (ops, function arguments, function results).
+//
+//===----------------------------------------------------------------------===//
+
+#include "rtx/Dialect/RTX/IR/RTXDialect.h"
+
+#include "mlir/IR/DialectImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::rtx;
+
+#include "rtx/Dialect/RTX/IR/RTXDialect.cpp.inc"
+
+void RTXDialect::initialize() {
+  registerAttributes();
+  registerTypes();
+  addOperations<
+#define GET_OP_LIST
+#include "rtx/Dialect/RTX/IR/RTXOps.cpp.inc"
+      >();
+}
+
+/// Checks `sharding` against the mesh it names and the type of the value it
+/// describes; `what` names the value in diagnostics ("result 0", "argument 2").
+static LogicalResult verifyShardingOfValue(Operation *anchor,
+                                           ShardingAttr sharding, Type type,
+                                           const Twine &what) {
+  auto tensorType = dyn_cast<RankedTensorType>(type);
+  if (!tensorType)
+    return anchor->emitError() << "sharding of " << what
+                               << " describes a value of non-tensor type "
+                               << type;
+  auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(
+      anchor, sharding.getMesh().getAttr());
+  if (!mesh)
+    return anchor->emitError() << "sharding of " << what
+                               << " refers to unknown mesh "
+                               << sharding.getMesh();
+  if (sharding.getRank() != tensorType.getRank())
+    return anchor->emitError()
+           << "sharding of " << what << " has rank " << sharding.getRank()
+           << " but the value " << tensorType << " has rank "
+           << tensorType.getRank();
+  auto checkAxis = [&](StringRef axis) -> LogicalResult {
+    if (mesh.getAxisSize(axis))
+      return success();
+    return anchor->emitError() << "sharding of " << what << " uses axis \""
+                               << axis << "\" which mesh "
+                               << sharding.getMesh() << " does not have";
+  };
+  for (int64_t d = 0; d < sharding.getRank(); ++d)
+    for (StringRef axis : sharding.getDimAxes(d))
+      if (failed(checkAxis(axis)))
+        return failure();
+  for (StringRef axis : sharding.getPartialAxes())
+    if (failed(checkAxis(axis)))
+      return failure();
+  return success();
+}
+
+LogicalResult RTXDialect::verifyOperationAttribute(Operation *op,
+                                                   NamedAttribute attr) {
+  if (attr.getName() != getShardingAttrName())
+    return op->emitError() << "unknown rtx attribute '" << attr.getName()
+                           << "'";
+  if (auto sharding = dyn_cast<ShardingAttr>(attr.getValue())) {
+    if (op->getNumResults() != 1)
+      return op->emitError()
+             << "a single 'rtx.sharding' needs an op with one result, this "
+                "op has "
+             << op->getNumResults() << "; give an array with one per result";
+    return verifyShardingOfValue(op, sharding, op->getResult(0).getType(),
+                                 "result 0");
+  }
+  auto array = dyn_cast<ArrayAttr>(attr.getValue());
+  if (!array)
+    return op->emitError() << "'rtx.sharding' must be a #rtx.sharding or an "
+                              "array of them, got "
+                           << attr.getValue();
+  if (array.size() != op->getNumResults())
+    return op->emitError() << "'rtx.sharding' has " << array.size()
+                           << " shardings for " << op->getNumResults()
+                           << " results";
+  for (auto [index, element] : llvm::enumerate(array)) {
+    auto sharding = dyn_cast<ShardingAttr>(element);
+    if (!sharding)
+      return op->emitError() << "'rtx.sharding' element " << index
+                             << " is not a #rtx.sharding: " << element;
+    if (failed(verifyShardingOfValue(op, sharding,
+                                     op->getResult(index).getType(),
+                                     "result " + Twine(index))))
+      return failure();
+  }
+  return success();
+}
+
+/// Shared by argument and result attributes: only `rtx.sharding` is known.
+static LogicalResult verifyValueAttribute(Operation *op, NamedAttribute attr,
+                                          Type type, const Twine &what) {
+  if (attr.getName() != RTXDialect::getShardingAttrName())
+    return op->emitError() << "unknown rtx attribute '" << attr.getName()
+                           << "' on " << what;
+  auto sharding = dyn_cast<ShardingAttr>(attr.getValue());
+  if (!sharding)
+    return op->emitError() << "'rtx.sharding' on " << what
+                           << " must be a #rtx.sharding, got "
+                           << attr.getValue();
+  return verifyShardingOfValue(op, sharding, type, what);
+}
+
+LogicalResult RTXDialect::verifyRegionArgAttribute(Operation *op,
+                                                   unsigned regionIndex,
+                                                   unsigned argIndex,
+                                                   NamedAttribute attr) {
+  Region &region = op->getRegion(regionIndex);
+  if (region.empty() || argIndex >= region.front().getNumArguments())
+    return success();
+  return verifyValueAttribute(op, attr,
+                              region.front().getArgument(argIndex).getType(),
+                              "argument " + Twine(argIndex));
+}
+
+LogicalResult RTXDialect::verifyRegionResultAttribute(Operation *op,
+                                                      unsigned regionIndex,
+                                                      unsigned resultIndex,
+                                                      NamedAttribute attr) {
+  auto function = dyn_cast<FunctionOpInterface>(op);
+  if (!function || resultIndex >= function.getResultTypes().size())
+    return op->emitError() << "'" << attr.getName()
+                           << "' is only valid on function results";
+  return verifyValueAttribute(op, attr, function.getResultTypes()[resultIndex],
+                              "function result " + Twine(resultIndex));
+}

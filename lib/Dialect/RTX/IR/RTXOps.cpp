@@ -1,0 +1,660 @@
+//===- RTXOps.cpp - rtx op verifiers and custom assembly ------------------===//
+//
+// Verifiers of the model ops and the mesh, and the custom assembly directives
+// used by the ops' declarative formats. Collectives are verified in
+// RTXCollectives.cpp, sharding rules live in RTXShardingRules.cpp and costs in
+// RTXCost.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rtx/Dialect/RTX/IR/RTXDialect.h"
+
+#include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/StringSet.h"
+
+using namespace mlir;
+using namespace mlir::rtx;
+
+/// Formats a shape as `[4, 8, 16]` for diagnostics.
+static std::string shapeStr(ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  llvm::raw_string_ostream os(s);
+  llvm::interleaveComma(shape, os);
+  os << ']';
+  return s;
+}
+
+static RankedTensorType tensorOf(Value value) {
+  return cast<RankedTensorType>(value.getType());
+}
+
+/// Checks that `dim` indexes a tensor of rank `rank` (dimension name `what`).
+static LogicalResult checkDimIndex(Operation *op, int64_t dim, int64_t rank,
+                                   StringRef what) {
+  if (dim < 0 || dim >= rank)
+    return op->emitOpError() << what << " " << dim
+                             << " is out of range for a tensor of rank "
+                             << rank;
+  return success();
+}
+
+/// Checks that two tensors have one element type.
+static LogicalResult checkSameElementType(Operation *op, Value a, StringRef an,
+                                          Value b, StringRef bn) {
+  Type ea = tensorOf(a).getElementType(), eb = tensorOf(b).getElementType();
+  if (ea != eb)
+    return op->emitOpError() << an << " element type " << ea
+                             << " differs from " << bn << " element type "
+                             << eb;
+  return success();
+}
+
+static LogicalResult checkResultShape(Operation *op, ArrayRef<int64_t> expected,
+                                      Value result) {
+  if (tensorOf(result).getShape() != expected)
+    return op->emitOpError() << "result shape "
+                             << shapeStr(tensorOf(result).getShape())
+                             << " does not match the expected shape "
+                             << shapeStr(expected);
+  return success();
+}
+
+/// Names of `OpTy` ops are unique within their block: reports the second one.
+template <typename OpTy>
+static LogicalResult checkUniqueName(OpTy op, StringRef kind) {
+  if (op.getName().empty())
+    return op.emitOpError() << kind << " name must not be empty";
+  Block *block = op->getBlock();
+  if (!block)
+    return success();
+  for (Operation &other : *block) {
+    if (&other == op.getOperation())
+      break;
+    auto prior = dyn_cast<OpTy>(&other);
+    if (prior && prior.getName() == op.getName()) {
+      InFlightDiagnostic diag = op.emitOpError()
+                                << kind << " \"" << op.getName()
+                                << "\" is declared twice";
+      diag.attachNote(prior.getLoc()) << "first declared here";
+      return diag;
+    }
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Custom directives
+//===----------------------------------------------------------------------===//
+
+/// `normal(0.0, 0.02)`: an initializer without its `#rtx.init<>` wrapper.
+static ParseResult parseInitializer(OpAsmParser &parser, InitAttr &init) {
+  init = InitAttr::parseBody(parser);
+  return success(static_cast<bool>(init));
+}
+static void printInitializer(OpAsmPrinter &printer, Operation *,
+                             InitAttr init) {
+  init.printBody(printer);
+}
+
+/// `0:4, 2:8`: half-open ranges per dimension.
+static ParseResult parseSliceRanges(OpAsmParser &parser,
+                                    DenseI64ArrayAttr &starts,
+                                    DenseI64ArrayAttr &limits) {
+  SmallVector<int64_t> startValues, limitValues;
+  auto parseRange = [&]() -> ParseResult {
+    int64_t start, limit;
+    if (parser.parseInteger(start) || parser.parseColon() ||
+        parser.parseInteger(limit))
+      return failure();
+    startValues.push_back(start);
+    limitValues.push_back(limit);
+    return success();
+  };
+  // An empty list (rank-0 slice) is written `[]`.
+  int64_t first;
+  OptionalParseResult firstStart = parser.parseOptionalInteger(first);
+  if (firstStart.has_value()) {
+    if (failed(*firstStart))
+      return failure();
+    int64_t limit;
+    if (parser.parseColon() || parser.parseInteger(limit))
+      return failure();
+    startValues.push_back(first);
+    limitValues.push_back(limit);
+    while (succeeded(parser.parseOptionalComma()))
+      if (parseRange())
+        return failure();
+  }
+  starts = DenseI64ArrayAttr::get(parser.getContext(), startValues);
+  limits = DenseI64ArrayAttr::get(parser.getContext(), limitValues);
+  return success();
+}
+static void printSliceRanges(OpAsmPrinter &printer, Operation *,
+                             DenseI64ArrayAttr starts,
+                             DenseI64ArrayAttr limits) {
+  llvm::interleaveComma(
+      llvm::zip(starts.asArrayRef(), limits.asArrayRef()), printer,
+      [&](auto range) {
+        printer << std::get<0>(range) << ':' << std::get<1>(range);
+      });
+}
+
+/// `"dp"=2, "tp"=4`: mesh axes with their sizes.
+static ParseResult parseMeshAxes(OpAsmParser &parser, ArrayAttr &names,
+                                 DenseI64ArrayAttr &sizes) {
+  SmallVector<Attribute> nameAttrs;
+  SmallVector<int64_t> sizeValues;
+  std::string first;
+  if (succeeded(parser.parseOptionalString(&first))) {
+    auto parseSize = [&](StringRef name) -> ParseResult {
+      int64_t size;
+      if (parser.parseEqual() || parser.parseInteger(size))
+        return failure();
+      nameAttrs.push_back(StringAttr::get(parser.getContext(), name));
+      sizeValues.push_back(size);
+      return success();
+    };
+    if (parseSize(first))
+      return failure();
+    while (succeeded(parser.parseOptionalComma())) {
+      std::string name;
+      if (parser.parseString(&name) || parseSize(name))
+        return failure();
+    }
+  }
+  names = ArrayAttr::get(parser.getContext(), nameAttrs);
+  sizes = DenseI64ArrayAttr::get(parser.getContext(), sizeValues);
+  return success();
+}
+static void printMeshAxes(OpAsmPrinter &printer, Operation *, ArrayAttr names,
+                          DenseI64ArrayAttr sizes) {
+  llvm::interleaveComma(llvm::zip(names, sizes.asArrayRef()), printer,
+                        [&](auto axis) {
+                          printer << '"'
+                                  << cast<StringAttr>(std::get<0>(axis))
+                                         .getValue()
+                                  << "\"=" << std::get<1>(axis);
+                        });
+}
+
+/// `0 -> 1, 1 -> 2`: source/target pairs, stored flat.
+static ParseResult parseSourceTargetPairs(OpAsmParser &parser,
+                                          DenseI64ArrayAttr &pairs) {
+  SmallVector<int64_t> values;
+  int64_t source;
+  OptionalParseResult first = parser.parseOptionalInteger(source);
+  if (first.has_value()) {
+    if (failed(*first))
+      return failure();
+    while (true) {
+      int64_t target;
+      if (parser.parseArrow() || parser.parseInteger(target))
+        return failure();
+      values.push_back(source);
+      values.push_back(target);
+      if (failed(parser.parseOptionalComma()))
+        break;
+      if (parser.parseInteger(source))
+        return failure();
+    }
+  }
+  pairs = DenseI64ArrayAttr::get(parser.getContext(), values);
+  return success();
+}
+static void printSourceTargetPairs(OpAsmPrinter &printer, Operation *,
+                                   DenseI64ArrayAttr pairs) {
+  ArrayRef<int64_t> values = pairs.asArrayRef();
+  for (size_t i = 0; i + 1 < values.size(); i += 2) {
+    if (i > 0)
+      printer << ", ";
+    printer << values[i] << " -> " << values[i + 1];
+  }
+}
+
+#define GET_OP_CLASSES
+#include "rtx/Dialect/RTX/IR/RTXOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Values that enter the model
+//===----------------------------------------------------------------------===//
+
+LogicalResult ParamOp::verify() { return checkUniqueName(*this, "parameter"); }
+
+LogicalResult InputOp::verify() { return checkUniqueName(*this, "input"); }
+
+OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
+
+//===----------------------------------------------------------------------===//
+// Contractions
+//===----------------------------------------------------------------------===//
+
+/// Shared by matmul and batch_matmul: `lhs` and `rhs` are `[B..., M, K]` and
+/// `[B..., K, N]` after the optional transposes of the last two dimensions.
+static LogicalResult verifyContraction(Operation *op, Value lhs, Value rhs,
+                                       Value result, bool transposeLhs,
+                                       bool transposeRhs, bool batched) {
+  ArrayRef<int64_t> a = tensorOf(lhs).getShape(), b = tensorOf(rhs).getShape();
+  if (!batched && (a.size() != 2 || b.size() != 2))
+    return op->emitOpError() << "operands must be matrices, got ranks "
+                             << a.size() << " and " << b.size()
+                             << "; use rtx.batch_matmul for batches";
+  if (batched && (a.size() < 3 || a.size() != b.size()))
+    return op->emitOpError()
+           << "operands must have one rank of at least 3, got ranks "
+           << a.size() << " and " << b.size();
+  size_t r = a.size();
+  if (a.drop_back(2) != b.drop_back(2))
+    return op->emitOpError() << "batch dimensions differ: "
+                             << shapeStr(a.drop_back(2)) << " vs "
+                             << shapeStr(b.drop_back(2));
+  int64_t m = transposeLhs ? a[r - 1] : a[r - 2];
+  int64_t kl = transposeLhs ? a[r - 2] : a[r - 1];
+  int64_t kr = transposeRhs ? b[r - 1] : b[r - 2];
+  int64_t n = transposeRhs ? b[r - 2] : b[r - 1];
+  if (kl != kr)
+    return op->emitOpError() << "contracting dimensions differ: lhs has K = "
+                             << kl << ", rhs has K = " << kr;
+  if (failed(checkSameElementType(op, lhs, "lhs", rhs, "rhs")) ||
+      failed(checkSameElementType(op, lhs, "lhs", result, "result")))
+    return failure();
+  SmallVector<int64_t> expected(a.drop_back(2));
+  expected.push_back(m);
+  expected.push_back(n);
+  return checkResultShape(op, expected, result);
+}
+
+LogicalResult MatmulOp::verify() {
+  return verifyContraction(*this, getLhs(), getRhs(), getResult(),
+                           getTransposeLhs(), getTransposeRhs(),
+                           /*batched=*/false);
+}
+
+LogicalResult BatchMatmulOp::verify() {
+  return verifyContraction(*this, getLhs(), getRhs(), getResult(),
+                           getTransposeLhs(), getTransposeRhs(),
+                           /*batched=*/true);
+}
+
+LogicalResult LinearOp::verify() {
+  ArrayRef<int64_t> x = tensorOf(getInput()).getShape();
+  ArrayRef<int64_t> w = tensorOf(getWeight()).getShape();
+  if (x.empty())
+    return emitOpError() << "input must have rank at least 1";
+  if (w.size() != 2)
+    return emitOpError() << "weight must be [out_features, in_features], got "
+                         << shapeStr(w);
+  if (w[1] != x.back())
+    return emitOpError() << "weight in_features " << w[1]
+                         << " differs from the input's last dimension "
+                         << x.back();
+  if (failed(checkSameElementType(*this, getInput(), "input", getWeight(),
+                                  "weight")) ||
+      failed(checkSameElementType(*this, getInput(), "input", getResult(),
+                                  "result")))
+    return failure();
+  if (Value bias = getBias()) {
+    if (tensorOf(bias).getShape() != ArrayRef<int64_t>{w[0]})
+      return emitOpError() << "bias shape "
+                           << shapeStr(tensorOf(bias).getShape())
+                           << " must be [out_features] = [" << w[0] << "]";
+    if (failed(checkSameElementType(*this, getInput(), "input", bias, "bias")))
+      return failure();
+  }
+  SmallVector<int64_t> expected(x.drop_back());
+  expected.push_back(w[0]);
+  return checkResultShape(*this, expected, getResult());
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+LogicalResult DropoutOp::verify() {
+  double rate = getRate().convertToDouble();
+  if (!(rate >= 0.0 && rate < 1.0))
+    return emitOpError() << "rate must be in [0, 1), got " << rate;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Normalisation, softmax, attention
+//===----------------------------------------------------------------------===//
+
+/// Shared by layernorm and rmsnorm: parameters of shape [last dimension].
+static LogicalResult verifyNorm(Operation *op, Value input, Value scale,
+                                Value bias, double epsilon) {
+  ArrayRef<int64_t> x = tensorOf(input).getShape();
+  if (x.empty())
+    return op->emitOpError() << "input must have rank at least 1";
+  if (!(epsilon >= 0.0))
+    return op->emitOpError() << "epsilon must be non-negative, got "
+                             << epsilon;
+  for (auto [value, name] : {std::pair<Value, StringRef>{scale, "scale"},
+                             std::pair<Value, StringRef>{bias, "bias"}}) {
+    if (!value)
+      continue;
+    if (tensorOf(value).getShape() != ArrayRef<int64_t>{x.back()})
+      return op->emitOpError()
+             << name << " shape " << shapeStr(tensorOf(value).getShape())
+             << " must be [" << x.back() << "], the input's last dimension";
+    if (failed(checkSameElementType(op, input, "input", value, name)))
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult LayerNormOp::verify() {
+  return verifyNorm(*this, getInput(), getScale(), getBias(),
+                    getEpsilon().convertToDouble());
+}
+
+LogicalResult RMSNormOp::verify() {
+  return verifyNorm(*this, getInput(), getScale(), Value(),
+                    getEpsilon().convertToDouble());
+}
+
+LogicalResult SoftmaxOp::verify() {
+  return checkDimIndex(*this, static_cast<int64_t>(getDim()),
+                       getType().getRank(), "dim");
+}
+
+LogicalResult RopeOp::verify() {
+  ArrayRef<int64_t> x = getType().getShape();
+  if (x.size() != 4)
+    return emitOpError() << "input must be [batch, heads, seq, head_dim], got "
+                         << shapeStr(x);
+  if (x[3] % 2 != 0)
+    return emitOpError() << "head_dim must be even, got " << x[3];
+  if (!(getTheta().convertToDouble() > 0.0))
+    return emitOpError() << "theta must be positive";
+  if (static_cast<int64_t>(getOffset()) < 0)
+    return emitOpError() << "offset must be non-negative";
+  return success();
+}
+
+double AttentionOp::getEffectiveScale() {
+  if (std::optional<APFloat> scale = getScale())
+    return scale->convertToDouble();
+  return 1.0 / std::sqrt(static_cast<double>(getType().getShape().back()));
+}
+
+LogicalResult AttentionOp::verify() {
+  ArrayRef<int64_t> q = tensorOf(getQuery()).getShape();
+  ArrayRef<int64_t> k = tensorOf(getKey()).getShape();
+  ArrayRef<int64_t> v = tensorOf(getValue()).getShape();
+  if (q.size() != 4 || k.size() != 4 || v.size() != 4)
+    return emitOpError() << "query, key and value must be [batch, heads, seq, "
+                            "head_dim], got ranks "
+                         << q.size() << ", " << k.size() << ", " << v.size();
+  if (k != v)
+    return emitOpError() << "key shape " << shapeStr(k)
+                         << " differs from value shape " << shapeStr(v);
+  if (q[0] != k[0])
+    return emitOpError() << "query batch " << q[0] << " differs from key batch "
+                         << k[0];
+  if (q[3] != k[3])
+    return emitOpError() << "query head_dim " << q[3]
+                         << " differs from key head_dim " << k[3];
+  if (k[1] == 0 || q[1] % k[1] != 0)
+    return emitOpError() << "query heads " << q[1]
+                         << " must be a multiple of key/value heads " << k[1];
+  if (getCausal() && q[2] != k[2])
+    return emitOpError() << "causal attention needs equal query and key "
+                            "sequence lengths, got "
+                         << q[2] << " and " << k[2];
+  if (failed(checkSameElementType(*this, getQuery(), "query", getKey(),
+                                  "key")) ||
+      failed(checkSameElementType(*this, getQuery(), "query", getValue(),
+                                  "value")) ||
+      failed(checkSameElementType(*this, getQuery(), "query", getResult(),
+                                  "result")))
+    return failure();
+  return checkResultShape(*this, q, getResult());
+}
+
+//===----------------------------------------------------------------------===//
+// Embedding and loss
+//===----------------------------------------------------------------------===//
+
+LogicalResult EmbeddingOp::verify() {
+  ArrayRef<int64_t> table = tensorOf(getTable()).getShape();
+  if (table.size() != 2)
+    return emitOpError() << "table must be [vocab, dim], got "
+                         << shapeStr(table);
+  if (failed(checkSameElementType(*this, getTable(), "table", getResult(),
+                                  "result")))
+    return failure();
+  SmallVector<int64_t> expected(tensorOf(getIds()).getShape());
+  expected.push_back(table[1]);
+  return checkResultShape(*this, expected, getResult());
+}
+
+LogicalResult CrossEntropyOp::verify() {
+  ArrayRef<int64_t> logits = tensorOf(getLogits()).getShape();
+  ArrayRef<int64_t> labels = tensorOf(getLabels()).getShape();
+  if (logits.empty())
+    return emitOpError() << "logits must have rank at least 1";
+  if (labels != logits.drop_back())
+    return emitOpError() << "labels shape " << shapeStr(labels)
+                         << " must equal the logits' leading shape "
+                         << shapeStr(logits.drop_back());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Shape manipulation
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReshapeOp::verify() {
+  RankedTensorType in = tensorOf(getInput()), out = getType();
+  if (in.getNumElements() != out.getNumElements())
+    return emitOpError() << "cannot reshape " << shapeStr(in.getShape())
+                         << " (" << in.getNumElements() << " elements) into "
+                         << shapeStr(out.getShape()) << " ("
+                         << out.getNumElements() << " elements)";
+  if (in.getElementType() != out.getElementType())
+    return emitOpError() << "element type " << in.getElementType()
+                         << " must not change, got " << out.getElementType();
+  return success();
+}
+
+LogicalResult TransposeOp::verify() {
+  ArrayRef<int64_t> in = tensorOf(getInput()).getShape();
+  ArrayRef<int64_t> perm = getPermutation();
+  if (perm.size() != in.size())
+    return emitOpError() << "permutation " << shapeStr(perm) << " has "
+                         << perm.size() << " entries for an input of rank "
+                         << in.size();
+  SmallVector<bool> seen(in.size(), false);
+  SmallVector<int64_t> expected;
+  for (int64_t p : perm) {
+    if (p < 0 || p >= static_cast<int64_t>(in.size()) || seen[p])
+      return emitOpError() << "permutation " << shapeStr(perm)
+                           << " is not a permutation of 0.." << in.size() - 1;
+    seen[p] = true;
+    expected.push_back(in[p]);
+  }
+  if (failed(checkSameElementType(*this, getInput(), "input", getResult(),
+                                  "result")))
+    return failure();
+  return checkResultShape(*this, expected, getResult());
+}
+
+LogicalResult SliceOp::verify() {
+  ArrayRef<int64_t> in = tensorOf(getInput()).getShape();
+  ArrayRef<int64_t> starts = getStarts(), limits = getLimits();
+  if (starts.size() != in.size())
+    return emitOpError() << "has " << starts.size()
+                         << " ranges for an input of rank " << in.size();
+  SmallVector<int64_t> expected;
+  for (size_t d = 0; d < in.size(); ++d) {
+    if (starts[d] < 0 || starts[d] > limits[d] || limits[d] > in[d])
+      return emitOpError() << "range " << starts[d] << ":" << limits[d]
+                           << " of dimension " << d
+                           << " is not within [0, " << in[d] << "]";
+    expected.push_back(limits[d] - starts[d]);
+  }
+  if (failed(checkSameElementType(*this, getInput(), "input", getResult(),
+                                  "result")))
+    return failure();
+  return checkResultShape(*this, expected, getResult());
+}
+
+LogicalResult SplitOp::verify() {
+  ArrayRef<int64_t> in = tensorOf(getInput()).getShape();
+  int64_t dim = static_cast<int64_t>(getDim());
+  if (failed(checkDimIndex(*this, dim, in.size(), "dim")))
+    return failure();
+  if (getResults().empty())
+    return emitOpError() << "needs at least one result";
+  int64_t total = 0;
+  for (auto [index, result] : llvm::enumerate(getResults())) {
+    ArrayRef<int64_t> piece = tensorOf(result).getShape();
+    if (piece.size() != in.size())
+      return emitOpError() << "result " << index << " has rank "
+                           << piece.size() << ", the input has rank "
+                           << in.size();
+    for (size_t d = 0; d < in.size(); ++d)
+      if (static_cast<int64_t>(d) != dim && piece[d] != in[d])
+        return emitOpError() << "result " << index << " dimension " << d
+                             << " is " << piece[d] << ", expected " << in[d];
+    if (failed(checkSameElementType(*this, getInput(), "input", result,
+                                    "result")))
+      return failure();
+    total += piece[dim];
+  }
+  if (total != in[dim])
+    return emitOpError() << "result sizes along dim " << dim << " add up to "
+                         << total << ", the input has " << in[dim];
+  return success();
+}
+
+LogicalResult ConcatOp::verify() {
+  if (getInputs().empty())
+    return emitOpError() << "needs at least one input";
+  ArrayRef<int64_t> out = getType().getShape();
+  int64_t dim = static_cast<int64_t>(getDim());
+  if (failed(checkDimIndex(*this, dim, out.size(), "dim")))
+    return failure();
+  int64_t total = 0;
+  for (auto [index, input] : llvm::enumerate(getInputs())) {
+    ArrayRef<int64_t> piece = tensorOf(input).getShape();
+    if (piece.size() != out.size())
+      return emitOpError() << "input " << index << " has rank " << piece.size()
+                           << ", the result has rank " << out.size();
+    for (size_t d = 0; d < out.size(); ++d)
+      if (static_cast<int64_t>(d) != dim && piece[d] != out[d])
+        return emitOpError() << "input " << index << " dimension " << d
+                             << " is " << piece[d] << ", expected " << out[d];
+    if (failed(checkSameElementType(*this, input, "input", getResult(),
+                                    "result")))
+      return failure();
+    total += piece[dim];
+  }
+  if (total != out[dim])
+    return emitOpError() << "input sizes along dim " << dim << " add up to "
+                         << total << ", the result has " << out[dim];
+  return success();
+}
+
+LogicalResult BroadcastOp::verify() {
+  ArrayRef<int64_t> in = tensorOf(getInput()).getShape();
+  ArrayRef<int64_t> out = getType().getShape();
+  ArrayRef<int64_t> dims = getDims();
+  if (dims.size() != in.size())
+    return emitOpError() << "dims " << shapeStr(dims) << " has " << dims.size()
+                         << " entries for an input of rank " << in.size();
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] < 0 || dims[i] >= static_cast<int64_t>(out.size()))
+      return emitOpError() << "dims entry " << dims[i]
+                           << " is out of range for a result of rank "
+                           << out.size();
+    if (i > 0 && dims[i] <= dims[i - 1])
+      return emitOpError() << "dims " << shapeStr(dims)
+                           << " must be strictly increasing";
+    if (in[i] != 1 && in[i] != out[dims[i]])
+      return emitOpError() << "input dimension " << i << " of size " << in[i]
+                           << " cannot broadcast to result dimension "
+                           << dims[i] << " of size " << out[dims[i]];
+  }
+  return checkSameElementType(*this, getInput(), "input", getResult(),
+                              "result");
+}
+
+LogicalResult ReduceOp::verify() {
+  ArrayRef<int64_t> in = tensorOf(getInput()).getShape();
+  ArrayRef<int64_t> dims = getDims();
+  SmallVector<int64_t> expected;
+  size_t next = 0;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (failed(checkDimIndex(*this, dims[i], in.size(), "reduced dim")))
+      return failure();
+    if (i > 0 && dims[i] <= dims[i - 1])
+      return emitOpError() << "dims " << shapeStr(dims)
+                           << " must be strictly increasing";
+  }
+  for (size_t d = 0; d < in.size(); ++d) {
+    bool reduced = next < dims.size() && dims[next] == static_cast<int64_t>(d);
+    if (reduced)
+      ++next;
+    if (!reduced)
+      expected.push_back(in[d]);
+    else if (getKeepdim())
+      expected.push_back(1);
+  }
+  if (failed(checkSameElementType(*this, getInput(), "input", getResult(),
+                                  "result")))
+    return failure();
+  return checkResultShape(*this, expected, getResult());
+}
+
+//===----------------------------------------------------------------------===//
+// Mesh and wait
+//===----------------------------------------------------------------------===//
+
+std::optional<int64_t> MeshOp::getAxisSize(StringRef name) {
+  for (auto [axis, size] : llvm::zip(getAxisNames(), getAxisSizes()))
+    if (cast<StringAttr>(axis).getValue() == name)
+      return size;
+  return std::nullopt;
+}
+
+int64_t MeshOp::getNumRanks() {
+  int64_t ranks = 1;
+  for (int64_t size : getAxisSizes())
+    ranks *= size;
+  return ranks;
+}
+
+LogicalResult MeshOp::verify() {
+  if (getAxisNames().size() != getAxisSizes().size())
+    return emitOpError() << "has " << getAxisNames().size() << " axis names but "
+                         << getAxisSizes().size() << " sizes";
+  llvm::StringSet<> seen;
+  for (auto [axis, size] : llvm::zip(getAxisNames(), getAxisSizes())) {
+    StringRef name = cast<StringAttr>(axis).getValue();
+    if (name.empty())
+      return emitOpError() << "axis names must not be empty";
+    if (!seen.insert(name).second)
+      return emitOpError() << "axis \"" << name << "\" is declared twice";
+    if (size < 1)
+      return emitOpError() << "axis \"" << name << "\" has size " << size
+                           << "; sizes must be at least 1";
+  }
+  return success();
+}
+
+LogicalResult WaitOp::verify() {
+  Type valueType = cast<TokenType>(getToken().getType()).getValueType();
+  Value result = getResult();
+  if (!valueType && result)
+    return emitOpError() << "token carries no value, so the wait has no result";
+  if (valueType && !result)
+    return emitOpError() << "token carries " << valueType
+                         << ", so the wait must yield it";
+  if (valueType && result.getType() != valueType)
+    return emitOpError() << "yields " << result.getType()
+                         << " but the token carries " << valueType;
+  return success();
+}

@@ -1,0 +1,46 @@
+//===- TestOpInterfaces.cpp - print op interface results as remarks -------===//
+//
+// `-rtx-test-op-interfaces` attaches a remark to every op that implements the
+// sharding-rule or cost interface, so lit tests can check the rules and costs
+// of real IR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rtx/Dialect/RTX/IR/RTXDialect.h"
+
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassRegistry.h"
+
+using namespace mlir;
+using namespace mlir::rtx;
+
+namespace {
+struct TestOpInterfacesPass
+    : public PassWrapper<TestOpInterfacesPass, OperationPass<>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(TestOpInterfacesPass)
+
+  StringRef getArgument() const final { return "rtx-test-op-interfaces"; }
+  StringRef getDescription() const final {
+    return "Report each rtx op's sharding rule and cost as remarks (testing)";
+  }
+
+  void runOnOperation() override {
+    getOperation()->walk([](Operation *op) {
+      auto rule = dyn_cast<ShardingRuleOpInterface>(op);
+      auto cost = dyn_cast<CostOpInterface>(op);
+      if (!rule && !cost)
+        return;
+      InFlightDiagnostic remark = op->emitRemark();
+      if (rule)
+        remark << "rule: " << rule.getShardingRule().str();
+      if (cost)
+        remark << (rule ? "; " : "") << "flops: " << cost.getFlops()
+               << "; bytes: " << cost.getBytesAccessed();
+    });
+  }
+};
+} // namespace
+
+namespace rtx::test {
+void registerTestPasses() { PassRegistration<TestOpInterfacesPass>(); }
+} // namespace rtx::test

@@ -1,0 +1,35 @@
+//===- rtx-opt.cpp - the rtx optimizer driver -----------------------------===//
+//
+// Like mlir-opt: parses, verifies, runs passes, prints. Registers the rtx
+// dialect and the dialects rtx programs mix with (func, arith, tensor, and the
+// upstream shard dialect for cross-checks), MLIR's generic passes, and rtx's
+// test passes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rtx/Dialect/RTX/IR/RTXDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "mlir/Transforms/Passes.h"
+
+namespace rtx::test {
+void registerTestPasses();
+} // namespace rtx::test
+
+int main(int argc, char **argv) {
+  mlir::registerTransformsPasses();
+  rtx::test::registerTestPasses();
+
+  mlir::DialectRegistry registry;
+  registry.insert<mlir::rtx::RTXDialect, mlir::func::FuncDialect,
+                  mlir::arith::ArithDialect, mlir::tensor::TensorDialect,
+                  mlir::shard::ShardDialect>();
+  return mlir::asMainReturnCode(mlir::MlirOptMain(
+      argc, argv, "rtx optimizer driver: the rtx dialect and its passes\n",
+      registry));
+}
