@@ -1,9 +1,7 @@
-# Prepends a title and a note on where the page comes from to the dialect
-# documentation that mlir-tblgen generates.
+# Prepends a note on where the page comes from to the dialect documentation
+# that mlir-tblgen generates.
 file(READ ${INPUT} BODY)
 file(WRITE ${OUTPUT}
 "<!-- Generated from include/rtx/Dialect/RTX/IR/*.td by the build; do not edit.
      Regenerate with: cmake --build build --target rtx-update-docs -->
-# The `rtx` dialect
-
 ${BODY}")

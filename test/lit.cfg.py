@@ -11,7 +11,7 @@ config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.rtx_obj_root, "test")
-config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "lib", "Unit", "Fuzz", "Inputs"]
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "lib", "Unit", "Inputs"]
 
 # Variables bound in a CHECK line do not leak into the next CHECK-LABEL block.
 config.environment["FILECHECK_OPTS"] = "-enable-var-scope --allow-unused-prefixes=false"
@@ -21,7 +21,7 @@ llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.rtx_tools_dir, config.llvm_tools_dir]
-llvm_config.add_tool_substitutions(["rtx-opt"], tool_dirs)
+llvm_config.add_tool_substitutions(["rtx-opt", "rtx-parse-fuzzer"], tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.rtx_tools_dir, append_path=True)
 

@@ -1,0 +1,27 @@
+//===- Npy.h - read and write .npy files ------------------------*- C++ -*-===//
+//
+// NumPy's .npy format, version 1.0/2.0, little-endian, C order: the exchange
+// format of rtx-run and of emitted programs. No library fits (cnpy is not
+// packaged in Debian and writes only some dtypes), hence this small reader.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RTXRT_NPY_H
+#define RTXRT_NPY_H
+
+#include "rtxrt/Tensor.h"
+
+#include <string>
+
+namespace rtxrt {
+
+/// Reads a .npy file (f4, f8, i4, i8, b1/?, u1, u2 as bf16 is not a numpy
+/// type: bf16 is stored as <u2 and converted by the caller). Throws Error
+/// naming the file on a bad header, Fortran order or unsupported dtype.
+Tensor readNpy(const std::string &path);
+/// Writes a .npy file (bf16/f16 are written as f4, i1 as |b1).
+void writeNpy(const std::string &path, const Tensor &tensor);
+
+} // namespace rtxrt
+
+#endif // RTXRT_NPY_H

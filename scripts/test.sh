@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Sets up and builds rtx (scripts/setup.sh), then runs every test suite:
+# lit (dialect, passes, examples, fuzzing) and ctest (unit tests, doc checks).
+# Each runner prints its own summary; the exit code is non-zero if any failed.
+set -uo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD_DIR="${RTX_BUILD_DIR:-$ROOT/build}"
+
+"$ROOT/scripts/setup.sh" || exit 1
+
+status=0
+echo "=== lit ==="
+/usr/lib/llvm-22/bin/lit -sv "$BUILD_DIR/test" || status=1
+echo "=== ctest ==="
+# lit already ran above; ctest runs everything else.
+ctest --test-dir "$BUILD_DIR" -E '^lit$' --output-on-failure || status=1
+
+if [ $status -eq 0 ]; then
+  echo "rtx: all test suites passed"
+else
+  echo "rtx: some tests FAILED (see the summaries above)"
+fi
+exit $status
