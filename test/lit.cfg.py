@@ -21,7 +21,10 @@ llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.rtx_tools_dir, config.llvm_tools_dir]
-llvm_config.add_tool_substitutions(["rtx-opt", "rtx-parse-fuzzer"], tool_dirs)
+llvm_config.add_tool_substitutions(["rtx-opt", "rtx-run", "rtx-parse-fuzzer"], tool_dirs)
+
+# Debian's python3 has numpy (and later torch); a pyenv python on PATH may not.
+config.substitutions.append(("%python", "/usr/bin/python3"))
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.rtx_tools_dir, append_path=True)
 

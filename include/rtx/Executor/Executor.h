@@ -1,0 +1,65 @@
+//===- Executor.h - rtx-run's reference executor ----------------*- C++ -*-===//
+//
+// Interprets an rtx function on the CPU kernels of librtxrt: on one rank, or
+// as N simulated ranks (threads) of a module partitioned for a mesh, with an
+// in-process implementation of every collective and of send/recv. It is the
+// oracle that says whether a pass kept a program's meaning.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RTX_EXECUTOR_EXECUTOR_H
+#define RTX_EXECUTOR_EXECUTOR_H
+
+#include "rtxrt/Tensor.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace mlir::rtx {
+
+struct ExecutorOptions {
+  /// Function to run; empty: the only function, else `main`.
+  std::string entry;
+  /// Number of ranks; more than 1 needs a mesh with that many ranks.
+  int64_t numRanks = 1;
+  /// Directory of NAME.npy for `rtx.input "NAME"` and argN.npy for function
+  /// arguments. Empty: inputs must be random.
+  std::string inputsDir;
+  /// Draw missing inputs from the seeded generator instead of failing.
+  bool randomInputs = false;
+  /// Directory of NAME.npy parameter values (global shapes); parameters not
+  /// found there are initialised from their initializer.
+  std::string paramsDir;
+  /// Seed for random inputs (parameters use their own seeds).
+  int64_t seed = 0;
+  /// Seconds a rank may wait in a collective before the executor looks for
+  /// a deadlock; a deadlock is reported as soon as every rank is stuck.
+  double collectiveTimeoutSeconds = 60.0;
+};
+
+/// Global (reassembled) inputs and results of one run, by name.
+struct ExecutionResult {
+  /// Results of the entry function, reassembled to global shapes.
+  std::vector<rtxrt::Tensor> results;
+  /// The global inputs that were used (read or drawn), by name.
+  std::map<std::string, rtxrt::Tensor> inputs;
+};
+
+/// Runs `options.entry` of `module`. Throws rtxrt::Error with a message that
+/// names the op, value or rank on failure (unsupported op, bad input file,
+/// deadlock, kernel error).
+ExecutionResult execute(ModuleOp module, const ExecutorOptions &options,
+                        const std::map<std::string, rtxrt::Tensor> &inputs =
+                            {});
+
+/// The function `execute` would run.
+func::FuncOp findEntry(ModuleOp module, llvm::StringRef entry);
+
+} // namespace mlir::rtx
+
+#endif // RTX_EXECUTOR_EXECUTOR_H

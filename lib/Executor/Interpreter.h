@@ -1,0 +1,46 @@
+//===- Interpreter.h - one rank's interpretation of a function --*- C++ -*-===//
+
+#ifndef RTX_LIB_EXECUTOR_INTERPRETER_H
+#define RTX_LIB_EXECUTOR_INTERPRETER_H
+
+#include "rtx/Dialect/RTX/IR/RTXDialect.h"
+#include "rtx/Executor/InProcessWorld.h"
+#include "rtxrt/MeshLayout.h"
+#include "rtxrt/Tensor.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace mlir::rtx {
+
+/// What a rank needs from outside the function it runs.
+struct RankEnvironment {
+  int64_t rank = 0;
+  /// The mesh the ranks form; empty (no axes) on a single rank.
+  rtxrt::MeshLayout mesh;
+  /// Null on a single rank without collectives.
+  InProcessWorld *world = nullptr;
+  /// This rank's value of a parameter / named input.
+  std::function<rtxrt::Tensor(ParamOp)> getParam;
+  std::function<rtxrt::Tensor(InputOp)> getInput;
+};
+
+/// rtx element type -> runtime dtype; throws for types rtx-run lacks.
+rtxrt::DType toDType(Type type);
+/// "file.mlir:3:8" for a file location.
+std::string formatLocation(Location loc);
+/// "op 'rtx.matmul' at file.mlir:3:8" for messages.
+std::string describe(Operation *op);
+
+/// Runs `function` on one rank with the given argument values.
+std::vector<rtxrt::Tensor> interpret(func::FuncOp function,
+                                     const std::vector<rtxrt::Tensor> &args,
+                                     RankEnvironment &env);
+
+} // namespace mlir::rtx
+
+#endif // RTX_LIB_EXECUTOR_INTERPRETER_H

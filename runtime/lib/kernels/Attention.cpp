@@ -1,0 +1,117 @@
+//===- Attention.cpp - scaled dot-product attention -----------------------===//
+//
+// softmax(q k^T * scale [+ causal mask]) v, per batch and head, with grouped
+// key/value heads. The query heads that share one key/value head are adjacent
+// in [B, Hq, Sq, D], so they form one [g*Sq, D] block and the two products
+// are single GEMMs per (batch, kv head) and block of rows. The scores are
+// materialised one block of rows at a time (at most kScoreElements floats)
+// so memory stays bounded for long sequences.
+//
+// Determinism: GEMMs reduce over D and Skv in a fixed order (Blas.h); the
+// softmax of a row is computed by one thread.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rtxrt/Kernels.h"
+
+#include "Blas.h"
+#include "KernelUtils.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace rtxrt;
+using namespace rtxrt::detail;
+
+namespace {
+constexpr int64_t kScoreElements = int64_t{1} << 22;
+} // namespace
+
+Tensor rtxrt::attention(const Tensor &query, const Tensor &key,
+                        const Tensor &value, bool causal, double scale) {
+  const std::string op = "rtx.attention";
+  checkFloat(op, query, "query");
+  checkFloat(op, key, "key");
+  checkFloat(op, value, "value");
+  checkSameDType(op, query, "query", key, "key");
+  checkSameDType(op, query, "query", value, "value");
+  if (query.rank() != 4 || key.rank() != 4)
+    fail(op, "query and key must be [B, H, S, D], got query " +
+                 shapeToString(query.shape()) + " and key " +
+                 shapeToString(key.shape()));
+  checkSameShape(op, key, "key", value, "value");
+  int64_t b = query.dim(0), hq = query.dim(1), sq = query.dim(2),
+          d = query.dim(3);
+  int64_t hkv = key.dim(1), skv = key.dim(2);
+  if (key.dim(0) != b || key.dim(3) != d)
+    fail(op, "key " + shapeToString(key.shape()) +
+                 " does not match the batch and head size of query " +
+                 shapeToString(query.shape()));
+  if (hkv == 0 || hq % hkv != 0)
+    fail(op, "query heads " + std::to_string(hq) +
+                 " are not a multiple of key/value heads " +
+                 std::to_string(hkv));
+  if (causal && sq != skv)
+    fail(op, "causal attention needs Sq == Skv, got Sq=" + std::to_string(sq) +
+                 " and Skv=" + std::to_string(skv));
+  if (skv == 0 && sq > 0)
+    fail(op, "key/value sequence is empty (key " +
+                 shapeToString(key.shape()) + ")");
+  if (!std::isfinite(scale))
+    fail(op, "scale " + std::to_string(scale) + " is not finite");
+
+  int64_t group = hq / hkv;
+  Tensor q = toCompute(query), k = toCompute(key), v = toCompute(value);
+  Tensor out(query.shape(), q.dtype());
+  if (out.numel() == 0)
+    return fromCompute(out, query.dtype());
+
+  dispatchCompute(query.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    const T *pq = q.data<T>(), *pk = k.data<T>(), *pv = v.data<T>();
+    T *po = out.data<T>();
+    int64_t rows = group * sq; // query rows that share one kv head
+    int64_t blockRows =
+        std::max<int64_t>(1, std::min<int64_t>(rows, kScoreElements / skv));
+    std::vector<T> scores(blockRows * skv);
+    for (int64_t bi = 0; bi < b; ++bi)
+      for (int64_t kh = 0; kh < hkv; ++kh) {
+        const T *qBase = pq + (bi * hq + kh * group) * sq * d;
+        T *oBase = po + (bi * hq + kh * group) * sq * d;
+        const T *kBase = pk + (bi * hkv + kh) * skv * d;
+        const T *vBase = pv + (bi * hkv + kh) * skv * d;
+        for (int64_t r0 = 0; r0 < rows; r0 += blockRows) {
+          int64_t n = std::min(blockRows, rows - r0);
+          T *s = scores.data();
+          gemm(false, true, n, skv, d, T(scale), qBase + r0 * d, d, kBase, d,
+               T(0), s, skv);
+          parallelFor(n, rowGrain(skv), [&](int64_t begin, int64_t end) {
+            for (int64_t r = begin; r < end; ++r) {
+              T *row = s + r * skv;
+              // Query position within its head; causal rows see keys <= it.
+              int64_t pos = (r0 + r) % sq;
+              int64_t visible = causal ? pos + 1 : skv;
+              T max = -std::numeric_limits<T>::infinity();
+              for (int64_t j = 0; j < visible; ++j)
+                max = std::fmax(max, row[j]);
+              double sum = 0.0;
+              for (int64_t j = 0; j < visible; ++j) {
+                T e = std::exp(row[j] - max);
+                row[j] = e;
+                sum += e;
+              }
+              T inv = T(1.0 / sum);
+              for (int64_t j = 0; j < visible; ++j)
+                row[j] *= inv;
+              for (int64_t j = visible; j < skv; ++j)
+                row[j] = T(0);
+            }
+          });
+          gemm(false, false, n, d, skv, T(1), s, skv, vBase, d, T(0),
+               oBase + r0 * d, d);
+        }
+      }
+    return 0;
+  });
+  return fromCompute(out, query.dtype());
+}

@@ -1,0 +1,174 @@
+//===- KernelUtils.h - helpers shared by the CPU kernels --------*- C++ -*-===//
+//
+// Private to librtxrt: thread partitioning, the float "compute type" rule
+// (bf16/f16 are computed in f32) and argument checks with uniform messages.
+//
+// Determinism: parallelFor hands each thread whole, contiguous ranges of
+// *independent* work items (elements, rows). A kernel never splits one
+// reduction across threads unless the split is fixed by the data size alone
+// (see Reduction.cpp), so results never depend on the number of threads.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RTXRT_LIB_KERNELS_KERNELUTILS_H
+#define RTXRT_LIB_KERNELS_KERNELUTILS_H
+
+#include "rtxrt/Tensor.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+namespace rtxrt {
+namespace detail {
+
+/// Calls body(begin, end) on disjoint ranges covering [0, n), in parallel
+/// when there are at least 2 * grain items and more than one thread. The body
+/// must not throw (exceptions cannot leave an OpenMP region): check arguments
+/// first.
+template <typename Body> void parallelFor(int64_t n, int64_t grain, Body &&body) {
+  if (n <= 0)
+    return;
+#ifdef _OPENMP
+  int maxThreads = omp_in_parallel() ? 1 : omp_get_max_threads();
+  int64_t chunks =
+      std::min<int64_t>(maxThreads, n / std::max<int64_t>(grain, 1));
+  if (chunks >= 2) {
+#pragma omp parallel for schedule(static) num_threads(static_cast<int>(chunks))
+    for (int64_t c = 0; c < chunks; ++c) {
+      int64_t begin = n * c / chunks;
+      int64_t end = n * (c + 1) / chunks;
+      body(begin, end);
+    }
+    return;
+  }
+#endif
+  body(int64_t{0}, n);
+}
+
+/// Grain sizes: enough work per thread to amortise waking it.
+constexpr int64_t kElementGrain = 1 << 15;
+inline int64_t rowGrain(int64_t rowLength) {
+  return std::max<int64_t>(1, kElementGrain / std::max<int64_t>(rowLength, 1));
+}
+
+/// f32 for f32/bf16/f16, f64 for f64: the type a float kernel computes in.
+inline DType computeType(DType dtype) {
+  return dtype == DType::F64 ? DType::F64 : DType::F32;
+}
+
+/// The tensor in its compute type (shares the buffer when already there).
+inline Tensor toCompute(const Tensor &t) {
+  DType c = computeType(t.dtype());
+  return t.dtype() == c ? t : t.to(c);
+}
+
+/// A result computed in the compute type, returned in `dtype` (rounded to
+/// nearest even for bf16/f16).
+inline Tensor fromCompute(const Tensor &t, DType dtype) {
+  return t.dtype() == dtype ? t : t.to(dtype);
+}
+
+/// Calls f(float{}) or f(double{}) for the compute type of `dtype`.
+template <typename F> auto dispatchCompute(DType dtype, F &&f) {
+  if (dtype == DType::F64)
+    return f(double{});
+  return f(float{});
+}
+
+[[noreturn]] inline void fail(const std::string &op, const std::string &what) {
+  throw Error(op + ": " + what);
+}
+
+inline void checkDefined(const std::string &op, const Tensor &t,
+                         const char *name) {
+  if (!t.defined())
+    fail(op, std::string(name) + " is undefined");
+}
+
+inline void checkFloat(const std::string &op, const Tensor &t,
+                       const char *name) {
+  checkDefined(op, t, name);
+  if (!isFloat(t.dtype()))
+    fail(op, std::string(name) + " must be a float tensor, got " +
+                 dtypeName(t.dtype()) + " " + shapeToString(t.shape()));
+}
+
+inline void checkInteger(const std::string &op, const Tensor &t,
+                         const char *name) {
+  checkDefined(op, t, name);
+  if (t.dtype() != DType::I32 && t.dtype() != DType::I64)
+    fail(op, std::string(name) + " must be an i32 or i64 tensor, got " +
+                 dtypeName(t.dtype()));
+}
+
+inline void checkSameDType(const std::string &op, const Tensor &a,
+                           const char *aName, const Tensor &b,
+                           const char *bName) {
+  if (a.dtype() != b.dtype())
+    fail(op, std::string(aName) + " is " + dtypeName(a.dtype()) + " but " +
+                 bName + " is " + dtypeName(b.dtype()));
+}
+
+inline void checkSameShape(const std::string &op, const Tensor &a,
+                           const char *aName, const Tensor &b,
+                           const char *bName) {
+  if (a.shape() != b.shape())
+    fail(op, std::string(aName) + " has shape " + shapeToString(a.shape()) +
+                 " but " + bName + " has shape " + shapeToString(b.shape()));
+}
+
+/// Normalises a possibly negative dimension index; throws when out of range.
+inline int64_t normalizeDim(const std::string &op, int64_t dim, int64_t rank) {
+  int64_t d = dim < 0 ? dim + rank : dim;
+  if (d < 0 || d >= rank)
+    fail(op, "dimension " + std::to_string(dim) +
+                 " is out of range for rank " + std::to_string(rank));
+  return d;
+}
+
+/// Row-major strides of a shape, in elements.
+inline std::vector<int64_t> stridesOf(const Shape &shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * shape[i + 1];
+  return strides;
+}
+
+/// Maps local row-major index `i` of a shard with `localShape`, placed at
+/// `offsets` inside `globalShape`, to the global row-major index.
+class GlobalIndexer {
+public:
+  /// Empty globalShape: the local tensor is the whole tensor. Throws (naming
+  /// `op`) when the shard does not fit in the global shape.
+  GlobalIndexer(const std::string &op, const Shape &localShape,
+                const Shape &globalShape,
+                const std::vector<int64_t> &globalOffsets);
+  bool isIdentity() const { return identity; }
+  int64_t operator()(int64_t localIndex) const {
+    if (identity)
+      return localIndex;
+    int64_t global = 0;
+    for (int64_t d = static_cast<int64_t>(local.size()) - 1; d >= 0; --d) {
+      int64_t coord = localIndex % local[d];
+      localIndex /= local[d];
+      global += (coord + offsets[d]) * globalStrides[d];
+    }
+    return global;
+  }
+
+private:
+  bool identity = true;
+  Shape local;
+  std::vector<int64_t> offsets, globalStrides;
+};
+
+} // namespace detail
+} // namespace rtxrt
+
+#endif // RTXRT_LIB_KERNELS_KERNELUTILS_H

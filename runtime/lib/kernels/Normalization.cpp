@@ -1,0 +1,210 @@
+//===- Normalization.cpp - layernorm, rmsnorm, softmax, rope --------------===//
+//
+// Row-wise kernels: one thread owns a whole row, and row statistics (mean,
+// variance, sum of exponentials) are accumulated in double in index order, so
+// they are both accurate and independent of the thread count.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rtxrt/Kernels.h"
+
+#include "KernelUtils.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace rtxrt;
+using namespace rtxrt::detail;
+
+namespace {
+
+void checkFeatureVector(const std::string &op, const Tensor &v,
+                        const char *name, const Tensor &input) {
+  checkFloat(op, v, name);
+  int64_t d = input.dim(input.rank() - 1);
+  if (v.shape() != Shape{d})
+    fail(op, std::string(name) + " " + shapeToString(v.shape()) +
+                 " must be [" + std::to_string(d) + "] for input " +
+                 shapeToString(input.shape()));
+}
+
+} // namespace
+
+Tensor rtxrt::layerNorm(const Tensor &input, const Tensor &scale,
+                        const Tensor &bias, double epsilon) {
+  const std::string op = "rtx.layernorm";
+  checkFloat(op, input, "input");
+  if (input.rank() < 1)
+    fail(op, "input must have rank >= 1, got a scalar");
+  checkFeatureVector(op, scale, "scale", input);
+  if (bias.defined())
+    checkFeatureVector(op, bias, "bias", input);
+  int64_t d = input.dim(input.rank() - 1);
+  int64_t rows = d ? input.numel() / d : 0;
+  Tensor x = toCompute(input), g = toCompute(scale);
+  Tensor b = bias.defined() ? toCompute(bias) : Tensor();
+  Tensor y(input.shape(), x.dtype());
+  dispatchCompute(input.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    const T *px = x.data<T>(), *pg = g.data<T>();
+    const T *pb = b.defined() ? b.template data<T>() : nullptr;
+    T *py = y.data<T>();
+    parallelFor(rows, rowGrain(d), [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        const T *xr = px + r * d;
+        T *yr = py + r * d;
+        double sum = 0.0;
+        for (int64_t i = 0; i < d; ++i)
+          sum += xr[i];
+        double mean = sum / static_cast<double>(d);
+        // Two passes (not E[x^2] - mean^2): no cancellation for large means.
+        double sq = 0.0;
+        for (int64_t i = 0; i < d; ++i) {
+          double c = xr[i] - mean;
+          sq += c * c;
+        }
+        double rstd = 1.0 / std::sqrt(sq / static_cast<double>(d) + epsilon);
+        // Centre in double too: rounding the mean to f32 would shift every
+        // element by up to half an ulp of the mean, a large relative error
+        // when the mean is large against the spread.
+        if (pb)
+          for (int64_t i = 0; i < d; ++i)
+            yr[i] = T((xr[i] - mean) * rstd) * pg[i] + pb[i];
+        else
+          for (int64_t i = 0; i < d; ++i)
+            yr[i] = T((xr[i] - mean) * rstd) * pg[i];
+      }
+    });
+    return 0;
+  });
+  return fromCompute(y, input.dtype());
+}
+
+Tensor rtxrt::rmsNorm(const Tensor &input, const Tensor &scale,
+                      double epsilon) {
+  const std::string op = "rtx.rmsnorm";
+  checkFloat(op, input, "input");
+  if (input.rank() < 1)
+    fail(op, "input must have rank >= 1, got a scalar");
+  checkFeatureVector(op, scale, "scale", input);
+  int64_t d = input.dim(input.rank() - 1);
+  int64_t rows = d ? input.numel() / d : 0;
+  Tensor x = toCompute(input), g = toCompute(scale);
+  Tensor y(input.shape(), x.dtype());
+  dispatchCompute(input.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    const T *px = x.data<T>(), *pg = g.data<T>();
+    T *py = y.data<T>();
+    parallelFor(rows, rowGrain(d), [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        const T *xr = px + r * d;
+        T *yr = py + r * d;
+        double sq = 0.0;
+        for (int64_t i = 0; i < d; ++i)
+          sq += static_cast<double>(xr[i]) * xr[i];
+        T s = T(1.0 / std::sqrt(sq / static_cast<double>(d) + epsilon));
+        for (int64_t i = 0; i < d; ++i)
+          yr[i] = xr[i] * s * pg[i];
+      }
+    });
+    return 0;
+  });
+  return fromCompute(y, input.dtype());
+}
+
+Tensor rtxrt::softmax(const Tensor &input, int64_t dim) {
+  const std::string op = "rtx.softmax";
+  checkFloat(op, input, "input");
+  if (input.rank() < 1)
+    fail(op, "input must have rank >= 1, got a scalar");
+  int64_t axis = normalizeDim(op, dim, input.rank());
+  // View as [outer, n, inner]; each (outer, inner) lane is one softmax.
+  int64_t n = input.dim(axis);
+  int64_t inner = 1;
+  for (int64_t i = axis + 1; i < input.rank(); ++i)
+    inner *= input.dim(i);
+  int64_t lanes = n ? input.numel() / n : 0;
+  Tensor x = toCompute(input);
+  Tensor y(input.shape(), x.dtype());
+  dispatchCompute(input.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    const T *px = x.data<T>();
+    T *py = y.data<T>();
+    parallelFor(lanes, rowGrain(n), [&](int64_t begin, int64_t end) {
+      for (int64_t lane = begin; lane < end; ++lane) {
+        int64_t base = (lane / inner) * n * inner + lane % inner;
+        const T *xl = px + base;
+        T *yl = py + base;
+        T max = -std::numeric_limits<T>::infinity();
+        for (int64_t i = 0; i < n; ++i)
+          max = std::fmax(max, xl[i * inner]);
+        // A row that is all -inf has no finite max: exp(x - max) is NaN,
+        // as in PyTorch, rather than a silent uniform distribution.
+        double sum = 0.0;
+        for (int64_t i = 0; i < n; ++i) {
+          T e = std::exp(xl[i * inner] - max);
+          yl[i * inner] = e;
+          sum += e;
+        }
+        T inv = T(1.0 / sum);
+        for (int64_t i = 0; i < n; ++i)
+          yl[i * inner] *= inv;
+      }
+    });
+    return 0;
+  });
+  return fromCompute(y, input.dtype());
+}
+
+Tensor rtxrt::rope(const Tensor &input, double theta, int64_t offset) {
+  const std::string op = "rtx.rope";
+  checkFloat(op, input, "input");
+  if (input.rank() != 4)
+    fail(op, "input must be [B, H, S, D], got " +
+                 shapeToString(input.shape()));
+  int64_t s = input.dim(2), d = input.dim(3);
+  if (d % 2 != 0)
+    fail(op, "head size D=" + std::to_string(d) + " of input " +
+                 shapeToString(input.shape()) + " must be even");
+  if (!(theta > 0.0))
+    fail(op, "theta " + std::to_string(theta) + " must be positive");
+  int64_t half = d / 2;
+  int64_t heads = input.dim(0) * input.dim(1);
+  // The angles are computed once per (position, pair), in double: at long
+  // positions an f32 angle would be off by up to position * 2^-24 radians.
+  std::vector<double> cosTable(s * half), sinTable(s * half);
+  for (int64_t p = 0; p < s; ++p)
+    for (int64_t i = 0; i < half; ++i) {
+      double invFreq = std::pow(theta, -2.0 * static_cast<double>(i) /
+                                           static_cast<double>(d));
+      double angle = static_cast<double>(p + offset) * invFreq;
+      cosTable[p * half + i] = std::cos(angle);
+      sinTable[p * half + i] = std::sin(angle);
+    }
+  Tensor x = toCompute(input);
+  Tensor y(input.shape(), x.dtype());
+  dispatchCompute(input.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    std::vector<T> c(cosTable.begin(), cosTable.end());
+    std::vector<T> sn(sinTable.begin(), sinTable.end());
+    const T *px = x.data<T>();
+    T *py = y.data<T>();
+    parallelFor(heads * s, rowGrain(d), [&](int64_t begin, int64_t end) {
+      for (int64_t row = begin; row < end; ++row) {
+        int64_t p = row % s;
+        const T *xr = px + row * d;
+        T *yr = py + row * d;
+        const T *cr = c.data() + p * half;
+        const T *sr = sn.data() + p * half;
+        // Rotate-half: (x1, x2) -> (x1 cos - x2 sin, x2 cos + x1 sin).
+        for (int64_t i = 0; i < half; ++i) {
+          T x1 = xr[i], x2 = xr[i + half];
+          yr[i] = x1 * cr[i] - x2 * sr[i];
+          yr[i + half] = x2 * cr[i] + x1 * sr[i];
+        }
+      }
+    });
+    return 0;
+  });
+  return fromCompute(y, input.dtype());
+}

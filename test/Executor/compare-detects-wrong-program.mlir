@@ -1,0 +1,20 @@
+// A wrongly partitioned MLP (the all-reduce over tp is missing, so each rank
+// returns only its partial sum): --compare must report FAIL and exit 1.
+//
+// RUN: not rtx-run --compare %S/Inputs/mlp.mlir %s --ranks 2 --random | FileCheck %s
+// CHECK: result 0: tensor<8x13xf32> {{.*}} FAIL
+
+rtx.mesh @mesh_tp2 ["tp"=2]
+
+func.func @mlp(%x: tensor<8x13xf32>) -> tensor<8x13xf32> {
+  %w1 = rtx.param "fc1.weight" normal(0.0, 0.2) seed 1
+      {rtx.sharding = #rtx.sharding<@mesh_tp2, [["tp"], []]>} : tensor<3x13xf32>
+  %b1 = rtx.param "fc1.bias" uniform(-0.1, 0.1) seed 2
+      {rtx.sharding = #rtx.sharding<@mesh_tp2, [["tp"]]>} : tensor<3xf32>
+  %h = rtx.linear %x, %w1, %b1 : tensor<8x13xf32>, tensor<3x13xf32>, tensor<3xf32> -> tensor<8x3xf32>
+  %a = rtx.gelu %h : tensor<8x3xf32>
+  %w2 = rtx.param "fc2.weight" normal(0.0, 0.2) seed 3
+      {rtx.sharding = #rtx.sharding<@mesh_tp2, [[], ["tp"]]>} : tensor<13x3xf32>
+  %p = rtx.linear %a, %w2 : tensor<8x3xf32>, tensor<13x3xf32> -> tensor<8x13xf32>
+  return %p : tensor<8x13xf32>
+}
