@@ -159,7 +159,8 @@ TEST_F(InterfacesTest, ReshapeThatDoesNotFactorNeedsReplication) {
     })mlir");
   ASSERT_TRUE(op);
   EXPECT_EQ(op.getShardingRule().str(),
-            "([i, i]) -> ([i, i]) {i=24} need_replication={i}");
+            "([i, j]) -> ([k, l]) {i=6, j=4, k=4, l=6} "
+            "need_replication={i, j, k, l}");
 }
 
 } // namespace

@@ -72,3 +72,21 @@ int64_t SplitOp::getFlops() { return 0; }
 int64_t ConcatOp::getFlops() { return 0; }
 int64_t BroadcastOp::getFlops() { return 0; }
 int64_t ReduceOp::getFlops() { return numElements(getInput()); }
+
+int64_t UnaryGradOp::getFlops() { return 6 * numElements(getInputGrad()); }
+int64_t LayerNormGradOp::getFlops() { return 14 * numElements(getInput()); }
+int64_t RMSNormGradOp::getFlops() { return 10 * numElements(getInput()); }
+int64_t SoftmaxGradOp::getFlops() { return 4 * numElements(getResult()); }
+int64_t RopeGradOp::getFlops() { return 3 * numElements(getResultGrad()); }
+int64_t AttentionGradOp::getFlops() {
+  ArrayRef<int64_t> q = cast<RankedTensorType>(getQuery().getType()).getShape();
+  ArrayRef<int64_t> k = cast<RankedTensorType>(getKey().getType()).getShape();
+  int64_t pairs = getCausal() ? q[2] * (q[2] + 1) / 2 : q[2] * k[2];
+  int64_t scores = q[0] * q[1] * pairs;
+  return 2 * (4 * scores * q[3] + 5 * scores);
+}
+int64_t EmbeddingGradOp::getFlops() { return numElements(getResultGrad()); }
+int64_t CrossEntropyGradOp::getFlops() { return 5 * numElements(getLogits()); }
+int64_t PadOp::getFlops() { return 0; }
+int64_t AdamWUpdateOp::getFlops() { return 12 * numElements(getParam()); }
+int64_t SGDUpdateOp::getFlops() { return 3 * numElements(getParam()); }

@@ -66,8 +66,8 @@ static LogicalResult verifyShardingOfValue(Operation *anchor,
 LogicalResult RTXDialect::verifyOperationAttribute(Operation *op,
                                                    NamedAttribute attr) {
   if (attr.getName() != getShardingAttrName())
-    return op->emitError() << "unknown rtx attribute '" << attr.getName()
-                           << "'";
+    return op->emitError() << "unknown rtx attribute '"
+                           << attr.getName().getValue() << "'";
   if (auto sharding = dyn_cast<ShardingAttr>(attr.getValue())) {
     if (op->getNumResults() != 1)
       return op->emitError()
@@ -103,8 +103,8 @@ LogicalResult RTXDialect::verifyOperationAttribute(Operation *op,
 static LogicalResult verifyValueAttribute(Operation *op, NamedAttribute attr,
                                           Type type, const Twine &what) {
   if (attr.getName() != RTXDialect::getShardingAttrName())
-    return op->emitError() << "unknown rtx attribute '" << attr.getName()
-                           << "' on " << what;
+    return op->emitError() << "unknown rtx attribute '"
+                           << attr.getName().getValue() << "' on " << what;
   auto sharding = dyn_cast<ShardingAttr>(attr.getValue());
   if (!sharding)
     return op->emitError() << "'rtx.sharding' on " << what
@@ -117,12 +117,20 @@ LogicalResult RTXDialect::verifyRegionArgAttribute(Operation *op,
                                                    unsigned regionIndex,
                                                    unsigned argIndex,
                                                    NamedAttribute attr) {
-  Region &region = op->getRegion(regionIndex);
-  if (region.empty() || argIndex >= region.front().getNumArguments())
+  // Through the function interface, so declarations (no body) are checked
+  // too.
+  Type type;
+  if (auto function = dyn_cast<FunctionOpInterface>(op)) {
+    if (argIndex < function.getArgumentTypes().size())
+      type = function.getArgumentTypes()[argIndex];
+  } else {
+    Region &region = op->getRegion(regionIndex);
+    if (!region.empty() && argIndex < region.front().getNumArguments())
+      type = region.front().getArgument(argIndex).getType();
+  }
+  if (!type)
     return success();
-  return verifyValueAttribute(op, attr,
-                              region.front().getArgument(argIndex).getType(),
-                              "argument " + Twine(argIndex));
+  return verifyValueAttribute(op, attr, type, "argument " + Twine(argIndex));
 }
 
 LogicalResult RTXDialect::verifyRegionResultAttribute(Operation *op,
@@ -131,7 +139,7 @@ LogicalResult RTXDialect::verifyRegionResultAttribute(Operation *op,
                                                       NamedAttribute attr) {
   auto function = dyn_cast<FunctionOpInterface>(op);
   if (!function || resultIndex >= function.getResultTypes().size())
-    return op->emitError() << "'" << attr.getName()
+    return op->emitError() << "'" << attr.getName().getValue()
                            << "' is only valid on function results";
   return verifyValueAttribute(op, attr, function.getResultTypes()[resultIndex],
                               "function result " + Twine(resultIndex));

@@ -18,19 +18,9 @@ int64_t OpShardingRule::addFactor(int64_t size, FactorKind kind) {
 }
 
 SmallVector<int64_t> OpShardingRule::getReductionFactors() const {
-  SmallVector<bool> inResult(getNumFactors(), false);
-  SmallVector<bool> inOperand(getNumFactors(), false);
-  for (const ValueFactors &value : resultFactors)
-    for (const DimFactors &dim : value)
-      for (int64_t f : dim)
-        inResult[f] = true;
-  for (const ValueFactors &value : operandFactors)
-    for (const DimFactors &dim : value)
-      for (int64_t f : dim)
-        inOperand[f] = true;
   SmallVector<int64_t> result;
   for (int64_t f = 0; f < getNumFactors(); ++f)
-    if (inOperand[f] && !inResult[f])
+    if (factorKinds[f] == FactorKind::Reduction)
       result.push_back(f);
   return result;
 }
@@ -81,9 +71,9 @@ std::string OpShardingRule::str() const {
                           [&](int64_t f) { os << factorName(f); });
     os << '}';
   };
-  SmallVector<int64_t> reductions = getReductionFactors();
-  printKind("reduction",
-            [&](int64_t f) { return llvm::is_contained(reductions, f); });
+  printKind("reduction", [&](int64_t f) {
+    return factorKinds[f] == FactorKind::Reduction;
+  });
   printKind("need_replication", [&](int64_t f) {
     return factorKinds[f] == FactorKind::NeedReplication;
   });
@@ -108,12 +98,15 @@ OpShardingRule mlir::rtx::makeEmptyShardingRule(Operation *op) {
 OpShardingRule mlir::rtx::getElementwiseShardingRule(Operation *op) {
   OpShardingRule rule = makeEmptyShardingRule(op);
   auto type = cast<RankedTensorType>(op->getResult(0).getType());
+  // Scalars among the operands (an optimizer's step count) take no factor.
   for (int64_t d = 0; d < type.getRank(); ++d) {
     int64_t f = rule.addFactor(type.getDimSize(d));
     for (auto &operand : rule.operandFactors)
-      operand[d].push_back(f);
+      if (d < static_cast<int64_t>(operand.size()))
+        operand[d].push_back(f);
     for (auto &result : rule.resultFactors)
-      result[d].push_back(f);
+      if (d < static_cast<int64_t>(result.size()))
+        result[d].push_back(f);
   }
   return rule;
 }
@@ -123,6 +116,14 @@ void mlir::rtx::addReshapeFactors(OpShardingRule &rule, ArrayRef<int64_t> from,
                                   unsigned resultIndex) {
   auto &in = rule.operandFactors[operandIndex];
   auto &out = rule.resultFactors[resultIndex];
+  // An empty tensor has nothing to split: every dimension stays whole.
+  if (llvm::is_contained(from, 0) || llvm::is_contained(to, 0)) {
+    for (size_t k = 0; k < from.size(); ++k)
+      in[k].push_back(rule.addFactor(from[k], FactorKind::NeedReplication));
+    for (size_t k = 0; k < to.size(); ++k)
+      out[k].push_back(rule.addFactor(to[k], FactorKind::NeedReplication));
+    return;
+  }
   // Walk both shapes, splitting off the largest size one side's remainder
   // divides; dimensions of size 1 take no factor.
   size_t i = 0, j = 0;
@@ -163,18 +164,17 @@ void mlir::rtx::addReshapeFactors(OpShardingRule &rule, ArrayRef<int64_t> from,
   }
   if (i >= from.size() && j >= to.size())
     return;
-  // The rest does not factor (e.g. [6, 4] -> [4, 6]): one factor that must
-  // stay replicated covers what is left on both sides.
-  int64_t rest = a;
-  for (size_t k = i + 1; k < from.size(); ++k)
-    rest *= from[k];
-  int64_t factor = rule.addFactor(rest, FactorKind::NeedReplication);
+  // The rest does not factor (e.g. [6, 4] -> [4, 6]): what is left of each
+  // dimension becomes a factor of its own that must stay whole, so no
+  // sharding flows across it.
   for (size_t k = i; k < from.size(); ++k)
     if (from[k] != 1)
-      in[k].push_back(factor);
+      in[k].push_back(rule.addFactor(k == i ? a : from[k],
+                                     FactorKind::NeedReplication));
   for (size_t k = j; k < to.size(); ++k)
     if (to[k] != 1)
-      out[k].push_back(factor);
+      out[k].push_back(
+          rule.addFactor(k == j ? b : to[k], FactorKind::NeedReplication));
 }
 
 int64_t mlir::rtx::getTensorBytes(Type type) {

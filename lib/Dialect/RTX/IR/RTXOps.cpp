@@ -484,9 +484,10 @@ LogicalResult TransposeOp::verify() {
 LogicalResult SliceOp::verify() {
   ArrayRef<int64_t> in = tensorOf(getInput()).getShape();
   ArrayRef<int64_t> starts = getStarts(), limits = getLimits();
-  if (starts.size() != in.size())
-    return emitOpError() << "has " << starts.size()
-                         << " ranges for an input of rank " << in.size();
+  if (starts.size() != in.size() || limits.size() != in.size())
+    return emitOpError() << "has " << starts.size() << " starts and "
+                         << limits.size() << " limits for an input of rank "
+                         << in.size();
   SmallVector<int64_t> expected;
   for (size_t d = 0; d < in.size(); ++d) {
     if (starts[d] < 0 || starts[d] > limits[d] || limits[d] > in[d])
@@ -656,5 +657,131 @@ LogicalResult WaitOp::verify() {
   if (valueType && result.getType() != valueType)
     return emitOpError() << "yields " << result.getType()
                          << " but the token carries " << valueType;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Backward-pass and optimizer ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult LayerNormGradOp::verify() {
+  return verifyNorm(*this, getInput(), getScale(), Value(),
+                    getEpsilon().convertToDouble());
+}
+
+LogicalResult RMSNormGradOp::verify() {
+  return verifyNorm(*this, getInput(), getScale(), Value(),
+                    getEpsilon().convertToDouble());
+}
+
+LogicalResult SoftmaxGradOp::verify() {
+  return checkDimIndex(*this, static_cast<int64_t>(getDim()),
+                       tensorOf(getResult()).getRank(), "dim");
+}
+
+double AttentionGradOp::getEffectiveScale() {
+  if (std::optional<APFloat> scale = getScale())
+    return scale->convertToDouble();
+  return 1.0 /
+         std::sqrt(static_cast<double>(tensorOf(getQuery()).getShape().back()));
+}
+
+LogicalResult AttentionGradOp::verify() {
+  ArrayRef<int64_t> q = tensorOf(getQuery()).getShape();
+  ArrayRef<int64_t> k = tensorOf(getKey()).getShape();
+  if (q.size() != 4 || k.size() != 4)
+    return emitOpError() << "query and key must be [batch, heads, seq, "
+                            "head_dim], got ranks "
+                         << q.size() << " and " << k.size();
+  if (q[0] != k[0] || q[3] != k[3] || k[1] == 0 || q[1] % k[1] != 0)
+    return emitOpError() << "query " << shapeStr(q) << " and key "
+                         << shapeStr(k)
+                         << " do not match as in rtx.attention";
+  if (getCausal() && q[2] != k[2])
+    return emitOpError() << "causal attention needs equal query and key "
+                            "sequence lengths, got "
+                         << q[2] << " and " << k[2];
+  return checkSameElementType(*this, getQuery(), "query", getKey(), "key");
+}
+
+LogicalResult EmbeddingGradOp::verify() {
+  ArrayRef<int64_t> table = tensorOf(getTableGrad()).getShape();
+  if (table.size() != 2)
+    return emitOpError() << "table gradient must be [vocab, dim], got "
+                         << shapeStr(table);
+  SmallVector<int64_t> expected(tensorOf(getIds()).getShape());
+  expected.push_back(table[1]);
+  if (tensorOf(getResultGrad()).getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError() << "result gradient shape "
+                         << shapeStr(tensorOf(getResultGrad()).getShape())
+                         << " must be ids shape + [dim] = "
+                         << shapeStr(expected);
+  return checkSameElementType(*this, getResultGrad(), "result gradient",
+                              getTableGrad(), "table gradient");
+}
+
+LogicalResult CrossEntropyGradOp::verify() {
+  ArrayRef<int64_t> logits = tensorOf(getLogits()).getShape();
+  ArrayRef<int64_t> labels = tensorOf(getLabels()).getShape();
+  if (logits.empty() || labels != logits.drop_back())
+    return emitOpError() << "labels shape " << shapeStr(labels)
+                         << " must equal the logits' leading shape";
+  return success();
+}
+
+LogicalResult PadOp::verify() {
+  ArrayRef<int64_t> in = tensorOf(getInput()).getShape();
+  ArrayRef<int64_t> low = getLow(), high = getHigh();
+  if (low.size() != in.size() || high.size() != in.size())
+    return emitOpError() << "low and high need one entry per dimension ("
+                         << in.size() << ")";
+  SmallVector<int64_t> expected;
+  for (size_t d = 0; d < in.size(); ++d) {
+    if (low[d] < 0 || high[d] < 0)
+      return emitOpError() << "padding of dimension " << d
+                           << " must be non-negative";
+    expected.push_back(low[d] + in[d] + high[d]);
+  }
+  if (failed(checkSameElementType(*this, getInput(), "input", getResult(),
+                                  "result")))
+    return failure();
+  return checkResultShape(*this, expected, getResult());
+}
+
+/// Hyper-parameters of an optimizer update must be finite and in range.
+static LogicalResult verifyHyperParameter(Operation *op, StringRef name,
+                                          double value, double low,
+                                          double high) {
+  if (!(value >= low && value <= high))
+    return op->emitOpError() << name << " must be in [" << low << ", " << high
+                             << "], got " << value;
+  return success();
+}
+
+LogicalResult AdamWUpdateOp::verify() {
+  if (tensorOf(getParam()).getShape() != tensorOf(getGrad()).getShape())
+    return emitOpError() << "parameter and gradient shapes differ";
+  if (failed(verifyHyperParameter(*this, "lr", getLr().convertToDouble(), 0,
+                                  1e9)) ||
+      failed(verifyHyperParameter(*this, "beta1", getBeta1().convertToDouble(),
+                                  0, 0.999999999)) ||
+      failed(verifyHyperParameter(*this, "beta2", getBeta2().convertToDouble(),
+                                  0, 0.999999999)) ||
+      failed(verifyHyperParameter(*this, "eps", getEps().convertToDouble(), 0,
+                                  1)) ||
+      failed(verifyHyperParameter(*this, "weight_decay",
+                                  getWeightDecay().convertToDouble(), 0, 1e9)))
+    return failure();
+  return success();
+}
+
+LogicalResult SGDUpdateOp::verify() {
+  if (tensorOf(getParam()).getShape() != tensorOf(getGrad()).getShape())
+    return emitOpError() << "parameter and gradient shapes differ";
+  if (failed(verifyHyperParameter(*this, "lr", getLr().convertToDouble(), 0,
+                                  1e9)) ||
+      failed(verifyHyperParameter(*this, "weight_decay",
+                                  getWeightDecay().convertToDouble(), 0, 1e9)))
+    return failure();
   return success();
 }

@@ -338,3 +338,153 @@ OpShardingRule ReduceOp::getShardingRule() {
   }
   return b.rule;
 }
+
+//===----------------------------------------------------------------------===//
+// Backward-pass and optimizer ops
+//===----------------------------------------------------------------------===//
+
+OpShardingRule UnaryGradOp::getShardingRule() {
+  return getElementwiseShardingRule(*this);
+}
+OpShardingRule AdamWUpdateOp::getShardingRule() {
+  return getElementwiseShardingRule(*this);
+}
+OpShardingRule SGDUpdateOp::getShardingRule() {
+  return getElementwiseShardingRule(*this);
+}
+
+/// x, dy and dx share every dimension; the per-feature results (dscale,
+/// dbias) keep only the normalised one, so split leading dimensions leave
+/// partial sums in them.
+static OpShardingRule getNormGradRule(Operation *op) {
+  RuleBuilder b(op);
+  ArrayRef<int64_t> x = shapeOf(op->getOperand(0));
+  size_t last = x.size() - 1;
+  for (size_t d = 0; d < last; ++d) {
+    int64_t f = b.factor(x[d]);
+    b.operand(0, d, f).operand(2, d, f).result(0, d, f);
+  }
+  int64_t feature = b.factor(x.back(), FactorKind::NeedReplication);
+  b.operand(0, last, feature).operand(1, 0, feature).operand(2, last, feature);
+  b.result(0, last, feature);
+  for (unsigned i = 1; i < op->getNumResults(); ++i)
+    b.result(i, 0, feature);
+  return b.rule;
+}
+
+OpShardingRule LayerNormGradOp::getShardingRule() {
+  return getNormGradRule(*this);
+}
+OpShardingRule RMSNormGradOp::getShardingRule() {
+  return getNormGradRule(*this);
+}
+
+OpShardingRule SoftmaxGradOp::getShardingRule() {
+  RuleBuilder b(*this);
+  ArrayRef<int64_t> y = shapeOf(getResult());
+  for (size_t d = 0; d < y.size(); ++d) {
+    int64_t f = b.factor(y[d], d == getDim() ? FactorKind::NeedReplication
+                                             : FactorKind::Parallel);
+    b.operand(0, d, f).operand(1, d, f).result(0, d, f);
+  }
+  return b.rule;
+}
+
+OpShardingRule RopeGradOp::getShardingRule() {
+  RuleBuilder b(*this);
+  ArrayRef<int64_t> x = shapeOf(getResultGrad());
+  for (size_t d = 0; d < x.size(); ++d) {
+    int64_t f = b.factor(x[d], d >= 2 ? FactorKind::NeedReplication
+                                      : FactorKind::Parallel);
+    b.operand(0, d, f).result(0, d, f);
+  }
+  return b.rule;
+}
+
+// As rtx.attention; the key/value gradients lack the query-group factor, so a
+// split of it leaves partial sums there (each kv head sums its query heads).
+OpShardingRule AttentionGradOp::getShardingRule() {
+  RuleBuilder b(*this);
+  ArrayRef<int64_t> q = shapeOf(getQuery());
+  ArrayRef<int64_t> k = shapeOf(getKey());
+  int64_t batch = b.factor(q[0]);
+  int64_t kvHeads = b.factor(k[1]);
+  int64_t groupHeads = q[1] / k[1] > 1 ? b.factor(q[1] / k[1]) : -1;
+  int64_t querySeq = b.factor(q[2], getCausal() ? FactorKind::NeedReplication
+                                                : FactorKind::Parallel);
+  int64_t keySeq = b.factor(k[2], FactorKind::NeedReplication);
+  int64_t headDim = b.factor(q[3], FactorKind::NeedReplication);
+  // Operands q, k, v, dout; results dq, dk, dv.
+  auto addQueryLike = [&](bool isResult, unsigned i) {
+    auto add = [&](int64_t d, int64_t f) {
+      isResult ? b.result(i, d, f) : b.operand(i, d, f);
+    };
+    add(0, batch);
+    add(1, kvHeads);
+    if (groupHeads >= 0)
+      add(1, groupHeads);
+    add(2, querySeq);
+    add(3, headDim);
+  };
+  auto addKeyLike = [&](bool isResult, unsigned i) {
+    auto add = [&](int64_t d, int64_t f) {
+      isResult ? b.result(i, d, f) : b.operand(i, d, f);
+    };
+    add(0, batch);
+    add(1, kvHeads);
+    add(2, keySeq);
+    add(3, headDim);
+  };
+  addQueryLike(false, 0);
+  addKeyLike(false, 1);
+  addKeyLike(false, 2);
+  addQueryLike(false, 3);
+  addQueryLike(true, 0);
+  addKeyLike(true, 1);
+  addKeyLike(true, 2);
+  return b.rule;
+}
+
+OpShardingRule EmbeddingGradOp::getShardingRule() {
+  RuleBuilder b(*this);
+  ArrayRef<int64_t> ids = shapeOf(getIds());
+  ArrayRef<int64_t> table = shapeOf(getTableGrad());
+  for (size_t d = 0; d < ids.size(); ++d) {
+    int64_t f = b.factor(ids[d]);
+    b.operand(0, d, f).operand(1, d, f);
+  }
+  int64_t dim = b.factor(table[1]);
+  b.operand(1, ids.size(), dim);
+  b.result(0, 0, b.factor(table[0])).result(0, 1, dim);
+  return b.rule;
+}
+
+// The mean's denominator counts every token, so tokens stay whole here; the
+// partitioner's vocab- and data-parallel rewrites handle the split cases.
+OpShardingRule CrossEntropyGradOp::getShardingRule() {
+  RuleBuilder b(*this);
+  ArrayRef<int64_t> logits = shapeOf(getLogits());
+  for (size_t d = 0; d < logits.size(); ++d) {
+    int64_t f = b.factor(logits[d], FactorKind::NeedReplication);
+    b.operand(0, d, f).result(0, d, f);
+    if (d + 1 < logits.size())
+      b.operand(1, d, f);
+  }
+  return b.rule;
+}
+
+OpShardingRule PadOp::getShardingRule() {
+  RuleBuilder b(*this);
+  ArrayRef<int64_t> in = shapeOf(getInput());
+  ArrayRef<int64_t> out = getType().getShape();
+  for (size_t d = 0; d < in.size(); ++d) {
+    if (in[d] == out[d]) {
+      int64_t f = b.factor(in[d]);
+      b.operand(0, d, f).result(0, d, f);
+      continue;
+    }
+    b.operand(0, d, b.factor(in[d], FactorKind::NeedReplication));
+    b.result(0, d, b.factor(out[d], FactorKind::NeedReplication));
+  }
+  return b.rule;
+}

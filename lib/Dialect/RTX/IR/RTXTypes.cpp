@@ -17,3 +17,12 @@ void RTXDialect::registerTypes() {
 #include "rtx/Dialect/RTX/IR/RTXTypes.cpp.inc"
       >();
 }
+
+LogicalResult TokenType::verify(function_ref<InFlightDiagnostic()> emitError,
+                                Type valueType) {
+  if (valueType && !isa<RankedTensorType>(valueType))
+    return emitError() << "a token carries a ranked tensor type or nothing, "
+                          "got "
+                       << valueType;
+  return success();
+}

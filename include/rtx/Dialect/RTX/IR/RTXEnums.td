@@ -13,12 +13,11 @@ def RTX_ReductionKind : I32EnumAttr<"ReductionKind",
   I32EnumAttrCase<"Max", 2, "max">,
   I32EnumAttrCase<"Min", 3, "min">
 ]> {
-  let genSpecializedAttr = 0;
   let cppNamespace = "::mlir::rtx";
 }
-def RTX_ReductionKindAttr : EnumAttr<RTX_Dialect, RTX_ReductionKind, "reduction"> {
-  let assemblyFormat = "`` $value";
-}
+// The enums are stored as integer attributes (like arith's predicates): ops
+// print the keyword, the generic form prints `0 : i32`, and both parse back.
+defvar RTX_ReductionKindAttr = RTX_ReductionKind;
 
 def RTX_InitKind : I32EnumAttr<"InitKind",
     "how a parameter's initial value is drawn", [
@@ -41,12 +40,8 @@ def RTX_ComparePredicate : I32EnumAttr<"ComparePredicate",
   I32EnumAttrCase<"GT", 4, "gt">,
   I32EnumAttrCase<"GE", 5, "ge">
 ]> {
-  let genSpecializedAttr = 0;
   let cppNamespace = "::mlir::rtx";
 }
-def RTX_ComparePredicateAttr
-    : EnumAttr<RTX_Dialect, RTX_ComparePredicate, "predicate"> {
-  let assemblyFormat = "`` $value";
-}
+defvar RTX_ComparePredicateAttr = RTX_ComparePredicate;
 
 #endif // RTX_DIALECT_RTX_IR_RTXENUMS_TD

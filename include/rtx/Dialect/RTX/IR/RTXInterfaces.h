@@ -37,6 +37,10 @@ enum class FactorKind {
 /// with the same index are the same loop of the computation. A dimension of
 /// size 1 that does not take part has an empty factor list.
 ///
+/// A factor split over a mesh axis leaves partial sums in every result that
+/// lacks it (a matmul's contracted dimension; the leading dimensions in a
+/// layernorm's scale gradient).
+///
 /// Printed as, for a matmul: `([i, k], [k, j]) -> ([i, j]) {i=4, j=16, k=8}
 /// reduction={k}`, and for a head split reshape `([i, j, k*l]) -> ([i, j, k,
 /// l])`.
@@ -54,7 +58,7 @@ struct OpShardingRule {
   int64_t getNumFactors() const { return factorSizes.size(); }
   /// Adds a factor and returns its index.
   int64_t addFactor(int64_t size, FactorKind kind = FactorKind::Parallel);
-  /// Factors that appear in some operand but in no result.
+  /// Factors of kind Reduction: contracted or summed by the op.
   llvm::SmallVector<int64_t> getReductionFactors() const;
   /// The rule in the printed form documented above (factors named i, j, ...).
   std::string str() const;

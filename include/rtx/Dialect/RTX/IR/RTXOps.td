@@ -4,6 +4,7 @@
 #define RTX_DIALECT_RTX_IR_RTXOPS_TD
 
 include "rtx/Dialect/RTX/IR/RTXModelOps.td"
+include "rtx/Dialect/RTX/IR/RTXGradientOps.td"
 include "rtx/Dialect/RTX/IR/RTXDistributionOps.td"
 
 #endif // RTX_DIALECT_RTX_IR_RTXOPS_TD

@@ -8,7 +8,7 @@ include "mlir/IR/AttrTypeBase.td"
 
 def RTX_TokenType : TypeDef<RTX_Dialect, "Token"> {
   let mnemonic = "token";
-  let summary = "links an async collective's start to its wait";
+  let summary = "token of an async collective";
   let description = [{
     Returned by an async collective (`rtx.all_reduce_start`, ...) and consumed
     by `rtx.wait`. It carries the type of the value the wait yields; a token
@@ -24,6 +24,7 @@ def RTX_TokenType : TypeDef<RTX_Dialect, "Token"> {
   }];
   let parameters = (ins OptionalParameter<"::mlir::Type">:$valueType);
   let assemblyFormat = "(`<` $valueType^ `>`)?";
+  let genVerifyDecl = 1;
 }
 
 #endif // RTX_DIALECT_RTX_IR_RTXTYPES_TD
