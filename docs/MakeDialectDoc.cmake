@@ -2,6 +2,6 @@
 # that mlir-tblgen generates.
 file(READ ${INPUT} BODY)
 file(WRITE ${OUTPUT}
-"<!-- Generated from include/rtx/Dialect/RTX/IR/*.td by the build; do not edit.
+"<!-- Generated from the .td files under include/rtx by the build; do not edit.
      Regenerate with: cmake --build build --target rtx-update-docs -->
 ${BODY}")

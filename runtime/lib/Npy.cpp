@@ -73,8 +73,8 @@ public:
       }
       skipSpace();
       if (peek() != '}')
-        npyError(path, "malformed header dict near offset " +
-                           std::to_string(pos));
+        npyError(path,
+                 "malformed header dict near offset " + std::to_string(pos));
     }
     if (!haveDescr || !haveOrder || !haveShape)
       npyError(path, "header lacks 'descr', 'fortran_order' or 'shape'");
@@ -171,9 +171,8 @@ DescrInfo descrInfo(const std::string &path, std::string descr) {
     npyError(path, "big-endian dtype '" + descr + "' is not supported");
   // '=' is native order, which is little-endian on every supported host; '|'
   // means byte order does not apply.
-  if (!descr.empty() &&
-      (descr[0] == '<' || descr[0] == '=' || descr[0] == '|' ||
-       descr[0] == '>'))
+  if (!descr.empty() && (descr[0] == '<' || descr[0] == '=' ||
+                         descr[0] == '|' || descr[0] == '>'))
     descr = descr.substr(1);
   if (descr == "f4")
     return {DType::F32, 4, DescrInfo::Same};
@@ -229,8 +228,8 @@ Tensor rtxrt::readNpy(const std::string &path) {
                    (static_cast<size_t>(len[2]) << 16) |
                    (static_cast<size_t>(len[3]) << 24);
   } else {
-    npyError(path, "unsupported format version " + std::to_string(major) +
-                       "." + std::to_string(prefix[7]));
+    npyError(path, "unsupported format version " + std::to_string(major) + "." +
+                       std::to_string(prefix[7]));
   }
   if (headerLength > (size_t{1} << 24))
     npyError(path, "header length " + std::to_string(headerLength) +
@@ -250,9 +249,9 @@ Tensor rtxrt::readNpy(const std::string &path) {
   std::vector<unsigned char> bytes(count * info.fileBytes);
   if (!bytes.empty() &&
       std::fread(bytes.data(), 1, bytes.size(), file.get()) != bytes.size())
-    npyError(path, "data is shorter than shape " +
-                       shapeToString(header.shape) + " of '" + header.descr +
-                       "' needs (" + std::to_string(bytes.size()) + " bytes)");
+    npyError(path, "data is shorter than shape " + shapeToString(header.shape) +
+                       " of '" + header.descr + "' needs (" +
+                       std::to_string(bytes.size()) + " bytes)");
   if (std::fgetc(file.get()) != EOF)
     npyError(path, "trailing bytes after the data of shape " +
                        shapeToString(header.shape));
@@ -349,8 +348,8 @@ void rtxrt::writeNpy(const std::string &path, const Tensor &tensor) {
 
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out)
-    npyError(path, std::string("cannot open for writing: ") +
-                       std::strerror(errno));
+    npyError(path,
+             std::string("cannot open for writing: ") + std::strerror(errno));
   out.write("\x93NUMPY", 6);
   char version[2] = {static_cast<char>(version2 ? 2 : 1), 0};
   out.write(version, 2);

@@ -41,10 +41,10 @@ inline uint64_t splitmix64(uint64_t x) {
 }
 
 inline std::array<uint32_t, 4> philoxAt(uint64_t key, uint64_t index) {
-  return philox4x32({static_cast<uint32_t>(index),
-                     static_cast<uint32_t>(index >> 32), 0u, 0u},
-                    {static_cast<uint32_t>(key),
-                     static_cast<uint32_t>(key >> 32)});
+  return philox4x32(
+      {static_cast<uint32_t>(index), static_cast<uint32_t>(index >> 32), 0u,
+       0u},
+      {static_cast<uint32_t>(key), static_cast<uint32_t>(key >> 32)});
 }
 } // namespace
 

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "rtx/Dialect/RTX/IR/RTXDialect.h"
+#include "rtx/Dialect/RTX/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -23,6 +24,7 @@ void registerTestPasses();
 
 int main(int argc, char **argv) {
   mlir::registerTransformsPasses();
+  mlir::rtx::registerRTXPasses();
   rtx::test::registerTestPasses();
 
   mlir::DialectRegistry registry;

@@ -19,8 +19,19 @@
 
 namespace rtxrt {
 
-enum class UnaryKind { Neg, Exp, Log, Sqrt, Rsqrt, Tanh, Sigmoid, Relu, Silu,
-                       Gelu, GeluTanh };
+enum class UnaryKind {
+  Neg,
+  Exp,
+  Log,
+  Sqrt,
+  Rsqrt,
+  Tanh,
+  Sigmoid,
+  Relu,
+  Silu,
+  Gelu,
+  GeluTanh
+};
 enum class BinaryKind { Add, Sub, Mul, Div, Maximum, Minimum };
 enum class CompareKind { EQ, NE, LT, LE, GT, GE };
 enum class ReduceKind { Sum, Mean, Max, Min };
@@ -37,7 +48,7 @@ Tensor batchMatmul(const Tensor &lhs, const Tensor &rhs, bool transposeLhs,
 /// Tensor for none) -> [..., out].
 Tensor linear(const Tensor &input, const Tensor &weight, const Tensor &bias);
 
-// --- elementwise ---------------------------------------------------------------
+// --- elementwise -------------------------------------------------------------
 Tensor unary(UnaryKind kind, const Tensor &input);
 /// Operands of one shape and dtype.
 Tensor binary(BinaryKind kind, const Tensor &lhs, const Tensor &rhs);
@@ -57,7 +68,7 @@ Tensor dropout(const Tensor &input, double rate, int64_t seed,
                const Shape &globalShape = {},
                const std::vector<int64_t> &globalOffsets = {});
 
-// --- normalisation, softmax, attention ----------------------------------------
+// --- normalisation, softmax, attention ---------------------------------------
 /// scale [D], optional bias [D] (undefined Tensor for none).
 Tensor layerNorm(const Tensor &input, const Tensor &scale, const Tensor &bias,
                  double epsilon);
@@ -69,7 +80,7 @@ Tensor rope(const Tensor &input, double theta, int64_t offset);
 Tensor attention(const Tensor &query, const Tensor &key, const Tensor &value,
                  bool causal, double scale);
 
-// --- embedding and loss ---------------------------------------------------------
+// --- embedding and loss ------------------------------------------------------
 /// table [V,D], integer ids -> ids.shape + [D]. An id outside [0, V) throws.
 Tensor embedding(const Tensor &table, const Tensor &ids);
 /// logits [..., V], integer labels [...] -> f32 scalar (f64 for f64 logits):
@@ -77,7 +88,7 @@ Tensor embedding(const Tensor &table, const Tensor &ids);
 Tensor crossEntropy(const Tensor &logits, const Tensor &labels,
                     bool hasIgnoreIndex, int64_t ignoreIndex);
 
-// --- shape manipulation ---------------------------------------------------------
+// --- shape manipulation ------------------------------------------------------
 Tensor reshape(const Tensor &input, const Shape &shape);
 Tensor transpose(const Tensor &input, const std::vector<int64_t> &permutation);
 Tensor slice(const Tensor &input, const std::vector<int64_t> &starts,
@@ -91,18 +102,19 @@ Tensor broadcast(const Tensor &input, const std::vector<int64_t> &dims,
 Tensor reduce(ReduceKind kind, const Tensor &input,
               const std::vector<int64_t> &dims, bool keepdim);
 
-// --- initialisation -------------------------------------------------------------
+// --- initialisation ----------------------------------------------------------
 /// A parameter's initial value: element i (row-major over globalShape) is
 /// drawn from the counter-based generator keyed by (seed, name, i), so any
 /// shard of it can be produced alone: `globalOffsets` gives the shard's
 /// origin in the global tensor (empty: the whole tensor).
-Tensor initParameter(const std::string &name, InitKind kind, double a,
-                     double b, int64_t seed, const Shape &shape, DType dtype,
+Tensor initParameter(const std::string &name, InitKind kind, double a, double b,
+                     int64_t seed, const Shape &shape, DType dtype,
                      const Shape &globalShape = {},
                      const std::vector<int64_t> &globalOffsets = {});
 
-// --- threads ----------------------------------------------------------------
-/// Threads the CPU kernels may use (OpenMP and OpenBLAS). Results do not
+// --- threads -----------------------------------------------------------------
+/// Threads the CPU kernels may use (OpenMP; OpenBLAS itself is kept on one
+/// thread and GEMMs are split over a shape-fixed tile grid). Results do not
 /// depend on it: every reduction has a fixed order.
 void setNumThreads(int numThreads);
 int getNumThreads();

@@ -54,8 +54,9 @@ public:
   size_t nbytes() const { return numel() * dtypeSize(dtype_); }
   bool defined() const { return static_cast<bool>(buffer_); }
 
-  void *raw() { return buffer_ ? buffer_->data() : nullptr; }
-  const void *raw() const { return buffer_ ? buffer_->data() : nullptr; }
+  /// 64-byte aligned; never null for a defined tensor, even with 0 elements.
+  void *raw() { return buffer_.get(); }
+  const void *raw() const { return buffer_.get(); }
   /// Typed access; throws Error when T does not match the dtype.
   template <typename T> T *data();
   template <typename T> const T *data() const;
@@ -81,7 +82,9 @@ public:
 private:
   Shape shape_;
   DType dtype_ = DType::F32;
-  std::shared_ptr<std::vector<unsigned char>> buffer_;
+  /// Allocated by Tensor.cpp (aligned, huge pages for large buffers: fresh
+  /// pages are the main cost of large elementwise kernels otherwise).
+  std::shared_ptr<unsigned char> buffer_;
 };
 
 /// bf16 / f16 conversions (round to nearest even).

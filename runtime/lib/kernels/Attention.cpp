@@ -4,11 +4,12 @@
 // key/value heads. The query heads that share one key/value head are adjacent
 // in [B, Hq, Sq, D], so they form one [g*Sq, D] block and the two products
 // are single GEMMs per (batch, kv head) and block of rows. The scores are
-// materialised one block of rows at a time (at most kScoreElements floats)
-// so memory stays bounded for long sequences.
+// materialised one block of rows at a time (at most kScoreElements per
+// thread) so memory stays bounded for long sequences.
 //
-// Determinism: GEMMs reduce over D and Skv in a fixed order (Blas.h); the
-// softmax of a row is computed by one thread.
+// Determinism: the blocks depend on the shape only, each is computed by one
+// thread (serial GEMMs, serial softmax rows), so the thread count never
+// changes the result.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,7 +25,7 @@ using namespace rtxrt;
 using namespace rtxrt::detail;
 
 namespace {
-constexpr int64_t kScoreElements = int64_t{1} << 22;
+constexpr int64_t kScoreElements = int64_t{1} << 20; // 4 MiB of f32
 } // namespace
 
 Tensor rtxrt::attention(const Tensor &query, const Tensor &key,
@@ -55,8 +56,8 @@ Tensor rtxrt::attention(const Tensor &query, const Tensor &key,
     fail(op, "causal attention needs Sq == Skv, got Sq=" + std::to_string(sq) +
                  " and Skv=" + std::to_string(skv));
   if (skv == 0 && sq > 0)
-    fail(op, "key/value sequence is empty (key " +
-                 shapeToString(key.shape()) + ")");
+    fail(op, "key/value sequence is empty (key " + shapeToString(key.shape()) +
+                 ")");
   if (!std::isfinite(scale))
     fail(op, "scale " + std::to_string(scale) + " is not finite");
 
@@ -73,44 +74,48 @@ Tensor rtxrt::attention(const Tensor &query, const Tensor &key,
     int64_t rows = group * sq; // query rows that share one kv head
     int64_t blockRows =
         std::max<int64_t>(1, std::min<int64_t>(rows, kScoreElements / skv));
-    std::vector<T> scores(blockRows * skv);
-    for (int64_t bi = 0; bi < b; ++bi)
-      for (int64_t kh = 0; kh < hkv; ++kh) {
+    int64_t blocksPerHead = (rows + blockRows - 1) / blockRows;
+    // Work items: (batch, kv head, block of rows). Each is computed by one
+    // thread with serial GEMMs, so the split depends on the shape only.
+    pinBlasToOneThread();
+    parallelFor(b * hkv * blocksPerHead, 1, [&](int64_t begin, int64_t end) {
+      std::vector<T> scores(blockRows * skv);
+      for (int64_t item = begin; item < end; ++item) {
+        int64_t head = item / blocksPerHead; // = bi * hkv + kh
+        int64_t bi = head / hkv, kh = head % hkv;
+        int64_t r0 = (item % blocksPerHead) * blockRows;
+        int64_t n = std::min(blockRows, rows - r0);
         const T *qBase = pq + (bi * hq + kh * group) * sq * d;
         T *oBase = po + (bi * hq + kh * group) * sq * d;
-        const T *kBase = pk + (bi * hkv + kh) * skv * d;
-        const T *vBase = pv + (bi * hkv + kh) * skv * d;
-        for (int64_t r0 = 0; r0 < rows; r0 += blockRows) {
-          int64_t n = std::min(blockRows, rows - r0);
-          T *s = scores.data();
-          gemm(false, true, n, skv, d, T(scale), qBase + r0 * d, d, kBase, d,
-               T(0), s, skv);
-          parallelFor(n, rowGrain(skv), [&](int64_t begin, int64_t end) {
-            for (int64_t r = begin; r < end; ++r) {
-              T *row = s + r * skv;
-              // Query position within its head; causal rows see keys <= it.
-              int64_t pos = (r0 + r) % sq;
-              int64_t visible = causal ? pos + 1 : skv;
-              T max = -std::numeric_limits<T>::infinity();
-              for (int64_t j = 0; j < visible; ++j)
-                max = std::fmax(max, row[j]);
-              double sum = 0.0;
-              for (int64_t j = 0; j < visible; ++j) {
-                T e = std::exp(row[j] - max);
-                row[j] = e;
-                sum += e;
-              }
-              T inv = T(1.0 / sum);
-              for (int64_t j = 0; j < visible; ++j)
-                row[j] *= inv;
-              for (int64_t j = visible; j < skv; ++j)
-                row[j] = T(0);
-            }
-          });
-          gemm(false, false, n, d, skv, T(1), s, skv, vBase, d, T(0),
-               oBase + r0 * d, d);
+        const T *kBase = pk + head * skv * d;
+        const T *vBase = pv + head * skv * d;
+        T *s = scores.data();
+        gemm(false, true, n, skv, d, T(scale), qBase + r0 * d, d, kBase, d,
+             T(0), s, skv);
+        for (int64_t r = 0; r < n; ++r) {
+          T *row = s + r * skv;
+          // Query position within its head; causal rows see keys <= it.
+          int64_t pos = (r0 + r) % sq;
+          int64_t visible = causal ? pos + 1 : skv;
+          T max = -std::numeric_limits<T>::infinity();
+          for (int64_t j = 0; j < visible; ++j)
+            max = std::fmax(max, row[j]);
+          double sum = 0.0;
+          for (int64_t j = 0; j < visible; ++j) {
+            T e = std::exp(row[j] - max);
+            row[j] = e;
+            sum += e;
+          }
+          T inv = T(1.0 / sum);
+          for (int64_t j = 0; j < visible; ++j)
+            row[j] *= inv;
+          for (int64_t j = visible; j < skv; ++j)
+            row[j] = T(0);
         }
+        gemm(false, false, n, d, skv, T(1), s, skv, vBase, d, T(0),
+             oBase + r0 * d, d);
       }
+    });
     return 0;
   });
   return fromCompute(out, query.dtype());

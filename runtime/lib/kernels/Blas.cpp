@@ -1,9 +1,9 @@
 //===- Blas.cpp - deterministic row-major GEMM over CBLAS -----------------===//
 //
 // See Blas.h for why the tiles are fixed by the shape. Tiles are at least
-// 128 wide (and multiples of 64, a multiple of every OpenBLAS micro-kernel
-// unroll) so that each single-threaded call still runs at full speed, and
-// there are up to 4 x 4 of them so that several cores find work.
+// kMinTile wide (and multiples of 64, a multiple of every OpenBLAS
+// micro-kernel unroll) so that each single-threaded call still runs at full
+// speed, and there are up to 4 x 4 of them so that several cores find work.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,13 +18,16 @@ using namespace rtxrt::detail;
 
 namespace {
 
+/// Below this a tile's GEMM loses efficiency to packing and edges.
+constexpr int64_t kMinTile = 256;
+
 /// Tile length along a dimension of size `extent`: a function of the extent
 /// only.
 int64_t tileLength(int64_t extent) {
-  if (extent <= 128)
+  if (extent <= kMinTile)
     return std::max<int64_t>(extent, 1);
   int64_t quarter = (extent + 3) / 4;
-  return std::max<int64_t>(128, (quarter + 63) / 64 * 64);
+  return std::max<int64_t>(kMinTile, (quarter + 63) / 64 * 64);
 }
 
 void blasCall(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
@@ -86,8 +89,8 @@ void rtxrt::detail::gemm(bool transA, bool transB, int64_t m, int64_t n,
 }
 
 void rtxrt::detail::gemm(bool transA, bool transB, int64_t m, int64_t n,
-                         int64_t k, double alpha, const double *a,
-                         int64_t lda, const double *b, int64_t ldb,
-                         double beta, double *c, int64_t ldc) {
+                         int64_t k, double alpha, const double *a, int64_t lda,
+                         const double *b, int64_t ldb, double beta, double *c,
+                         int64_t ldc) {
   tiledGemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }

@@ -22,8 +22,8 @@ namespace detail {
 /// `ldb`, `ldc` the stored row lengths. Parallel over a fixed tile grid; runs
 /// serially when called from inside a parallel region.
 void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
-          float alpha, const float *a, int64_t lda, const float *b,
-          int64_t ldb, float beta, float *c, int64_t ldc);
+          float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
+          float beta, float *c, int64_t ldc);
 void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
           double alpha, const double *a, int64_t lda, const double *b,
           int64_t ldb, double beta, double *c, int64_t ldc);

@@ -81,13 +81,12 @@ Tensor rtxrt::matmul(const Tensor &lhs, const Tensor &rhs, bool transposeLhs,
                  shapeToString(rhs.shape()));
   MatrixDims a = lastTwo(lhs, transposeLhs), b = lastTwo(rhs, transposeRhs);
   if (a.cols != b.rows)
-    fail(op, "contracting sizes differ: " +
-                 describe("lhs", lhs, transposeLhs) + " gives K=" +
-                 std::to_string(a.cols) + ", " +
-                 describe("rhs", rhs, transposeRhs) + " gives K=" +
-                 std::to_string(b.rows));
+    fail(op, "contracting sizes differ: " + describe("lhs", lhs, transposeLhs) +
+                 " gives K=" + std::to_string(a.cols) + ", " +
+                 describe("rhs", rhs, transposeRhs) +
+                 " gives K=" + std::to_string(b.rows));
   return fromCompute(contract(op, lhs, rhs, transposeLhs, transposeRhs, 1,
-                             a.rows, b.cols, a.cols, 0, {a.rows, b.cols}),
+                              a.rows, b.cols, a.cols, 0, {a.rows, b.cols}),
                      lhs.dtype());
 }
 
@@ -107,17 +106,16 @@ Tensor rtxrt::batchMatmul(const Tensor &lhs, const Tensor &rhs,
                  " and rhs " + shapeToString(rhs.shape()));
   MatrixDims a = lastTwo(lhs, transposeLhs), b = lastTwo(rhs, transposeRhs);
   if (a.cols != b.rows)
-    fail(op, "contracting sizes differ: " +
-                 describe("lhs", lhs, transposeLhs) + " gives K=" +
-                 std::to_string(a.cols) + ", " +
-                 describe("rhs", rhs, transposeRhs) + " gives K=" +
-                 std::to_string(b.rows));
+    fail(op, "contracting sizes differ: " + describe("lhs", lhs, transposeLhs) +
+                 " gives K=" + std::to_string(a.cols) + ", " +
+                 describe("rhs", rhs, transposeRhs) +
+                 " gives K=" + std::to_string(b.rows));
   Shape resultShape = batchShape;
   resultShape.push_back(a.rows);
   resultShape.push_back(b.cols);
   return fromCompute(contract(op, lhs, rhs, transposeLhs, transposeRhs,
-                             numElements(batchShape), a.rows, b.cols, a.cols,
-                             b.rows * b.cols, resultShape),
+                              numElements(batchShape), a.rows, b.cols, a.cols,
+                              b.rows * b.cols, resultShape),
                      lhs.dtype());
 }
 

@@ -38,12 +38,8 @@ void zipElements(const T *a, const T *b, T *out, int64_t n, F f) {
 }
 
 /// max/min that propagate NaN like torch.maximum/minimum.
-template <typename T> T nanMax(T a, T b) {
-  return (a > b || a != a) ? a : b;
-}
-template <typename T> T nanMin(T a, T b) {
-  return (a < b || a != a) ? a : b;
-}
+template <typename T> T nanMax(T a, T b) { return (a > b || a != a) ? a : b; }
+template <typename T> T nanMin(T a, T b) { return (a < b || a != a) ? a : b; }
 
 const char *unaryName(UnaryKind kind) {
   switch (kind) {
@@ -91,7 +87,8 @@ const char *binaryName(BinaryKind kind) {
   return "rtx.binary";
 }
 
-template <typename T> void unaryLoop(UnaryKind kind, const T *x, T *y, int64_t n) {
+template <typename T>
+void unaryLoop(UnaryKind kind, const T *x, T *y, int64_t n) {
   // Constants in T so that f32 stays in f32.
   const T one = T(1), half = T(0.5);
   const T invSqrt2 = T(0.70710678118654752440084436210485);
@@ -115,7 +112,8 @@ template <typename T> void unaryLoop(UnaryKind kind, const T *x, T *y, int64_t n
                        [one](T v) { return one / (one + std::exp(-v)); });
   case UnaryKind::Relu:
     // NaN stays NaN, as in torch.relu.
-    return mapElements(x, y, n, [](T v) { return v > T(0) || v != v ? v : T(0); });
+    return mapElements(x, y, n,
+                       [](T v) { return v > T(0) || v != v ? v : T(0); });
   case UnaryKind::Silu:
     return mapElements(x, y, n,
                        [one](T v) { return v / (one + std::exp(-v)); });
@@ -125,7 +123,8 @@ template <typename T> void unaryLoop(UnaryKind kind, const T *x, T *y, int64_t n
     });
   case UnaryKind::GeluTanh:
     return mapElements(x, y, n, [=](T v) {
-      return half * v * (one + std::tanh(sqrt2OverPi * (v + cubic * v * v * v)));
+      return half * v *
+             (one + std::tanh(sqrt2OverPi * (v + cubic * v * v * v)));
     });
   }
 }
@@ -204,8 +203,8 @@ Tensor rtxrt::binary(BinaryKind kind, const Tensor &lhs, const Tensor &rhs) {
       if (kind == BinaryKind::Div)
         for (int64_t i = 0; i < n; ++i)
           if (b[i] == 0)
-            fail(op, "integer division by zero at element " +
-                         std::to_string(i));
+            fail(op,
+                 "integer division by zero at element " + std::to_string(i));
       binaryLoop<I>(kind, a, b, y.data<I>(), n);
     };
     if (lhs.dtype() == DType::I32)

@@ -23,8 +23,8 @@ Tensor rtxrt::initParameter(const std::string &name, InitKind kind, double a,
                             const std::vector<int64_t> &globalOffsets) {
   const std::string op = "rtx.param \"" + name + "\"";
   if (!isFloat(dtype))
-    fail(op, std::string("parameters are float tensors, got ") +
-                 dtypeName(dtype));
+    fail(op,
+         std::string("parameters are float tensors, got ") + dtypeName(dtype));
   for (int64_t d : shape)
     if (d < 0)
       fail(op, "negative dimension in shape " + shapeToString(shape));

@@ -9,8 +9,6 @@
 
 #include "rtxrt/Kernels.h"
 
-#include <cblas.h>
-
 using namespace rtxrt;
 using namespace rtxrt::detail;
 
@@ -25,8 +23,10 @@ GlobalIndexer::GlobalIndexer(const std::string &op, const Shape &localShape,
   if (globalShape.size() != localShape.size() ||
       offs.size() != localShape.size())
     fail(op, "shard " + shapeToString(localShape) + " at offsets " +
-                 shapeToString(offs) + " does not match the rank of global "
-                 "shape " + shapeToString(globalShape));
+                 shapeToString(offs) +
+                 " does not match the rank of global "
+                 "shape " +
+                 shapeToString(globalShape));
   for (size_t d = 0; d < localShape.size(); ++d)
     if (offs[d] < 0 || offs[d] + localShape[d] > globalShape[d])
       fail(op, "shard " + shapeToString(localShape) + " at offsets " +
@@ -49,9 +49,7 @@ void rtxrt::setNumThreads(int numThreads) {
 #ifdef _OPENMP
   omp_set_num_threads(numThreads);
 #endif
-#ifdef RTXRT_HAVE_OPENBLAS
-  openblas_set_num_threads(numThreads);
-#endif
+  // OpenBLAS stays on one thread (Blas.h): rtxrt parallelises GEMMs itself.
 }
 
 int rtxrt::getNumThreads() {

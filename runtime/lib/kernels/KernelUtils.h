@@ -31,7 +31,8 @@ namespace detail {
 /// when there are at least 2 * grain items and more than one thread. The body
 /// must not throw (exceptions cannot leave an OpenMP region): check arguments
 /// first.
-template <typename Body> void parallelFor(int64_t n, int64_t grain, Body &&body) {
+template <typename Body>
+void parallelFor(int64_t n, int64_t grain, Body &&body) {
   if (n <= 0)
     return;
 #ifdef _OPENMP
@@ -39,7 +40,7 @@ template <typename Body> void parallelFor(int64_t n, int64_t grain, Body &&body)
   int64_t chunks =
       std::min<int64_t>(maxThreads, n / std::max<int64_t>(grain, 1));
   if (chunks >= 2) {
-#pragma omp parallel for schedule(static) num_threads(static_cast<int>(chunks))
+#pragma omp parallel for schedule(static) num_threads(static_cast <int>(chunks))
     for (int64_t c = 0; c < chunks; ++c) {
       int64_t begin = n * c / chunks;
       int64_t end = n * (c + 1) / chunks;
@@ -52,7 +53,7 @@ template <typename Body> void parallelFor(int64_t n, int64_t grain, Body &&body)
 }
 
 /// Grain sizes: enough work per thread to amortise waking it.
-constexpr int64_t kElementGrain = 1 << 15;
+constexpr int64_t kElementGrain = 1 << 16;
 inline int64_t rowGrain(int64_t rowLength) {
   return std::max<int64_t>(1, kElementGrain / std::max<int64_t>(rowLength, 1));
 }
@@ -127,8 +128,8 @@ inline void checkSameShape(const std::string &op, const Tensor &a,
 inline int64_t normalizeDim(const std::string &op, int64_t dim, int64_t rank) {
   int64_t d = dim < 0 ? dim + rank : dim;
   if (d < 0 || d >= rank)
-    fail(op, "dimension " + std::to_string(dim) +
-                 " is out of range for rank " + std::to_string(rank));
+    fail(op, "dimension " + std::to_string(dim) + " is out of range for rank " +
+                 std::to_string(rank));
   return d;
 }
 

@@ -23,8 +23,8 @@ void checkFeatureVector(const std::string &op, const Tensor &v,
   checkFloat(op, v, name);
   int64_t d = input.dim(input.rank() - 1);
   if (v.shape() != Shape{d})
-    fail(op, std::string(name) + " " + shapeToString(v.shape()) +
-                 " must be [" + std::to_string(d) + "] for input " +
+    fail(op, std::string(name) + " " + shapeToString(v.shape()) + " must be [" +
+                 std::to_string(d) + "] for input " +
                  shapeToString(input.shape()));
 }
 
@@ -160,8 +160,7 @@ Tensor rtxrt::rope(const Tensor &input, double theta, int64_t offset) {
   const std::string op = "rtx.rope";
   checkFloat(op, input, "input");
   if (input.rank() != 4)
-    fail(op, "input must be [B, H, S, D], got " +
-                 shapeToString(input.shape()));
+    fail(op, "input must be [B, H, S, D], got " + shapeToString(input.shape()));
   int64_t s = input.dim(2), d = input.dim(3);
   if (d % 2 != 0)
     fail(op, "head size D=" + std::to_string(d) + " of input " +

@@ -57,7 +57,8 @@ void reduceRows(ReduceKind kind, const T *x, int64_t rows, int64_t length,
   int64_t blocks = (length + kBlock - 1) / kBlock;
   std::vector<double> partial(rows * blocks);
   bool isMax = kind == ReduceKind::Max, isMin = kind == ReduceKind::Min;
-  parallelFor(rows * blocks, std::max<int64_t>(1, rowGrain(std::min(length, kBlock))),
+  parallelFor(rows * blocks,
+              std::max<int64_t>(1, rowGrain(std::min(length, kBlock))),
               [&](int64_t begin, int64_t end) {
                 for (int64_t item = begin; item < end; ++item) {
                   int64_t r = item / blocks, blk = item % blocks;
@@ -84,7 +85,9 @@ void reduceRows(ReduceKind kind, const T *x, int64_t rows, int64_t length,
     const double *p = partial.data() + r * blocks;
     double acc = p[0];
     for (int64_t blk = 1; blk < blocks; ++blk)
-      acc = isMax ? maxOf(acc, p[blk]) : isMin ? minOf(acc, p[blk]) : acc + p[blk];
+      acc = isMax   ? maxOf(acc, p[blk])
+            : isMin ? minOf(acc, p[blk])
+                    : acc + p[blk];
     if (kind == ReduceKind::Mean)
       acc /= static_cast<double>(length);
     out[r] = static_cast<T>(acc);
@@ -144,7 +147,8 @@ Tensor rtxrt::reduce(ReduceKind kind, const Tensor &input,
     using T = decltype(zero);
     T *py = y.data<T>();
     if (length == 0) { // sum of nothing is 0, mean of nothing is NaN
-      T v = kind == ReduceKind::Sum ? T(0) : std::numeric_limits<T>::quiet_NaN();
+      T v =
+          kind == ReduceKind::Sum ? T(0) : std::numeric_limits<T>::quiet_NaN();
       for (int64_t r = 0; r < rows; ++r)
         py[r] = v;
       return 0;

@@ -195,9 +195,8 @@ Tensor rtxrt::concat(const std::vector<Tensor> &inputs, int64_t dim) {
     for (int64_t d = 0; compatible && d < t.rank(); ++d)
       compatible = d == axis || t.dim(d) == first.dim(d);
     if (!compatible)
-      fail(op, "input " + std::to_string(i) + " " +
-                   shapeToString(t.shape()) + " differs from input 0 " +
-                   shapeToString(first.shape()) +
+      fail(op, "input " + std::to_string(i) + " " + shapeToString(t.shape()) +
+                   " differs from input 0 " + shapeToString(first.shape()) +
                    " outside dimension " + std::to_string(axis));
     outShape[axis] += t.dim(axis);
   }
@@ -211,22 +210,21 @@ Tensor rtxrt::concat(const std::vector<Tensor> &inputs, int64_t dim) {
   // Each output row (one outer index) is the inputs' rows side by side.
   size_t outRowBytes = static_cast<size_t>(outShape[axis] * inner) * esize;
   auto *dst = static_cast<unsigned char *>(out.raw());
-  parallelFor(outer, rowGrain(outShape[axis] * inner),
-              [&](int64_t begin, int64_t end) {
-                for (int64_t o = begin; o < end; ++o) {
-                  size_t at = o * outRowBytes;
-                  for (const Tensor &t : inputs) {
-                    size_t rowBytes =
-                        static_cast<size_t>(t.dim(axis) * inner) * esize;
-                    if (rowBytes)
-                      std::memcpy(dst + at,
-                                  static_cast<const unsigned char *>(t.raw()) +
-                                      o * rowBytes,
-                                  rowBytes);
-                    at += rowBytes;
-                  }
-                }
-              });
+  parallelFor(
+      outer, rowGrain(outShape[axis] * inner), [&](int64_t begin, int64_t end) {
+        for (int64_t o = begin; o < end; ++o) {
+          size_t at = o * outRowBytes;
+          for (const Tensor &t : inputs) {
+            size_t rowBytes = static_cast<size_t>(t.dim(axis) * inner) * esize;
+            if (rowBytes)
+              std::memcpy(dst + at,
+                          static_cast<const unsigned char *>(t.raw()) +
+                              o * rowBytes,
+                          rowBytes);
+            at += rowBytes;
+          }
+        }
+      });
   return out;
 }
 
@@ -236,16 +234,19 @@ Tensor rtxrt::broadcast(const Tensor &input, const std::vector<int64_t> &dims,
   checkDefined(op, input, "input");
   int64_t rank = static_cast<int64_t>(resultShape.size());
   if (static_cast<int64_t>(dims.size()) != input.rank())
-    fail(op, "dims " + shapeToString(dims) + " must name one result "
-             "dimension per dimension of input " +
+    fail(op, "dims " + shapeToString(dims) +
+                 " must name one result "
+                 "dimension per dimension of input " +
                  shapeToString(input.shape()));
   std::vector<int64_t> inStrides = stridesOf(input.shape());
   std::vector<int64_t> strides(rank, 0); // new dimensions repeat: stride 0
   for (int64_t i = 0; i < input.rank(); ++i) {
     int64_t r = dims[i];
     if (r < 0 || r >= rank || (i > 0 && r <= dims[i - 1]))
-      fail(op, "dims " + shapeToString(dims) + " must be strictly increasing "
-               "and inside result " + shapeToString(resultShape));
+      fail(op, "dims " + shapeToString(dims) +
+                   " must be strictly increasing "
+                   "and inside result " +
+                   shapeToString(resultShape));
     if (input.dim(i) != resultShape[r] && input.dim(i) != 1)
       fail(op, "input dimension " + std::to_string(i) + " of " +
                    shapeToString(input.shape()) + " has size " +

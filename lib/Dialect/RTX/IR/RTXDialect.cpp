@@ -65,6 +65,13 @@ static LogicalResult verifyShardingOfValue(Operation *anchor,
 
 LogicalResult RTXDialect::verifyOperationAttribute(Operation *op,
                                                    NamedAttribute attr) {
+  // Marks a function that rtx-optimizer made into a whole training step.
+  if (attr.getName() == "rtx.train_step") {
+    if (!isa<UnitAttr>(attr.getValue()) || !isa<FunctionOpInterface>(op))
+      return op->emitError() << "'rtx.train_step' is a unit attribute of "
+                                "functions";
+    return success();
+  }
   if (attr.getName() != getShardingAttrName())
     return op->emitError() << "unknown rtx attribute '"
                            << attr.getName().getValue() << "'";
@@ -99,9 +106,26 @@ LogicalResult RTXDialect::verifyOperationAttribute(Operation *op,
   return success();
 }
 
-/// Shared by argument and result attributes: only `rtx.sharding` is known.
+/// Shared by argument and result attributes. Besides `rtx.sharding`, the
+/// training-step passes mark values: `rtx.grad_of` (the parameter a gradient
+/// belongs to), `rtx.state` (the key that links a piece of state before and
+/// after a step), and, on parameter arguments, `rtx.param`, `rtx.init` and
+/// `rtx.seed`.
 static LogicalResult verifyValueAttribute(Operation *op, NamedAttribute attr,
                                           Type type, const Twine &what) {
+  StringRef name = attr.getName().getValue();
+  auto expect = [&](bool ok, StringRef kind) -> LogicalResult {
+    if (ok)
+      return success();
+    return op->emitError() << "'" << name << "' on " << what << " must be "
+                           << kind << ", got " << attr.getValue();
+  };
+  if (name == "rtx.grad_of" || name == "rtx.state" || name == "rtx.param")
+    return expect(isa<StringAttr>(attr.getValue()), "a string");
+  if (name == "rtx.init")
+    return expect(isa<InitAttr>(attr.getValue()), "a #rtx.init");
+  if (name == "rtx.seed")
+    return expect(isa<IntegerAttr>(attr.getValue()), "an integer");
   if (attr.getName() != RTXDialect::getShardingAttrName())
     return op->emitError() << "unknown rtx attribute '"
                            << attr.getName().getValue() << "' on " << what;

@@ -37,9 +37,15 @@ class RTX_ModelOp<string mnemonic, list<Trait> traits = []>
         DeclareOpInterfaceMethods<RTX_ShardingRuleOpInterface>,
         DeclareOpInterfaceMethods<RTX_CostOpInterface, ["getFlops"]>])>;
 
+// A model op of the forward pass: also has a vector-Jacobian product, which
+// rtx-autodiff uses (lib/Dialect/RTX/IR/RTXVJP.cpp).
+class RTX_DifferentiableOp<string mnemonic, list<Trait> traits = []>
+    : RTX_ModelOp<mnemonic, !listconcat(traits, [
+        DeclareOpInterfaceMethods<RTX_VJPOpInterface>])>;
+
 // An elementwise op on one tensor; `flopsPerElement` is its cost per element.
 class RTX_UnaryOp<string mnemonic, int flopsPerElement, list<Trait> traits = []>
-    : RTX_ModelOp<mnemonic, !listconcat(traits,
+    : RTX_DifferentiableOp<mnemonic, !listconcat(traits,
         [Pure, Elementwise, SameOperandsAndResultType])> {
   let arguments = (ins RTX_FloatTensor:$input);
   let results = (outs RTX_FloatTensor:$result);
@@ -56,7 +62,7 @@ class RTX_UnaryOp<string mnemonic, int flopsPerElement, list<Trait> traits = []>
 
 // An elementwise op on two tensors of one type (broadcast explicitly first).
 class RTX_BinaryOp<string mnemonic, list<Trait> traits = []>
-    : RTX_ModelOp<mnemonic, !listconcat(traits,
+    : RTX_DifferentiableOp<mnemonic, !listconcat(traits,
         [Pure, Elementwise, SameOperandsAndResultType])> {
   let arguments = (ins RTX_FloatTensor:$lhs, RTX_FloatTensor:$rhs);
   let results = (outs RTX_FloatTensor:$result);

@@ -14,7 +14,7 @@ include "rtx/Dialect/RTX/IR/RTXBase.td"
 // Values that enter the model
 //===----------------------------------------------------------------------===//
 
-def RTX_ParamOp : RTX_ModelOp<"param"> {
+def RTX_ParamOp : RTX_DifferentiableOp<"param"> {
   let summary = "declares a trainable parameter";
   let description = [{
     Declares a trainable parameter by name (PyTorch module paths are kept, for
@@ -44,7 +44,7 @@ def RTX_ParamOp : RTX_ModelOp<"param"> {
   }];
 }
 
-def RTX_InputOp : RTX_ModelOp<"input"> {
+def RTX_InputOp : RTX_DifferentiableOp<"input"> {
   let summary = "declares a named model input (a batch of data)";
   let description = [{
     A named input of the model, such as token ids or labels. `rtx-run` reads it
@@ -62,7 +62,7 @@ def RTX_InputOp : RTX_ModelOp<"input"> {
   let hasVerifier = 1;
 }
 
-def RTX_ConstantOp : RTX_ModelOp<"constant", [ConstantLike, Pure,
+def RTX_ConstantOp : RTX_DifferentiableOp<"constant", [ConstantLike, Pure,
     AllTypesMatch<["value", "result"]>]> {
   let summary = "a constant tensor";
   let description = [{
@@ -85,7 +85,7 @@ def RTX_ConstantOp : RTX_ModelOp<"constant", [ConstantLike, Pure,
 // Contractions
 //===----------------------------------------------------------------------===//
 
-def RTX_MatmulOp : RTX_ModelOp<"matmul", [Pure]> {
+def RTX_MatmulOp : RTX_DifferentiableOp<"matmul", [Pure]> {
   let summary = "matrix product of two matrices";
   let description = [{
     `result = op(lhs) * op(rhs)` where `op` transposes its operand when the
@@ -110,7 +110,7 @@ def RTX_MatmulOp : RTX_ModelOp<"matmul", [Pure]> {
   let hasVerifier = 1;
 }
 
-def RTX_BatchMatmulOp : RTX_ModelOp<"batch_matmul", [Pure]> {
+def RTX_BatchMatmulOp : RTX_DifferentiableOp<"batch_matmul", [Pure]> {
   let summary = "batched matrix product";
   let description = [{
     A matrix product over the last two dimensions for every index of the
@@ -135,7 +135,7 @@ def RTX_BatchMatmulOp : RTX_ModelOp<"batch_matmul", [Pure]> {
   let hasVerifier = 1;
 }
 
-def RTX_LinearOp : RTX_ModelOp<"linear", [Pure]> {
+def RTX_LinearOp : RTX_DifferentiableOp<"linear", [Pure]> {
   let summary = "affine map over the last dimension (torch.nn.Linear)";
   let description = [{
     `result = input * weight^T + bias` over the last dimension, with the weight
@@ -332,7 +332,7 @@ def RTX_SiluOp : RTX_UnaryOp<"silu", 4> {
   }];
 }
 
-def RTX_GeluOp : RTX_ModelOp<"gelu",
+def RTX_GeluOp : RTX_DifferentiableOp<"gelu",
     [Pure, Elementwise, SameOperandsAndResultType]> {
   let summary = "elementwise GELU, exact or tanh-approximated";
   let description = [{
@@ -354,7 +354,7 @@ def RTX_GeluOp : RTX_ModelOp<"gelu",
   }];
 }
 
-def RTX_ConvertOp : RTX_ModelOp<"convert", [Pure, Elementwise,
+def RTX_ConvertOp : RTX_DifferentiableOp<"convert", [Pure, Elementwise,
     SameOperandsAndResultShape]> {
   let summary = "elementwise element type conversion";
   let description = [{
@@ -372,7 +372,7 @@ def RTX_ConvertOp : RTX_ModelOp<"convert", [Pure, Elementwise,
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
 }
 
-def RTX_CompareOp : RTX_ModelOp<"compare", [Pure, Elementwise,
+def RTX_CompareOp : RTX_DifferentiableOp<"compare", [Pure, Elementwise,
     SameTypeOperands, SameOperandsAndResultShape]> {
   let summary = "elementwise comparison producing a mask";
   let description = [{
@@ -393,7 +393,7 @@ def RTX_CompareOp : RTX_ModelOp<"compare", [Pure, Elementwise,
   }];
 }
 
-def RTX_WhereOp : RTX_ModelOp<"where", [Pure, Elementwise,
+def RTX_WhereOp : RTX_DifferentiableOp<"where", [Pure, Elementwise,
     AllTypesMatch<["on_true", "on_false", "result"]>]> {
   let summary = "elementwise select by a mask";
   let description = [{
@@ -415,7 +415,7 @@ def RTX_WhereOp : RTX_ModelOp<"where", [Pure, Elementwise,
   }];
 }
 
-def RTX_MaskedFillOp : RTX_ModelOp<"masked_fill", [Pure, Elementwise,
+def RTX_MaskedFillOp : RTX_DifferentiableOp<"masked_fill", [Pure, Elementwise,
     AllTypesMatch<["input", "result"]>]> {
   let summary = "replace masked elements by a constant";
   let description = [{
@@ -437,7 +437,7 @@ def RTX_MaskedFillOp : RTX_ModelOp<"masked_fill", [Pure, Elementwise,
   }];
 }
 
-def RTX_DropoutOp : RTX_ModelOp<"dropout",
+def RTX_DropoutOp : RTX_DifferentiableOp<"dropout",
     [Pure, Elementwise, SameOperandsAndResultType]> {
   let summary = "seeded, deterministic dropout";
   let description = [{
@@ -464,7 +464,7 @@ def RTX_DropoutOp : RTX_ModelOp<"dropout",
 // Normalisation, softmax, attention
 //===----------------------------------------------------------------------===//
 
-def RTX_LayerNormOp : RTX_ModelOp<"layernorm", [Pure,
+def RTX_LayerNormOp : RTX_DifferentiableOp<"layernorm", [Pure,
     AllTypesMatch<["input", "result"]>]> {
   let summary = "layer normalisation over the last dimension";
   let description = [{
@@ -491,7 +491,7 @@ def RTX_LayerNormOp : RTX_ModelOp<"layernorm", [Pure,
   let hasVerifier = 1;
 }
 
-def RTX_RMSNormOp : RTX_ModelOp<"rmsnorm", [Pure,
+def RTX_RMSNormOp : RTX_DifferentiableOp<"rmsnorm", [Pure,
     AllTypesMatch<["input", "result"]>]> {
   let summary = "root-mean-square normalisation over the last dimension";
   let description = [{
@@ -513,7 +513,7 @@ def RTX_RMSNormOp : RTX_ModelOp<"rmsnorm", [Pure,
   let hasVerifier = 1;
 }
 
-def RTX_SoftmaxOp : RTX_ModelOp<"softmax", [Pure, SameOperandsAndResultType]> {
+def RTX_SoftmaxOp : RTX_DifferentiableOp<"softmax", [Pure, SameOperandsAndResultType]> {
   let summary = "softmax along one dimension";
   let description = [{
     `exp(x - max) / sum(exp(x - max))` along `dim` (numerically stable). Cost:
@@ -531,7 +531,7 @@ def RTX_SoftmaxOp : RTX_ModelOp<"softmax", [Pure, SameOperandsAndResultType]> {
   let hasVerifier = 1;
 }
 
-def RTX_RopeOp : RTX_ModelOp<"rope", [Pure, SameOperandsAndResultType]> {
+def RTX_RopeOp : RTX_DifferentiableOp<"rope", [Pure, SameOperandsAndResultType]> {
   let summary = "rotary position embedding";
   let description = [{
     Rotates pairs of features by a position-dependent angle (RoPE). The input
@@ -553,7 +553,7 @@ def RTX_RopeOp : RTX_ModelOp<"rope", [Pure, SameOperandsAndResultType]> {
   let hasVerifier = 1;
 }
 
-def RTX_AttentionOp : RTX_ModelOp<"attention", [Pure]> {
+def RTX_AttentionOp : RTX_DifferentiableOp<"attention", [Pure]> {
   let summary = "scaled dot-product attention over heads, optionally causal";
   let description = [{
     `softmax(q k^T * scale [+ causal mask]) v` per batch and head. Shapes:
@@ -593,7 +593,7 @@ def RTX_AttentionOp : RTX_ModelOp<"attention", [Pure]> {
 // Embedding and loss
 //===----------------------------------------------------------------------===//
 
-def RTX_EmbeddingOp : RTX_ModelOp<"embedding", [Pure]> {
+def RTX_EmbeddingOp : RTX_DifferentiableOp<"embedding", [Pure]> {
   let summary = "looks up rows of a table by index";
   let description = [{
     `result[..., :] = table[ids[...], :]` with a table `[V, D]` and integer ids
@@ -615,7 +615,7 @@ def RTX_EmbeddingOp : RTX_ModelOp<"embedding", [Pure]> {
   let hasVerifier = 1;
 }
 
-def RTX_CrossEntropyOp : RTX_ModelOp<"cross_entropy", [Pure]> {
+def RTX_CrossEntropyOp : RTX_DifferentiableOp<"cross_entropy", [Pure]> {
   let summary = "softmax cross-entropy, mean over tokens";
   let description = [{
     `mean over tokens t with labels[t] != ignore_index of
@@ -644,7 +644,7 @@ def RTX_CrossEntropyOp : RTX_ModelOp<"cross_entropy", [Pure]> {
 // Shape manipulation
 //===----------------------------------------------------------------------===//
 
-def RTX_ReshapeOp : RTX_ModelOp<"reshape", [Pure]> {
+def RTX_ReshapeOp : RTX_DifferentiableOp<"reshape", [Pure]> {
   let summary = "same elements, another shape (row-major)";
   let description = [{
     Reinterprets the elements in row-major order under a new shape with the
@@ -664,7 +664,7 @@ def RTX_ReshapeOp : RTX_ModelOp<"reshape", [Pure]> {
   let hasVerifier = 1;
 }
 
-def RTX_TransposeOp : RTX_ModelOp<"transpose", [Pure]> {
+def RTX_TransposeOp : RTX_DifferentiableOp<"transpose", [Pure]> {
   let summary = "permutes dimensions";
   let description = [{
     `result.shape[i] = input.shape[permutation[i]]`.
@@ -684,7 +684,7 @@ def RTX_TransposeOp : RTX_ModelOp<"transpose", [Pure]> {
   let hasVerifier = 1;
 }
 
-def RTX_SliceOp : RTX_ModelOp<"slice", [Pure]> {
+def RTX_SliceOp : RTX_DifferentiableOp<"slice", [Pure]> {
   let summary = "a contiguous box of a tensor";
   let description = [{
     Takes `[start, limit)` along every dimension (unit stride).
@@ -706,7 +706,7 @@ def RTX_SliceOp : RTX_ModelOp<"slice", [Pure]> {
   let hasVerifier = 1;
 }
 
-def RTX_SplitOp : RTX_ModelOp<"split", [Pure]> {
+def RTX_SplitOp : RTX_DifferentiableOp<"split", [Pure]> {
   let summary = "splits a tensor into consecutive pieces along one dimension";
   let description = [{
     The results' sizes along `dim` add up to the input's; every other
@@ -727,7 +727,7 @@ def RTX_SplitOp : RTX_ModelOp<"split", [Pure]> {
   let hasVerifier = 1;
 }
 
-def RTX_ConcatOp : RTX_ModelOp<"concat", [Pure]> {
+def RTX_ConcatOp : RTX_DifferentiableOp<"concat", [Pure]> {
   let summary = "joins tensors along one dimension";
   let description = [{
     All inputs have one element type and equal sizes except along `dim`,
@@ -748,7 +748,7 @@ def RTX_ConcatOp : RTX_ModelOp<"concat", [Pure]> {
   let hasVerifier = 1;
 }
 
-def RTX_BroadcastOp : RTX_ModelOp<"broadcast", [Pure]> {
+def RTX_BroadcastOp : RTX_DifferentiableOp<"broadcast", [Pure]> {
   let summary = "explicit broadcast to a larger shape";
   let description = [{
     Operand dimension `i` becomes result dimension `dims[i]` (strictly
@@ -769,7 +769,7 @@ def RTX_BroadcastOp : RTX_ModelOp<"broadcast", [Pure]> {
   let hasVerifier = 1;
 }
 
-def RTX_ReduceOp : RTX_ModelOp<"reduce", [Pure]> {
+def RTX_ReduceOp : RTX_DifferentiableOp<"reduce", [Pure]> {
   let summary = "sum, mean, max or min over dimensions";
   let description = [{
     Reduces the listed dimensions (strictly increasing). With `keepdim` they

@@ -1,0 +1,104 @@
+//===- Passes.td - rtx passes ------------------------------*- tablegen -*-===//
+
+#ifndef RTX_DIALECT_RTX_TRANSFORMS_PASSES_TD
+#define RTX_DIALECT_RTX_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def RTXAutodiff : Pass<"rtx-autodiff", "mlir::func::FuncOp"> {
+  let summary = "Builds the joint forward + backward function";
+  let description = [{
+    Differentiates a function whose last result is a scalar loss with respect
+    to every `rtx.param` in it. The function then also returns one gradient
+    per parameter, in declaration order, each marked with the result attribute
+    `rtx.grad_of = "NAME"`; parameters that do not affect the loss get zeros.
+
+    The backward pass is built from each op's `VJPOpInterface`; gradients of
+    values used several times are accumulated (in f32 for bf16/f16 values,
+    rounded once). Forward values the backward pass needs are used directly:
+    saved activations are explicit values, so a later recompute pass can
+    choose what to keep. Only ops on a path from a parameter to the loss are
+    differentiated. An op on such a path without a VJP is an error that names
+    it. Functions whose last result is not a scalar float are left alone.
+
+    Example: `rtx-opt -rtx-autodiff model.mlir` turns
+
+    ```mlir
+    func.func @f(%x: tensor<4x3xf32>) -> tensor<f32> {
+      %w = rtx.param "w" normal(0.0, 1.0) : tensor<2x3xf32>
+      %y = rtx.linear %x, %w : tensor<4x3xf32>, tensor<2x3xf32> -> tensor<4x2xf32>
+      %l = rtx.reduce mean %y dims [0, 1] : tensor<4x2xf32> -> tensor<f32>
+      return %l : tensor<f32>
+    }
+    ```
+
+    into a function returning `(tensor<f32>, tensor<2x3xf32> {rtx.grad_of = "w"})`.
+  }];
+  let dependentDialects = ["mlir::rtx::RTXDialect"];
+}
+
+def RTXOptimizer : Pass<"rtx-optimizer", "mlir::ModuleOp"> {
+  let summary = "Appends the optimizer update: a whole training step";
+  let description = [{
+    Runs on functions produced by `rtx-autodiff` and turns each into
+
+    ```
+    train_step(params..., optimizer state..., batch...) -> (loss, params'..., state'...)
+    ```
+
+    Every `rtx.param` becomes a function argument (attributes `rtx.param`,
+    `rtx.init`, `rtx.seed`, its sharding); the optimizer state (AdamW moments
+    per parameter and a step count) is explicit arguments and results, so
+    sharding passes can split it. Arguments and results that carry the same
+    `rtx.state` key are one piece of state before and after the step;
+    `rtx-run --steps N` feeds each result back into its argument.
+
+    `clip-norm` > 0 scales all gradients by `min(1, clip / (norm + 1e-6))`
+    with `norm` their global L2 norm (PyTorch's `clip_grad_norm_`).
+    `mixed-precision` keeps f32 master weights as the parameter arguments and
+    feeds the model bf16 copies; gradients are accumulated and applied in f32.
+
+    Example: `rtx-opt -rtx-autodiff '-rtx-optimizer=kind=adamw lr=1e-3'`.
+  }];
+  let options = [
+    Option<"kind", "kind", "std::string", "\"adamw\"",
+           "Optimizer: sgd or adamw">,
+    Option<"lr", "lr", "double", "1e-3", "Learning rate">,
+    Option<"beta1", "beta1", "double", "0.9", "AdamW first-moment decay">,
+    Option<"beta2", "beta2", "double", "0.999", "AdamW second-moment decay">,
+    Option<"eps", "eps", "double", "1e-8", "AdamW denominator epsilon">,
+    Option<"weightDecay", "weight-decay", "double", "0.0",
+           "Decoupled weight decay (AdamW) or L2 penalty (SGD)">,
+    Option<"clipNorm", "clip-norm", "double", "0.0",
+           "Clip gradients to this global L2 norm (0: no clipping)">,
+    Option<"mixedPrecision", "mixed-precision", "bool", "false",
+           "f32 master weights for bf16 parameters">
+  ];
+  let dependentDialects = ["mlir::rtx::RTXDialect", "mlir::func::FuncDialect"];
+}
+
+def RTXAccumulateGradients
+    : Pass<"rtx-accumulate-gradients", "mlir::func::FuncOp"> {
+  let summary = "Gradient accumulation: k micro-batches within one step";
+  let description = [{
+    Runs after `rtx-autodiff` on a function written for one micro-batch. The
+    function then takes `micro-batches` times as large a batch: every batch
+    input (function arguments and `rtx.input` values) grows `micro-batches`
+    times along dimension 0 and is sliced into consecutive micro-batches; the
+    forward and backward computation is replicated per micro-batch (the
+    parameters are shared); the loss and every other result are averaged, and
+    the gradients are summed and divided by the count, in f32 for 16-bit
+    parameters. With equal micro-batches this equals one step on the whole
+    batch (exactly so when the loss is a mean over equally many tokens).
+
+    Example: `rtx-opt -rtx-autodiff '-rtx-accumulate-gradients=micro-batches=4'
+    -rtx-optimizer`.
+  }];
+  let options = [
+    Option<"microBatches", "micro-batches", "int64_t", "1",
+           "Number of micro-batches per step">
+  ];
+  let dependentDialects = ["mlir::rtx::RTXDialect"];
+}
+
+#endif // RTX_DIALECT_RTX_TRANSFORMS_PASSES_TD
