@@ -89,6 +89,17 @@ struct InputSlot {
   ShardingAttr sharding;
   Value value;
 };
+
+/// What a function argument is: batch data, a parameter, or optimizer state.
+struct ArgumentRole {
+  enum Kind { Input, Param, State } kind = Input;
+  /// For Input: index into the input slots.
+  size_t input = 0;
+  /// For Param.
+  ParamSpec param;
+  /// For State (and Param args made by rtx-optimizer): the state key.
+  std::string stateKey;
+};
 } // namespace
 
 /// Upper bound for random integer inputs: the vocabulary of the embedding or
@@ -126,6 +137,31 @@ static Tensor randomInput(const InputSlot &slot, const Shape &shape,
   return t;
 }
 
+static ArgumentRole getArgumentRole(func::FuncOp function, unsigned index) {
+  ArgumentRole role;
+  auto attr = [&](StringRef name) { return function.getArgAttr(index, name); };
+  auto sharding = function.getArgAttrOfType<ShardingAttr>(
+      index, RTXDialect::getShardingAttrName());
+  if (auto state = dyn_cast_or_null<StringAttr>(attr("rtx.state")))
+    role.stateKey = state.getValue().str();
+  if (auto name = dyn_cast_or_null<StringAttr>(attr("rtx.param"))) {
+    role.kind = ArgumentRole::Param;
+    auto init = dyn_cast_or_null<InitAttr>(attr("rtx.init"));
+    if (!init)
+      throw Error("parameter argument '" + name.getValue().str() +
+                  "' has no rtx.init initializer");
+    int64_t seed = 0;
+    if (auto seedAttr = dyn_cast_or_null<IntegerAttr>(attr("rtx.seed")))
+      seed = seedAttr.getInt();
+    role.param = {name.getValue().str(), init, seed,
+                  cast<RankedTensorType>(function.getArgumentTypes()[index]),
+                  sharding};
+  } else if (!role.stateKey.empty()) {
+    role.kind = ArgumentRole::State;
+  }
+  return role;
+}
+
 ExecutionResult mlir::rtx::execute(ModuleOp module,
                                    const ExecutorOptions &options,
                                    const std::map<std::string, Tensor> &given) {
@@ -133,21 +169,54 @@ ExecutionResult mlir::rtx::execute(ModuleOp module,
   int64_t numRanks = options.numRanks;
   if (numRanks < 1)
     throw Error("--ranks must be at least 1");
+  if (options.steps < 1)
+    throw Error("--steps must be at least 1");
   rtxrt::MeshLayout mesh = findMesh(module, numRanks);
 
-  // Everything that enters the program, with its global shape.
-  std::vector<InputSlot> slots;
+  // What every argument is, and everything that enters as data.
   Block &body = function.getBody().front();
-  for (BlockArgument arg : body.getArguments())
-    slots.push_back({"arg" + std::to_string(arg.getArgNumber()), arg.getType(),
-                     function.getArgAttrOfType<ShardingAttr>(
-                         arg.getArgNumber(), RTXDialect::getShardingAttrName()),
-                     arg});
+  std::vector<ArgumentRole> roles;
+  std::vector<InputSlot> slots;
+  for (BlockArgument arg : body.getArguments()) {
+    ArgumentRole role = getArgumentRole(function, arg.getArgNumber());
+    if (role.kind == ArgumentRole::Input) {
+      role.input = slots.size();
+      slots.push_back(
+          {"arg" + std::to_string(arg.getArgNumber()), arg.getType(),
+           function.getArgAttrOfType<ShardingAttr>(
+               arg.getArgNumber(), RTXDialect::getShardingAttrName()),
+           arg});
+    }
+    roles.push_back(role);
+  }
   for (auto input : function.getOps<InputOp>())
     slots.push_back({input.getName().str(), input.getType(),
                      input->getAttrOfType<ShardingAttr>(
                          RTXDialect::getShardingAttrName()),
                      input.getResult()});
+
+  // Results that carry state into the next step, and the loss.
+  std::map<std::string, unsigned> argOfState;
+  for (auto [i, role] : llvm::enumerate(roles))
+    if (!role.stateKey.empty())
+      argOfState[role.stateKey] = i;
+  std::vector<int64_t> feedsArg(function.getNumResults(), -1);
+  int64_t lossIndex = -1;
+  for (unsigned i = 0; i < function.getNumResults(); ++i) {
+    auto key = function.getResultAttrOfType<StringAttr>(i, "rtx.state");
+    if (key) {
+      auto it = argOfState.find(key.getValue().str());
+      if (it == argOfState.end())
+        throw Error("result " + std::to_string(i) + " carries state '" +
+                    key.getValue().str() + "' that no argument receives");
+      feedsArg[i] = it->second;
+      continue;
+    }
+    auto type = dyn_cast<RankedTensorType>(function.getResultTypes()[i]);
+    if (lossIndex < 0 && type && type.getRank() == 0 &&
+        isa<FloatType>(type.getElementType()))
+      lossIndex = i;
+  }
 
   ExecutionResult result;
   for (const InputSlot &slot : slots) {
@@ -195,71 +264,98 @@ ExecutionResult mlir::rtx::execute(ModuleOp module,
   // Parameter values loaded from --params, by name (global shapes).
   std::mutex paramMutex;
   std::map<std::string, Tensor> loadedParams;
-  auto loadParam = [&](ParamOp param, const Shape &global) -> Tensor {
+  auto loadParam = [&](const ParamSpec &param, const Shape &global) -> Tensor {
     std::lock_guard<std::mutex> lock(paramMutex);
-    std::string name = param.getName().str();
-    if (auto it = loadedParams.find(name); it != loadedParams.end())
+    if (auto it = loadedParams.find(param.name); it != loadedParams.end())
       return it->second;
-    std::string path = options.paramsDir + "/" + name + ".npy";
+    std::string path = options.paramsDir + "/" + param.name + ".npy";
     if (options.paramsDir.empty() || !fileExists(path))
       return Tensor();
     Tensor value = rtxrt::readNpy(path);
     if (value.shape() != global)
-      throw Error("parameter '" + name + "' in " + path + " has shape " +
+      throw Error("parameter '" + param.name + "' in " + path + " has shape " +
                   rtxrt::shapeToString(value.shape()) +
                   ", the program expects " + rtxrt::shapeToString(global));
-    rtxrt::DType dtype = toDType(param.getType().getElementType());
-    value = value.to(dtype);
-    loadedParams[name] = value;
+    value = value.to(toDType(param.type.getElementType()));
+    loadedParams[param.name] = value;
     return value;
   };
+  auto paramValue = [&](const ParamSpec &param, int64_t rank) {
+    Shape local = shapeOf(param.type);
+    LocalBlock block = getLocalBlock(param.sharding, local, mesh, rank);
+    if (Tensor loaded = loadParam(param, block.globalShape); loaded.defined())
+      return sliceBlock(loaded, local, block.offsets);
+    return rtxrt::initParameter(
+        param.name, static_cast<rtxrt::InitKind>(param.init.getKind()),
+        param.init.getA().convertToDouble(), param.init.getB().convertToDouble(),
+        param.seed, local, toDType(param.type.getElementType()),
+        block.globalShape, block.offsets);
+  };
+  auto inputBlock = [&](const InputSlot &slot, int64_t rank) {
+    Shape local = shapeOf(slot.type);
+    LocalBlock block = getLocalBlock(slot.sharding, local, mesh, rank);
+    return sliceBlock(result.inputs.at(slot.name), local, block.offsets);
+  };
 
-  auto makeEnvironment = [&](int64_t rank, InProcessWorld *world) {
+  auto lossSharding =
+      lossIndex >= 0 ? function.getResultAttrOfType<ShardingAttr>(
+                           lossIndex, RTXDialect::getShardingAttrName())
+                     : ShardingAttr();
+  bool liveLoss = lossIndex >= 0 && options.onStep &&
+                  (!lossSharding || lossSharding.getPartialAxes().empty());
+  // Per step, per rank: the local loss (assembled after the run).
+  std::vector<std::vector<double>> localLosses(
+      options.steps, std::vector<double>(numRanks, 0.0));
+
+  auto runRank = [&](int64_t rank, InProcessWorld *world) {
     RankEnvironment env;
     env.rank = rank;
     env.mesh = mesh;
     env.world = world;
-    env.getParam = [&, rank](ParamOp param) {
-      Shape local = shapeOf(param.getType());
-      auto sharding = param->getAttrOfType<ShardingAttr>(
-          RTXDialect::getShardingAttrName());
-      LocalBlock block = getLocalBlock(sharding, local, mesh, rank);
-      if (Tensor loaded = loadParam(param, block.globalShape); loaded.defined())
-        return sliceBlock(loaded, local, block.offsets);
-      InitAttr init = param.getInit();
-      return rtxrt::initParameter(
-          param.getName().str(), static_cast<rtxrt::InitKind>(init.getKind()),
-          init.getA().convertToDouble(), init.getB().convertToDouble(),
-          param.getEffectiveSeed(), local,
-          toDType(param.getType().getElementType()), block.globalShape,
-          block.offsets);
+    env.getParam = [&, rank](const ParamSpec &param) {
+      return paramValue(param, rank);
     };
     env.getInput = [&, rank](InputOp input) {
-      Shape local = shapeOf(input.getType());
-      auto sharding = input->getAttrOfType<ShardingAttr>(
-          RTXDialect::getShardingAttrName());
-      LocalBlock block = getLocalBlock(sharding, local, mesh, rank);
-      return sliceBlock(result.inputs.at(input.getName().str()), local,
-                        block.offsets);
+      for (const InputSlot &slot : slots)
+        if (slot.value == input.getResult())
+          return inputBlock(slot, rank);
+      throw Error("unknown input '" + input.getName().str() + "'");
     };
-    return env;
-  };
-  auto argsOf = [&](int64_t rank) {
     std::vector<Tensor> args;
-    for (BlockArgument arg : body.getArguments()) {
-      const InputSlot &slot = slots[arg.getArgNumber()];
-      Shape local = shapeOf(slot.type);
-      LocalBlock block = getLocalBlock(slot.sharding, local, mesh, rank);
-      args.push_back(
-          sliceBlock(result.inputs.at(slot.name), local, block.offsets));
+    for (auto [i, role] : llvm::enumerate(roles)) {
+      auto type = cast<RankedTensorType>(function.getArgumentTypes()[i]);
+      switch (role.kind) {
+      case ArgumentRole::Input:
+        args.push_back(inputBlock(slots[role.input], rank));
+        break;
+      case ArgumentRole::Param:
+        args.push_back(paramValue(role.param, rank));
+        break;
+      case ArgumentRole::State:
+        args.push_back(
+            Tensor(shapeOf(type), toDType(type.getElementType())));
+        break;
+      }
     }
-    return args;
+    std::vector<Tensor> results;
+    for (int64_t step = 0; step < options.steps; ++step) {
+      results = interpret(function, args, env);
+      if (lossIndex >= 0) {
+        double loss = results[lossIndex].getAsDouble(0);
+        localLosses[step][rank] = loss;
+        if (liveLoss && rank == 0)
+          options.onStep(step + 1, loss);
+      }
+      for (size_t i = 0; i < results.size(); ++i)
+        if (feedsArg[i] >= 0)
+          args[feedsArg[i]] = results[i];
+    }
+    return results;
   };
 
   std::vector<std::vector<Tensor>> rankResults(numRanks);
   if (numRanks == 1) {
-    RankEnvironment env = makeEnvironment(0, nullptr);
-    rankResults[0] = interpret(function, argsOf(0), env);
+    rankResults[0] = runRank(0, nullptr);
   } else {
     InProcessWorld world(numRanks, options.collectiveTimeoutSeconds);
     std::vector<std::string> errors(numRanks);
@@ -267,8 +363,7 @@ ExecutionResult mlir::rtx::execute(ModuleOp module,
     for (int64_t rank = 0; rank < numRanks; ++rank)
       threads.emplace_back([&, rank] {
         try {
-          RankEnvironment env = makeEnvironment(rank, &world);
-          rankResults[rank] = interpret(function, argsOf(rank), env);
+          rankResults[rank] = runRank(rank, &world);
           world.finish(rank);
         } catch (const std::exception &error) {
           errors[rank] = error.what();
@@ -287,6 +382,20 @@ ExecutionResult mlir::rtx::execute(ModuleOp module,
     }
     if (!first.empty())
       throw Error(first);
+  }
+
+  // The loss of every step: the canonical replicas' values, summed over the
+  // axes that hold partial sums.
+  if (lossIndex >= 0) {
+    for (int64_t step = 0; step < options.steps; ++step) {
+      double loss = 0;
+      for (int64_t rank = 0; rank < numRanks; ++rank)
+        if (isCanonicalReplica(lossSharding, mesh, rank))
+          loss += localLosses[step][rank];
+      result.losses.push_back(loss);
+      if (options.onStep && !liveLoss)
+        options.onStep(step + 1, loss);
+    }
   }
 
   // Reassemble every result to its global shape.

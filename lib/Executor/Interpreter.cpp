@@ -64,6 +64,12 @@ std::string mlir::rtx::describe(Operation *op) {
          formatLocation(op->getLoc());
 }
 
+ParamSpec mlir::rtx::getParamSpec(ParamOp op) {
+  return {op.getName().str(), op.getInit(), op.getEffectiveSeed(),
+          op.getType(),
+          op->getAttrOfType<ShardingAttr>(RTXDialect::getShardingAttrName())};
+}
+
 static Shape shapeOf(Type type) {
   auto tensor = cast<RankedTensorType>(type);
   return Shape(tensor.getShape().begin(), tensor.getShape().end());
@@ -165,6 +171,13 @@ private:
     values[value] = std::move(tensor);
   }
   Tensor optional(Value value) { return value ? get(value) : Tensor(); }
+  void setAll(Operation *op, std::vector<Tensor> tensors) {
+    if (tensors.size() != op->getNumResults())
+      throw Error("kernel produced " + std::to_string(tensors.size()) +
+                  " results, expected " + std::to_string(op->getNumResults()));
+    for (auto [result, tensor] : llvm::zip(op->getResults(), tensors))
+      set(result, std::move(tensor));
+  }
 
   void runOp(Operation *op) {
     try {
@@ -271,7 +284,7 @@ private:
     using namespace rtxrt;
     llvm::TypeSwitch<Operation *>(op)
         // --- values that enter the model -----------------------------------
-        .Case([&](ParamOp p) { set(p, env.getParam(p)); })
+        .Case([&](ParamOp p) { set(p, env.getParam(getParamSpec(p))); })
         .Case([&](InputOp p) { set(p, env.getInput(p)); })
         .Case([&](ConstantOp c) {
           auto attr = cast<DenseElementsAttr>(c.getValue());
@@ -412,6 +425,63 @@ private:
         .Case([&](ReduceOp o) {
           set(o, reduce(toReduceKind(o.getKind()), get(o.getInput()),
                         toVector(o.getDims()), o.getKeepdim()));
+        })
+        // --- backward pass and optimizer --------------------------------------
+        .Case([&](UnaryGradOp o) {
+          set(o, unaryGrad(static_cast<rtxrt::UnaryFn>(static_cast<int>(o.getFn())), get(o.getInput()),
+                           get(o.getResultGrad())));
+        })
+        .Case([&](LayerNormGradOp o) {
+          setAll(o, layerNormGrad(get(o.getInput()), get(o.getScale()),
+                                  get(o.getResultGrad()),
+                                  o.getEpsilon().convertToDouble()));
+        })
+        .Case([&](RMSNormGradOp o) {
+          setAll(o, rmsNormGrad(get(o.getInput()), get(o.getScale()),
+                                get(o.getResultGrad()),
+                                o.getEpsilon().convertToDouble()));
+        })
+        .Case([&](SoftmaxGradOp o) {
+          set(o, softmaxGrad(get(o.getResult()), get(o.getResultGrad()),
+                             static_cast<int64_t>(o.getDim())));
+        })
+        .Case([&](RopeGradOp o) {
+          set(o, ropeGrad(get(o.getResultGrad()),
+                          o.getTheta().convertToDouble(),
+                          static_cast<int64_t>(o.getOffset())));
+        })
+        .Case([&](AttentionGradOp o) {
+          setAll(o, attentionGrad(get(o.getQuery()), get(o.getKey()),
+                                  get(o.getValue()), get(o.getResultGrad()),
+                                  o.getCausal(), o.getEffectiveScale()));
+        })
+        .Case([&](EmbeddingGradOp o) {
+          set(o, embeddingGrad(get(o.getIds()), get(o.getResultGrad()),
+                               shapeOf(o.getType())));
+        })
+        .Case([&](CrossEntropyGradOp o) {
+          std::optional<uint64_t> ignore = o.getIgnoreIndex();
+          set(o, crossEntropyGrad(get(o.getLogits()), get(o.getLabels()),
+                                  get(o.getLossGrad()), ignore.has_value(),
+                                  ignore ? static_cast<int64_t>(*ignore) : 0));
+        })
+        .Case([&](PadOp o) {
+          set(o, pad(get(o.getInput()), toVector(o.getLow()),
+                     toVector(o.getHigh())));
+        })
+        .Case([&](AdamWUpdateOp o) {
+          setAll(o, adamwUpdate(get(o.getParam()), get(o.getGrad()),
+                                get(o.getExpAvg()), get(o.getExpAvgSq()),
+                                get(o.getStep()), o.getLr().convertToDouble(),
+                                o.getBeta1().convertToDouble(),
+                                o.getBeta2().convertToDouble(),
+                                o.getEps().convertToDouble(),
+                                o.getWeightDecay().convertToDouble()));
+        })
+        .Case([&](SGDUpdateOp o) {
+          set(o, sgdUpdate(get(o.getParam()), get(o.getGrad()),
+                           o.getLr().convertToDouble(),
+                           o.getWeightDecay().convertToDouble()));
         })
         // --- communication -------------------------------------------------------
         .Case<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp,

@@ -17,6 +17,17 @@
 
 namespace mlir::rtx {
 
+/// A trainable parameter: an `rtx.param` op, or a function argument that
+/// rtx-optimizer made from one (attributes `rtx.param`, `rtx.init`, ...).
+struct ParamSpec {
+  std::string name;
+  InitAttr init;
+  int64_t seed = 0;
+  RankedTensorType type;
+  ShardingAttr sharding;
+};
+ParamSpec getParamSpec(ParamOp op);
+
 /// What a rank needs from outside the function it runs.
 struct RankEnvironment {
   int64_t rank = 0;
@@ -25,7 +36,7 @@ struct RankEnvironment {
   /// Null on a single rank without collectives.
   InProcessWorld *world = nullptr;
   /// This rank's value of a parameter / named input.
-  std::function<rtxrt::Tensor(ParamOp)> getParam;
+  std::function<rtxrt::Tensor(const ParamSpec &)> getParam;
   std::function<rtxrt::Tensor(InputOp)> getInput;
 };
 

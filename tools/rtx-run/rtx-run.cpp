@@ -1,7 +1,7 @@
 //===- rtx-run.cpp - the reference executor -------------------------------===//
 //
 //   rtx-run FILE.mlir [--entry F] [--seed S] [--inputs DIR | --random]
-//           [--params DIR] [--out DIR] [--ranks N]
+//           [--params DIR] [--out DIR] [--ranks N] [--steps N]
 //   rtx-run --compare REF.mlir DIST.mlir --ranks N [--tolerance T]
 //
 // Interprets a function on the CPU kernels of librtxrt, on one rank or as N
@@ -63,6 +63,11 @@ static cl::opt<double> tolerance(
     cl::desc("Relative-norm tolerance for --compare (default by dtype: f32 "
              "1e-5, bf16/f16 1e-2, f64 1e-10)"),
     cl::init(-1.0), cl::cat(category));
+static cl::opt<int64_t>
+    steps("steps", cl::desc("Run the function N times, feeding each result "
+                            "marked rtx.state back into its argument (a "
+                            "training loop); prints the loss per step"),
+          cl::init(1), cl::cat(category));
 static cl::opt<double>
     timeout("timeout", cl::desc("Seconds a rank may wait in a collective"),
             cl::init(60.0), cl::cat(category));
@@ -196,6 +201,14 @@ int main(int argc, char **argv) {
   options.randomInputs = randomInputs;
   options.paramsDir = paramsDir;
   options.collectiveTimeoutSeconds = timeout;
+  options.steps = steps;
+  if (steps > 1)
+    options.onStep = [](int64_t step, double loss) {
+      llvm::outs() << llvm::format("step %lld/%lld: loss=%.6e\n",
+                                   (long long)step, (long long)steps.getValue(),
+                                   loss);
+      llvm::outs().flush();
+    };
 
   try {
     OwningOpRef<ModuleOp> module = parseFile(files[0], context);

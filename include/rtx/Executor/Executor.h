@@ -16,6 +16,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -40,12 +41,21 @@ struct ExecutorOptions {
   /// Seconds a rank may wait in a collective before the executor looks for
   /// a deadlock; a deadlock is reported as soon as every rank is stuck.
   double collectiveTimeoutSeconds = 60.0;
+  /// Runs of the function; after each, every result marked `rtx.state = K`
+  /// becomes the argument marked with the same key (a training loop).
+  int64_t steps = 1;
+  /// Called after each step with the step number (1-based) and the loss,
+  /// when the function has one (its first scalar float result without
+  /// `rtx.state`).
+  std::function<void(int64_t, double)> onStep;
 };
 
 /// Global (reassembled) inputs and results of one run, by name.
 struct ExecutionResult {
-  /// Results of the entry function, reassembled to global shapes.
+  /// Results of the last step, reassembled to global shapes.
   std::vector<rtxrt::Tensor> results;
+  /// The loss after each step (empty when the function has none).
+  std::vector<double> losses;
   /// The global inputs that were used (read or drawn), by name.
   std::map<std::string, rtxrt::Tensor> inputs;
 };
