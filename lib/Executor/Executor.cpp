@@ -180,9 +180,11 @@ ExecutionResult mlir::rtx::execute(ModuleOp module,
   for (BlockArgument arg : body.getArguments()) {
     ArgumentRole role = getArgumentRole(function, arg.getArgNumber());
     if (role.kind == ArgumentRole::Input) {
+      // Data arguments are numbered among themselves, so a model's `arg0`
+      // keeps its name after rtx-optimizer puts parameters and state first.
       role.input = slots.size();
       slots.push_back(
-          {"arg" + std::to_string(arg.getArgNumber()), arg.getType(),
+          {"arg" + std::to_string(slots.size()), arg.getType(),
            function.getArgAttrOfType<ShardingAttr>(
                arg.getArgNumber(), RTXDialect::getShardingAttrName()),
            arg});
@@ -266,6 +268,14 @@ ExecutionResult mlir::rtx::execute(ModuleOp module,
   std::map<std::string, Tensor> loadedParams;
   auto loadParam = [&](const ParamSpec &param, const Shape &global) -> Tensor {
     std::lock_guard<std::mutex> lock(paramMutex);
+    if (auto it = options.paramValues.find(param.name);
+        it != options.paramValues.end()) {
+      if (it->second.shape() != global)
+        throw Error("parameter '" + param.name + "' was given with shape " +
+                    rtxrt::shapeToString(it->second.shape()) +
+                    ", the program expects " + rtxrt::shapeToString(global));
+      return it->second;
+    }
     if (auto it = loadedParams.find(param.name); it != loadedParams.end())
       return it->second;
     std::string path = options.paramsDir + "/" + param.name + ".npy";

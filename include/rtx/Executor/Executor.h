@@ -28,14 +28,18 @@ struct ExecutorOptions {
   std::string entry;
   /// Number of ranks; more than 1 needs a mesh with that many ranks.
   int64_t numRanks = 1;
-  /// Directory of NAME.npy for `rtx.input "NAME"` and argN.npy for function
-  /// arguments. Empty: inputs must be random.
+  /// Directory of NAME.npy for `rtx.input "NAME"` and argN.npy for the N-th
+  /// data argument (parameter and optimizer-state arguments are not counted).
+  /// Empty: inputs must be random.
   std::string inputsDir;
   /// Draw missing inputs from the seeded generator instead of failing.
   bool randomInputs = false;
   /// Directory of NAME.npy parameter values (global shapes); parameters not
   /// found there are initialised from their initializer.
   std::string paramsDir;
+  /// Parameter values (global shapes) by name; they take precedence over
+  /// --params and over initializers (used by gradient checks).
+  std::map<std::string, rtxrt::Tensor> paramValues;
   /// Seed for random inputs (parameters use their own seeds).
   int64_t seed = 0;
   /// Seconds a rank may wait in a collective before the executor looks for

@@ -1,7 +1,8 @@
 //===- Kernels.h - CPU kernels for the rtx ops ------------------*- C++ -*-===//
 //
-// One function per op of the rtx dialect (forward). Semantics are those of the
-// op descriptions in include/rtx/Dialect/RTX/IR/RTXModelOps.td. Float kernels
+// One function per op of the rtx dialect: the forward ops, whose semantics are
+// those of the op descriptions in include/rtx/Dialect/RTX/IR/RTXModelOps.td,
+// and the backward and optimizer ops of RTXGradientOps.td. Float kernels
 // accept f32, f64, bf16 and f16: f64 computes in double, the others in float
 // (bf16/f16 results are rounded to nearest even). Reductions run in a fixed
 // order, so results do not depend on the thread count. Kernels throw
@@ -36,6 +37,19 @@ enum class BinaryKind { Add, Sub, Mul, Div, Maximum, Minimum };
 enum class CompareKind { EQ, NE, LT, LE, GT, GE };
 enum class ReduceKind { Sum, Mean, Max, Min };
 enum class InitKind { Zeros, Ones, Constant, Normal, Uniform };
+/// The functions of rtx.unary_grad, in the order of the ODS enum RTX_UnaryFn.
+enum class UnaryFn {
+  Exp,
+  Log,
+  Sqrt,
+  Rsqrt,
+  Tanh,
+  Sigmoid,
+  Relu,
+  Silu,
+  Gelu,
+  GeluTanh
+};
 
 // --- contractions ------------------------------------------------------------
 /// [M,K] x [K,N] (after optional transposes); OpenBLAS sgemm/dgemm.
@@ -111,6 +125,67 @@ Tensor initParameter(const std::string &name, InitKind kind, double a, double b,
                      int64_t seed, const Shape &shape, DType dtype,
                      const Shape &globalShape = {},
                      const std::vector<int64_t> &globalOffsets = {});
+
+// --- backward ----------------------------------------------------------------
+// Vector-Jacobian products of the forward kernels above: given the forward
+// operands and the gradient of the result (`resultGrad`, same shape and dtype
+// as the result), the gradients of the operands. Sums over many elements
+// (scale/bias gradients, grouped key/value heads, the embedding scatter-add)
+// run in a fixed order, so they do not depend on the thread count either.
+
+/// dy * f'(x). relu' is 1 for x > 0 and 0 otherwise (NaN for NaN x); gelu is
+/// the exact GELU, gelu_tanh its tanh approximation.
+Tensor unaryGrad(UnaryFn fn, const Tensor &input, const Tensor &resultGrad);
+/// Returns {dx, dscale, dbias}; dbias = sum of dy over the leading dims (the
+/// layernorm's bias, if any, does not change the other two). Mean and
+/// (biased) variance are recomputed.
+std::vector<Tensor> layerNormGrad(const Tensor &input, const Tensor &scale,
+                                  const Tensor &resultGrad, double epsilon);
+/// Returns {dx, dscale}.
+std::vector<Tensor> rmsNormGrad(const Tensor &input, const Tensor &scale,
+                                const Tensor &resultGrad, double epsilon);
+/// From the softmax output y: dx = y * (dy - sum(dy * y, dim)).
+Tensor softmaxGrad(const Tensor &result, const Tensor &resultGrad, int64_t dim);
+/// The inverse rotation of rope (same layout: [B,H,S,D], rotate-half).
+Tensor ropeGrad(const Tensor &resultGrad, double theta, int64_t offset);
+/// Returns {dq, dk, dv}. The probabilities are recomputed; with grouped
+/// key/value heads, dk and dv sum over the query heads of the group.
+std::vector<Tensor> attentionGrad(const Tensor &query, const Tensor &key,
+                                  const Tensor &value, const Tensor &resultGrad,
+                                  bool causal, double scale);
+/// Scatter-add in a fixed order: dtable[v, :] = sum over positions p with
+/// ids[p] == v, in increasing p, of dy[p, :]. tableShape = [V, D];
+/// resultGrad is ids.shape + [D]; the result has resultGrad's dtype. An id
+/// outside [0, V) throws an Error naming the id.
+Tensor embeddingGrad(const Tensor &ids, const Tensor &resultGrad,
+                     const Shape &tableShape);
+/// dlogits[t, :] = dloss * (softmax(logits[t, :]) - onehot(labels[t])) / n
+/// over the n non-ignored tokens, zero rows for ignored ones (all zeros when
+/// n = 0). lossGrad is a float scalar; the result has the logits' dtype.
+Tensor crossEntropyGrad(const Tensor &logits, const Tensor &labels,
+                        const Tensor &lossGrad, bool hasIgnoreIndex,
+                        int64_t ignoreIndex);
+/// low[d] zeros before and high[d] zeros after dimension d (the gradient of
+/// slice). Any dtype.
+Tensor pad(const Tensor &input, const std::vector<int64_t> &low,
+           const std::vector<int64_t> &high);
+
+// --- optimizer updates -------------------------------------------------------
+/// One torch.optim.AdamW step (decoupled weight decay); `step` is the 1-based
+/// step number as an f32 scalar tensor:
+///   p = p * (1 - lr * wd); m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2;
+///   p -= lr * (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps).
+/// param may be f32, f64, bf16 or f16; grad, expAvg and expAvgSq share one
+/// float dtype. Computed in double and rounded once to each result's dtype.
+/// Returns {newParam, newExpAvg, newExpAvgSq}.
+std::vector<Tensor> adamwUpdate(const Tensor &param, const Tensor &grad,
+                                const Tensor &expAvg, const Tensor &expAvgSq,
+                                const Tensor &step, double lr, double beta1,
+                                double beta2, double eps, double weightDecay);
+/// p - lr * (g + wd * p), computed in the gradient's compute type, returned
+/// in the param's dtype.
+Tensor sgdUpdate(const Tensor &param, const Tensor &grad, double lr,
+                 double weightDecay);
 
 // --- threads -----------------------------------------------------------------
 /// Threads the CPU kernels may use (OpenMP; OpenBLAS itself is kept on one

@@ -17,34 +17,6 @@
 using namespace rtxrt;
 using namespace rtxrt::detail;
 
-namespace {
-
-/// Integer ids as int64, whatever their stored width.
-std::vector<int64_t> loadIds(const Tensor &ids) {
-  std::vector<int64_t> out(ids.numel());
-  if (ids.dtype() == DType::I32) {
-    const int32_t *p = ids.data<int32_t>();
-    for (size_t i = 0; i < out.size(); ++i)
-      out[i] = p[i];
-  } else {
-    const int64_t *p = ids.data<int64_t>();
-    std::copy(p, p + out.size(), out.begin());
-  }
-  return out;
-}
-
-/// "[1, 2]": the multi-index of flat element i of `shape`.
-std::string indexToString(const Shape &shape, int64_t i) {
-  std::vector<int64_t> coords(shape.size());
-  for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
-    coords[d] = i % shape[d];
-    i /= shape[d];
-  }
-  return shapeToString(coords);
-}
-
-} // namespace
-
 Tensor rtxrt::embedding(const Tensor &table, const Tensor &ids) {
   const std::string op = "rtx.embedding";
   checkFloat(op, table, "table");
@@ -52,13 +24,7 @@ Tensor rtxrt::embedding(const Tensor &table, const Tensor &ids) {
   if (table.rank() != 2)
     fail(op, "table must be [V, D], got " + shapeToString(table.shape()));
   int64_t vocab = table.dim(0), width = table.dim(1);
-  std::vector<int64_t> idv = loadIds(ids);
-  for (size_t i = 0; i < idv.size(); ++i)
-    if (idv[i] < 0 || idv[i] >= vocab)
-      fail(op, "id " + std::to_string(idv[i]) + " at index " +
-                   indexToString(ids.shape(), static_cast<int64_t>(i)) +
-                   " of ids " + shapeToString(ids.shape()) +
-                   " is outside [0, " + std::to_string(vocab) + ")");
+  std::vector<int64_t> idv = loadIds(op, ids, vocab);
   Shape resultShape = ids.shape();
   resultShape.push_back(width);
   Tensor out(resultShape, table.dtype());
@@ -79,30 +45,10 @@ Tensor rtxrt::embedding(const Tensor &table, const Tensor &ids) {
 Tensor rtxrt::crossEntropy(const Tensor &logits, const Tensor &labels,
                            bool hasIgnoreIndex, int64_t ignoreIndex) {
   const std::string op = "rtx.cross_entropy";
-  checkFloat(op, logits, "logits");
-  checkInteger(op, labels, "labels");
-  if (logits.rank() < 1)
-    fail(op, "logits must be [..., V], got a scalar");
-  Shape leading(logits.shape().begin(), logits.shape().end() - 1);
-  if (labels.shape() != leading)
-    fail(op, "labels " + shapeToString(labels.shape()) +
-                 " must have the leading shape " + shapeToString(leading) +
-                 " of logits " + shapeToString(logits.shape()));
+  std::vector<int64_t> lab =
+      loadLabels(op, logits, labels, hasIgnoreIndex, ignoreIndex);
   int64_t vocab = logits.dim(logits.rank() - 1);
-  std::vector<int64_t> lab = loadIds(labels);
   int64_t tokens = static_cast<int64_t>(lab.size());
-  for (int64_t t = 0; t < tokens; ++t) {
-    if (hasIgnoreIndex && lab[t] == ignoreIndex)
-      continue;
-    if (lab[t] < 0 || lab[t] >= vocab)
-      fail(op, "label " + std::to_string(lab[t]) + " at index " +
-                   indexToString(labels.shape(), t) + " of labels " +
-                   shapeToString(labels.shape()) + " is outside [0, " +
-                   std::to_string(vocab) + ")" +
-                   (hasIgnoreIndex ? " and is not the ignore index " +
-                                         std::to_string(ignoreIndex)
-                                   : std::string()));
-  }
   DType resultType = logits.dtype() == DType::F64 ? DType::F64 : DType::F32;
   Tensor x = toCompute(logits);
   // Per-token losses in parallel, then their mean in token order.

@@ -1,13 +1,16 @@
 //===- KernelUtils.cpp - helpers shared by the CPU kernels ----------------===//
 //
-// The shard-to-global index mapping used by dropout and initParameter, and
-// the thread-count controls.
+// The shard-to-global index mapping used by dropout and initParameter, the
+// argument checks and tables shared by forward and backward kernels, and the
+// thread-count controls.
 //
 //===----------------------------------------------------------------------===//
 
 #include "KernelUtils.h"
 
 #include "rtxrt/Kernels.h"
+
+#include <cmath>
 
 using namespace rtxrt;
 using namespace rtxrt::detail;
@@ -40,6 +43,118 @@ GlobalIndexer::GlobalIndexer(const std::string &op, const Shape &localShape,
   local = localShape;
   offsets = offs;
   globalStrides = stridesOf(globalShape);
+}
+
+namespace {
+
+/// Integer ids as int64, whatever their stored width.
+std::vector<int64_t> widenIds(const Tensor &ids) {
+  std::vector<int64_t> out(ids.numel());
+  if (ids.dtype() == DType::I32) {
+    const int32_t *p = ids.data<int32_t>();
+    for (size_t i = 0; i < out.size(); ++i)
+      out[i] = p[i];
+  } else {
+    const int64_t *p = ids.data<int64_t>();
+    std::copy(p, p + out.size(), out.begin());
+  }
+  return out;
+}
+
+/// "[1, 2]": the multi-index of flat element i of `shape`.
+std::string indexToString(const Shape &shape, int64_t i) {
+  std::vector<int64_t> coords(shape.size());
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+    coords[d] = i % shape[d];
+    i /= shape[d];
+  }
+  return shapeToString(coords);
+}
+
+} // namespace
+
+std::vector<int64_t> rtxrt::detail::loadIds(const std::string &op,
+                                            const Tensor &ids, int64_t vocab) {
+  checkInteger(op, ids, "ids");
+  std::vector<int64_t> idv = widenIds(ids);
+  for (size_t i = 0; i < idv.size(); ++i)
+    if (idv[i] < 0 || idv[i] >= vocab)
+      fail(op, "id " + std::to_string(idv[i]) + " at index " +
+                   indexToString(ids.shape(), static_cast<int64_t>(i)) +
+                   " of ids " + shapeToString(ids.shape()) +
+                   " is outside [0, " + std::to_string(vocab) + ")");
+  return idv;
+}
+
+std::vector<int64_t> rtxrt::detail::loadLabels(const std::string &op,
+                                               const Tensor &logits,
+                                               const Tensor &labels,
+                                               bool hasIgnoreIndex,
+                                               int64_t ignoreIndex) {
+  checkFloat(op, logits, "logits");
+  checkInteger(op, labels, "labels");
+  if (logits.rank() < 1)
+    fail(op, "logits must be [..., V], got a scalar");
+  Shape leading(logits.shape().begin(), logits.shape().end() - 1);
+  if (labels.shape() != leading)
+    fail(op, "labels " + shapeToString(labels.shape()) +
+                 " must have the leading shape " + shapeToString(leading) +
+                 " of logits " + shapeToString(logits.shape()));
+  int64_t vocab = logits.dim(logits.rank() - 1);
+  std::vector<int64_t> lab = widenIds(labels);
+  for (size_t t = 0; t < lab.size(); ++t) {
+    if (hasIgnoreIndex && lab[t] == ignoreIndex)
+      continue;
+    if (lab[t] < 0 || lab[t] >= vocab)
+      fail(op, "label " + std::to_string(lab[t]) + " at index " +
+                   indexToString(labels.shape(), static_cast<int64_t>(t)) +
+                   " of labels " + shapeToString(labels.shape()) +
+                   " is outside [0, " + std::to_string(vocab) + ")" +
+                   (hasIgnoreIndex ? " and is not the ignore index " +
+                                         std::to_string(ignoreIndex)
+                                   : std::string()));
+  }
+  return lab;
+}
+
+void rtxrt::detail::checkFeatureVector(const std::string &op, const Tensor &v,
+                                       const char *name, const Tensor &input) {
+  checkFloat(op, v, name);
+  int64_t d = input.dim(input.rank() - 1);
+  if (v.shape() != Shape{d})
+    fail(op, std::string(name) + " " + shapeToString(v.shape()) + " must be [" +
+                 std::to_string(d) + "] for input " +
+                 shapeToString(input.shape()));
+}
+
+void rtxrt::detail::checkRopeInput(const std::string &op, const Tensor &input,
+                                   const char *name, double theta) {
+  checkFloat(op, input, name);
+  if (input.rank() != 4)
+    fail(op, std::string(name) + " must be [B, H, S, D], got " +
+                 shapeToString(input.shape()));
+  int64_t d = input.dim(3);
+  if (d % 2 != 0)
+    fail(op, "head size D=" + std::to_string(d) + " of " + name + " " +
+                 shapeToString(input.shape()) + " must be even");
+  if (!(theta > 0.0))
+    fail(op, "theta " + std::to_string(theta) + " must be positive");
+}
+
+void rtxrt::detail::ropeAngles(int64_t seq, int64_t headDim, double theta,
+                               int64_t offset, std::vector<double> &cosTable,
+                               std::vector<double> &sinTable) {
+  int64_t half = headDim / 2;
+  cosTable.assign(seq * half, 0.0);
+  sinTable.assign(seq * half, 0.0);
+  for (int64_t p = 0; p < seq; ++p)
+    for (int64_t i = 0; i < half; ++i) {
+      double invFreq = std::pow(theta, -2.0 * static_cast<double>(i) /
+                                           static_cast<double>(headDim));
+      double angle = static_cast<double>(p + offset) * invFreq;
+      cosTable[p * half + i] = std::cos(angle);
+      sinTable[p * half + i] = std::sin(angle);
+    }
 }
 
 void rtxrt::setNumThreads(int numThreads) {

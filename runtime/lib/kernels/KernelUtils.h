@@ -141,6 +141,35 @@ inline std::vector<int64_t> stridesOf(const Shape &shape) {
   return strides;
 }
 
+/// The ids of a table lookup (i32 or i64) as int64, every one checked to lie
+/// in [0, vocab) before any parallel work: a bad id is an Error naming the
+/// id and its index, never an out-of-bounds access.
+std::vector<int64_t> loadIds(const std::string &op, const Tensor &ids,
+                             int64_t vocab);
+
+/// The labels [...] of a cross-entropy over logits [..., V] as int64, checked
+/// the same way; with `hasIgnoreIndex`, `ignoreIndex` is allowed too.
+std::vector<int64_t> loadLabels(const std::string &op, const Tensor &logits,
+                                const Tensor &labels, bool hasIgnoreIndex,
+                                int64_t ignoreIndex);
+
+/// Checks that `v` is a float vector [D] with D the last dimension of
+/// `input` (the scale and bias of the normalisations).
+void checkFeatureVector(const std::string &op, const Tensor &v,
+                        const char *name, const Tensor &input);
+
+/// Checks the operand of rtx.rope / rtx.rope_grad ([B, H, S, D], D even)
+/// and theta (> 0).
+void checkRopeInput(const std::string &op, const Tensor &input,
+                    const char *name, double theta);
+
+/// cos and sin of rtx.rope's angles, [S, D/2] row-major: pair i at position
+/// p + offset turns by (p + offset) * theta^(-2i/D). Computed in double: at
+/// long positions an f32 angle would be off by up to position * 2^-24
+/// radians. Shared by rope and rope_grad so the inverse is exact.
+void ropeAngles(int64_t seq, int64_t headDim, double theta, int64_t offset,
+                std::vector<double> &cosTable, std::vector<double> &sinTable);
+
 /// Maps local row-major index `i` of a shard with `localShape`, placed at
 /// `offsets` inside `globalShape`, to the global row-major index.
 class GlobalIndexer {

@@ -16,20 +16,6 @@
 using namespace rtxrt;
 using namespace rtxrt::detail;
 
-namespace {
-
-void checkFeatureVector(const std::string &op, const Tensor &v,
-                        const char *name, const Tensor &input) {
-  checkFloat(op, v, name);
-  int64_t d = input.dim(input.rank() - 1);
-  if (v.shape() != Shape{d})
-    fail(op, std::string(name) + " " + shapeToString(v.shape()) + " must be [" +
-                 std::to_string(d) + "] for input " +
-                 shapeToString(input.shape()));
-}
-
-} // namespace
-
 Tensor rtxrt::layerNorm(const Tensor &input, const Tensor &scale,
                         const Tensor &bias, double epsilon) {
   const std::string op = "rtx.layernorm";
@@ -158,28 +144,12 @@ Tensor rtxrt::softmax(const Tensor &input, int64_t dim) {
 
 Tensor rtxrt::rope(const Tensor &input, double theta, int64_t offset) {
   const std::string op = "rtx.rope";
-  checkFloat(op, input, "input");
-  if (input.rank() != 4)
-    fail(op, "input must be [B, H, S, D], got " + shapeToString(input.shape()));
+  checkRopeInput(op, input, "input", theta);
   int64_t s = input.dim(2), d = input.dim(3);
-  if (d % 2 != 0)
-    fail(op, "head size D=" + std::to_string(d) + " of input " +
-                 shapeToString(input.shape()) + " must be even");
-  if (!(theta > 0.0))
-    fail(op, "theta " + std::to_string(theta) + " must be positive");
   int64_t half = d / 2;
   int64_t heads = input.dim(0) * input.dim(1);
-  // The angles are computed once per (position, pair), in double: at long
-  // positions an f32 angle would be off by up to position * 2^-24 radians.
-  std::vector<double> cosTable(s * half), sinTable(s * half);
-  for (int64_t p = 0; p < s; ++p)
-    for (int64_t i = 0; i < half; ++i) {
-      double invFreq = std::pow(theta, -2.0 * static_cast<double>(i) /
-                                           static_cast<double>(d));
-      double angle = static_cast<double>(p + offset) * invFreq;
-      cosTable[p * half + i] = std::cos(angle);
-      sinTable[p * half + i] = std::sin(angle);
-    }
+  std::vector<double> cosTable, sinTable;
+  ropeAngles(s, d, theta, offset, cosTable, sinTable);
   Tensor x = toCompute(input);
   Tensor y(input.shape(), x.dtype());
   dispatchCompute(input.dtype(), [&](auto zero) {

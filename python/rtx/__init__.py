@@ -1,0 +1,1 @@
+"""rtx: a compiler for distributed deep-learning training (Python frontend)."""

@@ -1,0 +1,368 @@
+"""Write rtx IR from Python, without PyTorch.
+
+A small tracing builder: every method appends one rtx op, infers its result
+shape (checking its operands, with errors that name the op), and returns a
+Value. `Module.text()` gives the MLIR text that rtx-opt and rtx-run read.
+
+    from rtx.builder import Module, normal, zeros
+    m = Module()
+    f = m.function("mlp", args={"x": ([8, 16], "f32")})
+    w = f.param("fc.weight", [32, 16], normal(0.0, 0.02))
+    y = f.gelu(f.linear(f.arg("x"), w))
+    f.ret(y)
+    print(m.text())
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence, Tuple
+
+
+class BuildError(ValueError):
+    """A shape or type error while building IR; the message names the op."""
+
+
+@dataclass(frozen=True)
+class Init:
+    """A parameter initializer: zeros, ones, constant(v), normal, uniform."""
+    kind: str
+    args: Tuple[float, ...] = ()
+
+    def text(self) -> str:
+        if not self.args:
+            return self.kind
+        return f"{self.kind}({', '.join(_float(a) for a in self.args)})"
+
+
+def zeros() -> Init:
+    return Init("zeros")
+
+
+def ones() -> Init:
+    return Init("ones")
+
+
+def constant(value: float) -> Init:
+    return Init("constant", (value,))
+
+
+def normal(mean: float, std: float) -> Init:
+    return Init("normal", (mean, std))
+
+
+def uniform(low: float, high: float) -> Init:
+    return Init("uniform", (low, high))
+
+
+def _float(x: float) -> str:
+    """A float literal MLIR parses: it needs a '.' in the mantissa."""
+    if math.isinf(x):
+        return "0xFFF0000000000000" if x < 0 else "0x7FF0000000000000"
+    text = repr(float(x))
+    mantissa, _, exponent = text.partition("e")
+    if "." not in mantissa:
+        mantissa += ".0"
+    return mantissa + ("e" + exponent if exponent else "")
+
+
+@dataclass(frozen=True)
+class Value:
+    """An SSA value: its name in the function, shape and element type."""
+    name: str
+    shape: Tuple[int, ...]
+    dtype: str
+
+    @property
+    def type(self) -> str:
+        dims = "".join(f"{d}x" for d in self.shape)
+        return f"tensor<{dims}{self.dtype}>"
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+
+FLOATS = ("f32", "f64", "bf16", "f16")
+INTS = ("i32", "i64")
+
+
+class Function:
+    """Builds one func.func. Create through Module.function."""
+
+    def __init__(self, name: str, args: Dict[str, Tuple[Sequence[int], str]]):
+        self.name = name
+        self._lines: List[str] = []
+        self._counter = 0
+        self._args: Dict[str, Value] = {}
+        self._results: List[Value] = []
+        self._names: set = set()
+        for arg_name, (shape, dtype) in args.items():
+            self._args[arg_name] = Value(f"%{_ident(arg_name)}", tuple(shape), dtype)
+
+    # --- plumbing ------------------------------------------------------------
+    def _new(self, shape: Sequence[int], dtype: str) -> Value:
+        self._counter += 1
+        return Value(f"%v{self._counter}", tuple(int(d) for d in shape), dtype)
+
+    def _emit(self, line: str) -> None:
+        self._lines.append("  " + line)
+
+    def arg(self, name: str) -> Value:
+        if name not in self._args:
+            raise BuildError(f"function @{self.name} has no argument '{name}'")
+        return self._args[name]
+
+    def _check(self, cond: bool, op: str, message: str) -> None:
+        if not cond:
+            raise BuildError(f"rtx.{op}: {message}")
+
+    def _same(self, op: str, *values: Value) -> None:
+        first = values[0]
+        for v in values[1:]:
+            self._check(v.shape == first.shape and v.dtype == first.dtype, op,
+                        f"operands differ: {first.type} vs {v.type} (broadcast first)")
+
+    # --- values that enter the model ---------------------------------------
+    def param(self, name: str, shape: Sequence[int], init: Init,
+              seed: Optional[int] = None, dtype: str = "f32") -> Value:
+        self._check(name not in self._names, "param", f"parameter \"{name}\" is declared twice")
+        self._names.add(name)
+        v = self._new(shape, dtype)
+        seed_text = f" seed {seed}" if seed is not None else ""
+        self._emit(f'{v.name} = rtx.param "{name}" {init.text()}{seed_text} : {v.type}')
+        return v
+
+    def input(self, name: str, shape: Sequence[int], dtype: str) -> Value:
+        v = self._new(shape, dtype)
+        self._emit(f'{v.name} = rtx.input "{name}" : {v.type}')
+        return v
+
+    def constant(self, value: float, shape: Sequence[int], dtype: str = "f32") -> Value:
+        v = self._new(shape, dtype)
+        literal = ("true" if value else "false") if dtype == "i1" else (
+            str(int(value)) if dtype in INTS else _float(value))
+        self._emit(f"{v.name} = rtx.constant dense<{literal}> : {v.type}")
+        return v
+
+    # --- contractions ----------------------------------------------------------
+    def matmul(self, a: Value, b: Value, transpose_a=False, transpose_b=False) -> Value:
+        self._check(a.rank == 2 and b.rank == 2, "matmul", f"needs matrices, got {a.type}, {b.type}")
+        m, k = (a.shape[1], a.shape[0]) if transpose_a else a.shape
+        k2, n = (b.shape[1], b.shape[0]) if transpose_b else b.shape
+        self._check(k == k2, "matmul", f"contracting dimensions differ: {k} vs {k2}")
+        v = self._new([m, n], a.dtype)
+        flags = (" transpose_lhs" if transpose_a else "") + (" transpose_rhs" if transpose_b else "")
+        self._emit(f"{v.name} = rtx.matmul {a.name}, {b.name}{flags} : {a.type}, {b.type} -> {v.type}")
+        return v
+
+    def linear(self, x: Value, w: Value, b: Optional[Value] = None) -> Value:
+        self._check(w.rank == 2 and w.shape[1] == x.shape[-1], "linear",
+                    f"weight {w.type} must be [out, {x.shape[-1]}]")
+        v = self._new(list(x.shape[:-1]) + [w.shape[0]], x.dtype)
+        if b is None:
+            self._emit(f"{v.name} = rtx.linear {x.name}, {w.name} : {x.type}, {w.type} -> {v.type}")
+        else:
+            self._check(b.shape == (w.shape[0],), "linear", f"bias {b.type} must be [{w.shape[0]}]")
+            self._emit(f"{v.name} = rtx.linear {x.name}, {w.name}, {b.name} : "
+                       f"{x.type}, {w.type}, {b.type} -> {v.type}")
+        return v
+
+    # --- elementwise -------------------------------------------------------------
+    def _binary(self, op: str, a: Value, b: Value) -> Value:
+        self._same(op, a, b)
+        v = self._new(a.shape, a.dtype)
+        self._emit(f"{v.name} = rtx.{op} {a.name}, {b.name} : {v.type}")
+        return v
+
+    def add(self, a, b): return self._binary("add", a, b)
+    def sub(self, a, b): return self._binary("sub", a, b)
+    def mul(self, a, b): return self._binary("mul", a, b)
+    def div(self, a, b): return self._binary("div", a, b)
+    def maximum(self, a, b): return self._binary("maximum", a, b)
+    def minimum(self, a, b): return self._binary("minimum", a, b)
+
+    def _unary(self, op: str, x: Value, suffix: str = "") -> Value:
+        v = self._new(x.shape, x.dtype)
+        self._emit(f"{v.name} = rtx.{op} {x.name}{suffix} : {v.type}")
+        return v
+
+    def neg(self, x): return self._unary("neg", x)
+    def exp(self, x): return self._unary("exp", x)
+    def log(self, x): return self._unary("log", x)
+    def sqrt(self, x): return self._unary("sqrt", x)
+    def rsqrt(self, x): return self._unary("rsqrt", x)
+    def tanh(self, x): return self._unary("tanh", x)
+    def sigmoid(self, x): return self._unary("sigmoid", x)
+    def relu(self, x): return self._unary("relu", x)
+    def silu(self, x): return self._unary("silu", x)
+
+    def gelu(self, x: Value, approximate: bool = False) -> Value:
+        return self._unary("gelu", x, " approximate" if approximate else "")
+
+    def dropout(self, x: Value, rate: float, seed: int) -> Value:
+        self._check(0.0 <= rate < 1.0, "dropout", f"rate must be in [0, 1), got {rate}")
+        return self._unary("dropout", x, f" rate {_float(rate)} seed {seed}")
+
+    def convert(self, x: Value, dtype: str) -> Value:
+        v = self._new(x.shape, dtype)
+        self._emit(f"{v.name} = rtx.convert {x.name} : {x.type} -> {v.type}")
+        return v
+
+    def compare(self, predicate: str, a: Value, b: Value) -> Value:
+        self._same("compare", a, b)
+        v = self._new(a.shape, "i1")
+        self._emit(f"{v.name} = rtx.compare {predicate}, {a.name}, {b.name} : {a.type} -> {v.type}")
+        return v
+
+    def where(self, cond: Value, a: Value, b: Value) -> Value:
+        self._same("where", a, b)
+        v = self._new(a.shape, a.dtype)
+        self._emit(f"{v.name} = rtx.where {cond.name}, {a.name}, {b.name} : {cond.type}, {v.type}")
+        return v
+
+    def masked_fill(self, x: Value, mask: Value, value: float) -> Value:
+        v = self._new(x.shape, x.dtype)
+        self._emit(f"{v.name} = rtx.masked_fill {x.name}, {mask.name}, {_float(value)} : {x.type}, {mask.type}")
+        return v
+
+    # --- normalisation, softmax, attention ---------------------------------------
+    def layernorm(self, x: Value, scale: Value, bias: Optional[Value] = None, eps: float = 1e-5) -> Value:
+        self._check(scale.shape == (x.shape[-1],), "layernorm", f"scale {scale.type} must be [{x.shape[-1]}]")
+        v = self._new(x.shape, x.dtype)
+        if bias is None:
+            self._emit(f"{v.name} = rtx.layernorm {x.name}, {scale.name} eps {_float(eps)} : {x.type}, {scale.type}")
+        else:
+            self._emit(f"{v.name} = rtx.layernorm {x.name}, {scale.name}, {bias.name} eps {_float(eps)} : "
+                       f"{x.type}, {scale.type}, {bias.type}")
+        return v
+
+    def rmsnorm(self, x: Value, scale: Value, eps: float = 1e-6) -> Value:
+        self._check(scale.shape == (x.shape[-1],), "rmsnorm", f"scale {scale.type} must be [{x.shape[-1]}]")
+        v = self._new(x.shape, x.dtype)
+        self._emit(f"{v.name} = rtx.rmsnorm {x.name}, {scale.name} eps {_float(eps)} : {x.type}, {scale.type}")
+        return v
+
+    def softmax(self, x: Value, dim: int) -> Value:
+        return self._unary("softmax", x, f" dim {dim % x.rank}")
+
+    def rope(self, x: Value, theta: float = 10000.0) -> Value:
+        self._check(x.rank == 4 and x.shape[3] % 2 == 0, "rope", f"needs [B, H, S, even D], got {x.type}")
+        return self._unary("rope", x, f" theta {_float(theta)}")
+
+    def attention(self, q: Value, k: Value, v: Value, causal: bool = True,
+                  scale: Optional[float] = None) -> Value:
+        self._check(q.rank == 4 and k.shape == v.shape and q.shape[1] % k.shape[1] == 0,
+                    "attention", f"bad shapes {q.type}, {k.type}, {v.type}")
+        r = self._new(q.shape, q.dtype)
+        flags = (" causal" if causal else "") + (f" scale {_float(scale)}" if scale is not None else "")
+        self._emit(f"{r.name} = rtx.attention {q.name}, {k.name}, {v.name}{flags} : "
+                   f"{q.type}, {k.type}, {v.type} -> {r.type}")
+        return r
+
+    # --- embedding and loss ----------------------------------------------------------
+    def embedding(self, table: Value, ids: Value) -> Value:
+        self._check(table.rank == 2 and ids.dtype in INTS, "embedding", f"bad operands {table.type}, {ids.type}")
+        v = self._new(list(ids.shape) + [table.shape[1]], table.dtype)
+        self._emit(f"{v.name} = rtx.embedding {table.name}, {ids.name} : {table.type}, {ids.type} -> {v.type}")
+        return v
+
+    def cross_entropy(self, logits: Value, labels: Value, ignore_index: Optional[int] = None) -> Value:
+        self._check(labels.shape == logits.shape[:-1], "cross_entropy",
+                    f"labels {labels.type} must be the leading shape of {logits.type}")
+        v = self._new([], "f32")
+        ignore = f" ignore_index {ignore_index}" if ignore_index is not None else ""
+        self._emit(f"{v.name} = rtx.cross_entropy {logits.name}, {labels.name}{ignore} : "
+                   f"{logits.type}, {labels.type} -> {v.type}")
+        return v
+
+    # --- shape manipulation --------------------------------------------------------------
+    def reshape(self, x: Value, shape: Sequence[int]) -> Value:
+        self._check(math.prod(shape) == math.prod(x.shape), "reshape",
+                    f"cannot reshape {x.type} into {list(shape)}")
+        v = self._new(shape, x.dtype)
+        self._emit(f"{v.name} = rtx.reshape {x.name} : {x.type} -> {v.type}")
+        return v
+
+    def transpose(self, x: Value, perm: Sequence[int]) -> Value:
+        self._check(sorted(perm) == list(range(x.rank)), "transpose", f"bad permutation {list(perm)}")
+        v = self._new([x.shape[p] for p in perm], x.dtype)
+        self._emit(f"{v.name} = rtx.transpose {x.name} [{', '.join(map(str, perm))}] : {x.type} -> {v.type}")
+        return v
+
+    def slice(self, x: Value, starts: Sequence[int], limits: Sequence[int]) -> Value:
+        v = self._new([l - s for s, l in zip(starts, limits)], x.dtype)
+        ranges = ", ".join(f"{s}:{l}" for s, l in zip(starts, limits))
+        self._emit(f"{v.name} = rtx.slice {x.name} [{ranges}] : {x.type} -> {v.type}")
+        return v
+
+    def split(self, x: Value, dim: int, sizes: Sequence[int]) -> List[Value]:
+        self._check(sum(sizes) == x.shape[dim], "split", f"sizes {list(sizes)} do not add up to {x.shape[dim]}")
+        outs = []
+        for s in sizes:
+            shape = list(x.shape)
+            shape[dim] = s
+            outs.append(self._new(shape, x.dtype))
+        self._emit(f"{', '.join(o.name for o in outs)} = rtx.split {x.name} dim {dim} : "
+                   f"{x.type} -> {', '.join(o.type for o in outs)}")
+        return outs
+
+    def concat(self, xs: Sequence[Value], dim: int) -> Value:
+        shape = list(xs[0].shape)
+        shape[dim] = sum(x.shape[dim] for x in xs)
+        v = self._new(shape, xs[0].dtype)
+        self._emit(f"{v.name} = rtx.concat {', '.join(x.name for x in xs)} dim {dim} : "
+                   f"{', '.join(x.type for x in xs)} -> {v.type}")
+        return v
+
+    def broadcast(self, x: Value, shape: Sequence[int], dims: Sequence[int]) -> Value:
+        v = self._new(shape, x.dtype)
+        self._emit(f"{v.name} = rtx.broadcast {x.name} dims [{', '.join(map(str, dims))}] : {x.type} -> {v.type}")
+        return v
+
+    def reduce(self, kind: str, x: Value, dims: Sequence[int], keepdim: bool = False) -> Value:
+        shape = [1 if d in dims else s for d, s in enumerate(x.shape)] if keepdim else \
+            [s for d, s in enumerate(x.shape) if d not in dims]
+        v = self._new(shape, x.dtype)
+        keep = " keepdim" if keepdim else ""
+        self._emit(f"{v.name} = rtx.reduce {kind} {x.name} dims [{', '.join(map(str, dims))}]{keep} : "
+                   f"{x.type} -> {v.type}")
+        return v
+
+    # --- results --------------------------------------------------------------------------
+    def ret(self, *values: Value) -> None:
+        self._results = list(values)
+
+    def text(self) -> str:
+        args = ", ".join(f"{v.name}: {v.type}" for v in self._args.values())
+        results = ", ".join(v.type for v in self._results)
+        if len(self._results) != 1:
+            results = f"({results})"
+        body = "\n".join(self._lines)
+        ret = (f"  return {', '.join(v.name for v in self._results)} : "
+               f"{', '.join(v.type for v in self._results)}")
+        return f"func.func @{self.name}({args}) -> {results} {{\n{body}\n{ret}\n}}\n"
+
+
+def _ident(name: str) -> str:
+    return "".join(c if c.isalnum() or c == "_" else "_" for c in name)
+
+
+class Module:
+    """A module of functions (and, later, meshes)."""
+
+    def __init__(self) -> None:
+        self._functions: List[Function] = []
+        self._header: List[str] = []
+
+    def function(self, name: str, args: Optional[Dict[str, Tuple[Sequence[int], str]]] = None) -> Function:
+        f = Function(name, args or {})
+        self._functions.append(f)
+        return f
+
+    def comment(self, text: str) -> None:
+        self._header.extend(f"// {line}".rstrip() for line in text.splitlines())
+
+    def text(self) -> str:
+        header = "\n".join(self._header)
+        return (header + "\n\n" if header else "") + "\n".join(f.text() for f in self._functions)

@@ -1,0 +1,122 @@
+//===- Optimizers.cpp - adamw_update, sgd_update --------------------------===//
+//
+// Elementwise parameter updates. AdamW mixes precisions (a bf16 or f32
+// parameter with f32 or f64 moments), so every element is computed in double
+// from the stored values and each result is rounded once to its own dtype.
+// SGD is computed in the gradient's compute type, as its op says.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rtxrt/Kernels.h"
+
+#include "KernelUtils.h"
+
+#include <cmath>
+
+using namespace rtxrt;
+using namespace rtxrt::detail;
+
+namespace {
+
+/// A hyper-parameter must be finite and inside [low, high] (the ranges of the
+/// ops' verifiers; checked again here for callers that bypass them).
+void checkHyperParameter(const std::string &op, const char *name, double value,
+                         double low, double high) {
+  if (!(value >= low && value <= high))
+    fail(op, std::string(name) + " " + std::to_string(value) + " is outside [" +
+                 std::to_string(low) + ", " + std::to_string(high) + "]");
+}
+
+} // namespace
+
+std::vector<Tensor> rtxrt::adamwUpdate(const Tensor &param, const Tensor &grad,
+                                       const Tensor &expAvg,
+                                       const Tensor &expAvgSq,
+                                       const Tensor &step, double lr,
+                                       double beta1, double beta2, double eps,
+                                       double weightDecay) {
+  const std::string op = "rtx.adamw_update";
+  checkFloat(op, param, "param");
+  checkFloat(op, grad, "grad");
+  checkFloat(op, expAvg, "exp_avg");
+  checkFloat(op, expAvgSq, "exp_avg_sq");
+  checkSameDType(op, grad, "grad", expAvg, "exp_avg");
+  checkSameDType(op, grad, "grad", expAvgSq, "exp_avg_sq");
+  checkSameShape(op, param, "param", grad, "grad");
+  checkSameShape(op, param, "param", expAvg, "exp_avg");
+  checkSameShape(op, param, "param", expAvgSq, "exp_avg_sq");
+  checkFloat(op, step, "step");
+  if (step.rank() != 0)
+    fail(op, "step must be a scalar, got " + shapeToString(step.shape()));
+  double t = step.getAsDouble(0);
+  if (!(t >= 1.0) || !std::isfinite(t))
+    fail(op, "step " + std::to_string(t) +
+                 " must be a finite number >= 1 "
+                 "(steps are 1-based)");
+  checkHyperParameter(op, "lr", lr, 0.0, 1e9);
+  checkHyperParameter(op, "beta1", beta1, 0.0, 0.999999999);
+  checkHyperParameter(op, "beta2", beta2, 0.0, 0.999999999);
+  checkHyperParameter(op, "eps", eps, 0.0, 1.0);
+  checkHyperParameter(op, "weight_decay", weightDecay, 0.0, 1e9);
+
+  double decay = 1.0 - lr * weightDecay;
+  double stepSize = lr / (1.0 - std::pow(beta1, t));
+  double correction2 = 1.0 - std::pow(beta2, t);
+  Tensor p = toCompute(param), g = toCompute(grad), m = toCompute(expAvg),
+         v = toCompute(expAvgSq);
+  Tensor newP(param.shape(), p.dtype()), newM(grad.shape(), m.dtype()),
+      newV(grad.shape(), v.dtype());
+  int64_t n = param.numel();
+  dispatchCompute(param.dtype(), [&](auto paramZero) {
+    using P = decltype(paramZero);
+    return dispatchCompute(grad.dtype(), [&](auto momentZero) {
+      using M = decltype(momentZero);
+      const P *pp = p.data<P>();
+      const M *pg = g.data<M>(), *pm = m.data<M>(), *pv = v.data<M>();
+      P *pnp = newP.data<P>();
+      M *pnm = newM.data<M>(), *pnv = newV.data<M>();
+      parallelFor(n, kElementGrain, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) {
+          double gi = pg[i];
+          double mi = beta1 * static_cast<double>(pm[i]) + (1.0 - beta1) * gi;
+          double vi =
+              beta2 * static_cast<double>(pv[i]) + (1.0 - beta2) * gi * gi;
+          double pi = static_cast<double>(pp[i]) * decay;
+          pi -= stepSize * mi / (std::sqrt(vi / correction2) + eps);
+          pnp[i] = P(pi);
+          pnm[i] = M(mi);
+          pnv[i] = M(vi);
+        }
+      });
+      return 0;
+    });
+  });
+  return {fromCompute(newP, param.dtype()), fromCompute(newM, grad.dtype()),
+          fromCompute(newV, grad.dtype())};
+}
+
+Tensor rtxrt::sgdUpdate(const Tensor &param, const Tensor &grad, double lr,
+                        double weightDecay) {
+  const std::string op = "rtx.sgd_update";
+  checkFloat(op, param, "param");
+  checkFloat(op, grad, "grad");
+  checkSameShape(op, param, "param", grad, "grad");
+  checkHyperParameter(op, "lr", lr, 0.0, 1e9);
+  checkHyperParameter(op, "weight_decay", weightDecay, 0.0, 1e9);
+  // The gradient's compute type; the parameter is converted to it.
+  DType c = computeType(grad.dtype());
+  Tensor p = param.dtype() == c ? param : param.to(c), g = toCompute(grad);
+  Tensor out(param.shape(), c);
+  dispatchCompute(c, [&](auto zero) {
+    using T = decltype(zero);
+    const T *pp = p.data<T>(), *pg = g.data<T>();
+    T *po = out.data<T>();
+    const T rate = T(lr), decay = T(weightDecay);
+    parallelFor(param.numel(), kElementGrain, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i)
+        po[i] = pp[i] - rate * (pg[i] + decay * pp[i]);
+    });
+    return 0;
+  });
+  return fromCompute(out, param.dtype());
+}
