@@ -16,6 +16,7 @@ EXAMPLES = {
     "gpt2-tiny.mlir": lambda: models.gpt2(models.GPTConfig(layers=2)),
     "mlp.mlir": lambda: models.mlp(),
     "llama-block.mlir": lambda: models.llama_block(),
+    "vit-block.mlir": lambda: models.vit(),
 }
 
 

@@ -22,7 +22,9 @@ LocalBlock mlir::rtx::getLocalBlock(ShardingAttr sharding,
                                     const rtxrt::MeshLayout &mesh,
                                     int64_t rank) {
   LocalBlock block{localShape, std::vector<int64_t>(localShape.size(), 0)};
-  if (!sharding)
+  // On a single rank (no mesh) a global program's shardings are only
+  // annotations: every value is whole.
+  if (!sharding || mesh.axisNames().empty())
     return block;
   if (sharding.getRank() != static_cast<int64_t>(localShape.size()))
     throw Error("sharding rank " + std::to_string(sharding.getRank()) +
@@ -42,6 +44,8 @@ LocalBlock mlir::rtx::getLocalBlock(ShardingAttr sharding,
 bool mlir::rtx::isCanonicalReplica(ShardingAttr sharding,
                                    const rtxrt::MeshLayout &mesh,
                                    int64_t rank) {
+  if (mesh.axisNames().empty())
+    return true;
   std::vector<int64_t> coords = mesh.coordinates(rank);
   for (size_t a = 0; a < mesh.axisNames().size(); ++a) {
     const std::string &axis = mesh.axisNames()[a];

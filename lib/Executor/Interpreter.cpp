@@ -493,6 +493,15 @@ private:
             [&](Operation *c) {
               values[c->getResult(0)] = collective(c, get(c->getOperand(0)));
             })
+        .Case([&](MeshSliceOp m) {
+          Tensor input = get(m.getInput());
+          std::vector<std::string> axes = axesOf(m);
+          int64_t n = env.mesh.groupSize(axes);
+          int64_t dim = static_cast<int64_t>(m.getDim());
+          std::vector<int64_t> sizes(n, input.dim(dim) / n);
+          set(m, rtxrt::split(input, dim, sizes)[env.mesh.indexInGroup(
+                     env.rank, axes)]);
+        })
         .Case([&](SendOp s) {
           world(s).send(env.rank, peerRank(s), tagOf(s), get(s.getInput()));
         })

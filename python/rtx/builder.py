@@ -66,6 +66,30 @@ def _float(x: float) -> str:
     return mantissa + ("e" + exponent if exponent else "")
 
 
+def _literal(x: float, dtype: str) -> str:
+    """One element of a dense literal. Non-finite floats are written as bit
+    patterns of the element type (MLIR has no decimal spelling for them)."""
+    if dtype == "i1":
+        return "true" if x else "false"
+    if dtype in INTS:
+        return str(int(x))
+    if math.isfinite(x):
+        return _float(x)
+    bits = {"f32": ("0x7F800000", "0xFF800000", "0x7FC00000"),
+            "f64": ("0x7FF0000000000000", "0xFFF0000000000000", "0x7FF8000000000000"),
+            "bf16": ("0x7F80", "0xFF80", "0x7FC0"), "f16": ("0x7C00", "0xFC00", "0x7E00")}[dtype]
+    return bits[2] if math.isnan(x) else bits[0] if x > 0 else bits[1]
+
+
+def _nested(literals: List[str], shape: List[int]) -> str:
+    """Row-major elements as a nested dense literal: [[a, b], [c, d]]."""
+    if not shape:
+        return literals[0]
+    step = len(literals) // shape[0] if shape[0] else 0
+    return "[" + ", ".join(_nested(literals[i * step:(i + 1) * step], shape[1:])
+                           for i in range(shape[0])) + "]"
+
+
 @dataclass(frozen=True)
 class Value:
     """An SSA value: its name in the function, shape and element type."""
@@ -97,6 +121,7 @@ class Function:
         self._args: Dict[str, Value] = {}
         self._results: List[Value] = []
         self._names: set = set()
+        self._inputs: set = set()
         for arg_name, (shape, dtype) in args.items():
             self._args[arg_name] = Value(f"%{_ident(arg_name)}", tuple(shape), dtype)
 
@@ -134,15 +159,28 @@ class Function:
         return v
 
     def input(self, name: str, shape: Sequence[int], dtype: str) -> Value:
+        self._check(name not in self._inputs, "input", f"input \"{name}\" is declared twice")
+        self._inputs.add(name)
         v = self._new(shape, dtype)
         self._emit(f'{v.name} = rtx.input "{name}" : {v.type}')
         return v
 
     def constant(self, value: float, shape: Sequence[int], dtype: str = "f32") -> Value:
+        """A tensor whose elements all equal `value` (a splat)."""
         v = self._new(shape, dtype)
-        literal = ("true" if value else "false") if dtype == "i1" else (
-            str(int(value)) if dtype in INTS else _float(value))
-        self._emit(f"{v.name} = rtx.constant dense<{literal}> : {v.type}")
+        self._emit(f"{v.name} = rtx.constant dense<{_literal(value, dtype)}> : {v.type}")
+        return v
+
+    def dense(self, values: Sequence[float], shape: Sequence[int], dtype: str = "f32") -> Value:
+        """A tensor of the given elements, flat in row-major order."""
+        values = list(values)
+        self._check(len(values) == math.prod(shape), "constant",
+                    f"{len(values)} values do not fill shape {list(shape)}")
+        if values and all(x == values[0] for x in values):
+            return self.constant(values[0], shape, dtype)
+        v = self._new(shape, dtype)
+        literals = [_literal(x, dtype) for x in values]
+        self._emit(f"{v.name} = rtx.constant dense<{_nested(literals, list(shape))}> : {v.type}")
         return v
 
     # --- contractions ----------------------------------------------------------
@@ -154,6 +192,17 @@ class Function:
         v = self._new([m, n], a.dtype)
         flags = (" transpose_lhs" if transpose_a else "") + (" transpose_rhs" if transpose_b else "")
         self._emit(f"{v.name} = rtx.matmul {a.name}, {b.name}{flags} : {a.type}, {b.type} -> {v.type}")
+        return v
+
+    def batch_matmul(self, a: Value, b: Value, transpose_a=False, transpose_b=False) -> Value:
+        self._check(a.rank >= 3 and a.rank == b.rank and a.shape[:-2] == b.shape[:-2], "batch_matmul",
+                    f"needs equal batch dimensions, got {a.type}, {b.type}")
+        m, k = (a.shape[-1], a.shape[-2]) if transpose_a else a.shape[-2:]
+        k2, n = (b.shape[-1], b.shape[-2]) if transpose_b else b.shape[-2:]
+        self._check(k == k2, "batch_matmul", f"contracting dimensions differ: {k} vs {k2}")
+        v = self._new(list(a.shape[:-2]) + [m, n], a.dtype)
+        flags = (" transpose_lhs" if transpose_a else "") + (" transpose_rhs" if transpose_b else "")
+        self._emit(f"{v.name} = rtx.batch_matmul {a.name}, {b.name}{flags} : {a.type}, {b.type} -> {v.type}")
         return v
 
     def linear(self, x: Value, w: Value, b: Optional[Value] = None) -> Value:
@@ -210,6 +259,8 @@ class Function:
         return v
 
     def compare(self, predicate: str, a: Value, b: Value) -> Value:
+        self._check(predicate in ("eq", "ne", "lt", "le", "gt", "ge"), "compare",
+                    f"unknown predicate '{predicate}'")
         self._same("compare", a, b)
         v = self._new(a.shape, "i1")
         self._emit(f"{v.name} = rtx.compare {predicate}, {a.name}, {b.name} : {a.type} -> {v.type}")
@@ -217,11 +268,15 @@ class Function:
 
     def where(self, cond: Value, a: Value, b: Value) -> Value:
         self._same("where", a, b)
+        self._check(cond.shape == a.shape and cond.dtype == "i1", "where",
+                    f"condition {cond.type} must be an i1 mask of shape {list(a.shape)}")
         v = self._new(a.shape, a.dtype)
         self._emit(f"{v.name} = rtx.where {cond.name}, {a.name}, {b.name} : {cond.type}, {v.type}")
         return v
 
     def masked_fill(self, x: Value, mask: Value, value: float) -> Value:
+        self._check(mask.shape == x.shape and mask.dtype == "i1", "masked_fill",
+                    f"mask {mask.type} must be an i1 mask of shape {list(x.shape)} (broadcast first)")
         v = self._new(x.shape, x.dtype)
         self._emit(f"{v.name} = rtx.masked_fill {x.name}, {mask.name}, {_float(value)} : {x.type}, {mask.type}")
         return v
@@ -291,6 +346,9 @@ class Function:
         return v
 
     def slice(self, x: Value, starts: Sequence[int], limits: Sequence[int]) -> Value:
+        self._check(len(starts) == x.rank and len(limits) == x.rank and
+                    all(0 <= s <= l <= d for s, l, d in zip(starts, limits, x.shape)), "slice",
+                    f"bad ranges {list(starts)}:{list(limits)} for {x.type}")
         v = self._new([l - s for s, l in zip(starts, limits)], x.dtype)
         ranges = ", ".join(f"{s}:{l}" for s, l in zip(starts, limits))
         self._emit(f"{v.name} = rtx.slice {x.name} [{ranges}] : {x.type} -> {v.type}")
@@ -307,6 +365,15 @@ class Function:
                    f"{x.type} -> {', '.join(o.type for o in outs)}")
         return outs
 
+    def pad(self, x: Value, low: Sequence[int], high: Sequence[int]) -> Value:
+        """Zeros before (`low`) and after (`high`) every dimension."""
+        self._check(len(low) == x.rank and len(high) == x.rank and min(list(low) + list(high) + [0]) >= 0,
+                    "pad", f"needs {x.rank} non-negative low and high sizes")
+        v = self._new([d + lo + hi for d, lo, hi in zip(x.shape, low, high)], x.dtype)
+        self._emit(f"{v.name} = rtx.pad {x.name} low [{', '.join(map(str, low))}] "
+                   f"high [{', '.join(map(str, high))}] : {x.type} -> {v.type}")
+        return v
+
     def concat(self, xs: Sequence[Value], dim: int) -> Value:
         shape = list(xs[0].shape)
         shape[dim] = sum(x.shape[dim] for x in xs)
@@ -316,11 +383,17 @@ class Function:
         return v
 
     def broadcast(self, x: Value, shape: Sequence[int], dims: Sequence[int]) -> Value:
+        self._check(len(dims) == x.rank and all(a < b for a, b in zip(dims, dims[1:])) and
+                    all(0 <= d < len(shape) and x.shape[i] in (1, shape[d]) for i, d in enumerate(dims)),
+                    "broadcast", f"cannot broadcast {x.type} to {list(shape)} with dims {list(dims)}")
         v = self._new(shape, x.dtype)
         self._emit(f"{v.name} = rtx.broadcast {x.name} dims [{', '.join(map(str, dims))}] : {x.type} -> {v.type}")
         return v
 
     def reduce(self, kind: str, x: Value, dims: Sequence[int], keepdim: bool = False) -> Value:
+        self._check(kind in ("sum", "mean", "max", "min"), "reduce", f"unknown kind '{kind}'")
+        self._check(all(0 <= d < x.rank for d in dims) and all(a < b for a, b in zip(dims, dims[1:])),
+                    "reduce", f"dims {list(dims)} must be increasing dimensions of {x.type}")
         shape = [1 if d in dims else s for d, s in enumerate(x.shape)] if keepdim else \
             [s for d, s in enumerate(x.shape) if d not in dims]
         v = self._new(shape, x.dtype)

@@ -247,7 +247,10 @@ Tensor rtxrt::pad(const Tensor &input, const std::vector<int64_t> &low,
       fail(op, "padding (" + std::to_string(low[d]) + ", " +
                    std::to_string(high[d]) + ") of dimension " +
                    std::to_string(d) + " must be non-negative");
-    outShape[d] = low[d] + input.dim(d) + high[d];
+    if (__builtin_add_overflow(low[d], input.dim(d), &outShape[d]) ||
+        __builtin_add_overflow(outShape[d], high[d], &outShape[d]))
+      fail(op, "padded size of dimension " + std::to_string(d) + " of input " +
+                   shapeToString(input.shape()) + " overflows");
   }
   Tensor out(outShape, input.dtype());
   if (input.numel() == 0)

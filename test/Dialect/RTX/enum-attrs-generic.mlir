@@ -1,6 +1,6 @@
 // The generic-form round trip of enum-attrs.mlir (whose CHECK lines it uses).
 //
-// Known bug: RTXEnums.td gives #rtx.reduction and #rtx.predicate the
+// Regression test (fixed): RTXEnums.td gives #rtx.reduction and #rtx.predicate the
 // assemblyFormat "`` $value", so their full form prints as
 // `#rtx.reductionsum` / `#rtx.predicateeq`, which the dialect's attribute
 // parser reads as an unknown mnemonic ("unknown attribute `reductionsum` in

@@ -1,6 +1,6 @@
 // RUN: rtx-opt %s -split-input-file -rtx-test-op-interfaces -verify-diagnostics
 
-// Known bug: the sharding rule of rtx.reshape crashes (SIGFPE, integer
+// Regression test (fixed): the sharding rule of rtx.reshape crashes (SIGFPE, integer
 // division by zero) when a shape has a dimension of size 0.
 // addReshapeFactors (RTXInterfaces.cpp) computes `a % b` / `b % a` with the
 // remaining sizes, and a size-0 dimension makes one of them 0. The verifier

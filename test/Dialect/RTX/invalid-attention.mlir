@@ -43,7 +43,7 @@ func.func @attention_head_dim_mismatch(%q: tensor<2x8x13x64xf32>, %k: tensor<2x8
 // -----
 
 func.func @attention_heads_not_multiple(%q: tensor<2x8x13x64xf32>, %k: tensor<2x3x13x64xf32>, %v: tensor<2x3x13x64xf32>) -> tensor<2x8x13x64xf32> {
-  // expected-error @+1 {{'rtx.attention' op query heads 8 must be a multiple of key/value heads 3}}
+  // expected-error @+1 {{'rtx.attention' op query heads 8 must be a positive multiple of key/value heads 3}}
   %0 = rtx.attention %q, %k, %v : tensor<2x8x13x64xf32>, tensor<2x3x13x64xf32>, tensor<2x3x13x64xf32> -> tensor<2x8x13x64xf32>
   return %0 : tensor<2x8x13x64xf32>
 }
@@ -52,7 +52,7 @@ func.func @attention_heads_not_multiple(%q: tensor<2x8x13x64xf32>, %k: tensor<2x
 
 // More key/value heads than query heads.
 func.func @attention_more_kv_heads(%q: tensor<2x2x13x64xf32>, %k: tensor<2x8x13x64xf32>, %v: tensor<2x8x13x64xf32>) -> tensor<2x2x13x64xf32> {
-  // expected-error @+1 {{'rtx.attention' op query heads 2 must be a multiple of key/value heads 8}}
+  // expected-error @+1 {{'rtx.attention' op query heads 2 must be a positive multiple of key/value heads 8}}
   %0 = rtx.attention %q, %k, %v : tensor<2x2x13x64xf32>, tensor<2x8x13x64xf32>, tensor<2x8x13x64xf32> -> tensor<2x2x13x64xf32>
   return %0 : tensor<2x2x13x64xf32>
 }
@@ -60,7 +60,7 @@ func.func @attention_more_kv_heads(%q: tensor<2x2x13x64xf32>, %k: tensor<2x8x13x
 // -----
 
 func.func @attention_zero_kv_heads(%q: tensor<2x8x13x64xf32>, %k: tensor<2x0x13x64xf32>, %v: tensor<2x0x13x64xf32>) -> tensor<2x8x13x64xf32> {
-  // expected-error @+1 {{'rtx.attention' op query heads 8 must be a multiple of key/value heads 0}}
+  // expected-error @+1 {{'rtx.attention' op query heads 8 must be a positive multiple of key/value heads 0}}
   %0 = rtx.attention %q, %k, %v : tensor<2x8x13x64xf32>, tensor<2x0x13x64xf32>, tensor<2x0x13x64xf32> -> tensor<2x8x13x64xf32>
   return %0 : tensor<2x8x13x64xf32>
 }
@@ -120,4 +120,12 @@ func.func @attention_dynamic_sequence(%q: tensor<2x8x?x64xf32>, %k: tensor<2x8x1
   // expected-error @+1 {{'rtx.attention' op operand #0 must be statically shaped tensor}}
   %0 = rtx.attention %q, %k, %v : tensor<2x8x?x64xf32>, tensor<2x8x13x64xf32>, tensor<2x8x13x64xf32> -> tensor<2x8x?x64xf32>
   return %0 : tensor<2x8x?x64xf32>
+}
+
+// -----
+
+func.func @attention_zero_query_heads(%q: tensor<2x0x13x64xf32>, %k: tensor<2x4x13x64xf32>, %v: tensor<2x4x13x64xf32>) -> tensor<2x0x13x64xf32> {
+  // expected-error @+1 {{'rtx.attention' op query heads 0 must be a positive multiple of key/value heads 4}}
+  %0 = rtx.attention %q, %k, %v : tensor<2x0x13x64xf32>, tensor<2x4x13x64xf32>, tensor<2x4x13x64xf32> -> tensor<2x0x13x64xf32>
+  return %0 : tensor<2x0x13x64xf32>
 }

@@ -1,6 +1,6 @@
 // RUN: rtx-opt %s -split-input-file -verify-diagnostics
 
-// Known bug: RTXDialect::verifyRegionArgAttribute (RTXDialect.cpp) returns
+// Regression test (fixed): RTXDialect::verifyRegionArgAttribute (RTXDialect.cpp) returns
 // success when the function has no body (`region.empty()`), so on a function
 // *declaration* nothing about an argument's `rtx.*` attributes is checked: an
 // unknown mesh, an unknown axis, a rank mismatch and even an unknown rtx

@@ -199,8 +199,12 @@ func.func @softmax_grad_result_grad_type(%y: tensor<7x13xf32>, %dy: tensor<7x13x
 // -----
 
 //===----------------------------------------------------------------------===//
-// rtx.rope_grad (no verifier of its own; see the report on missing checks)
+// rtx.rope_grad
 //===----------------------------------------------------------------------===//
+
+// Regression test (fixed): rtx.rope_grad has no verifier, so it accepts what rtx.rope
+// rejects (a rank other than 4, an odd head_dim, theta <= 0, a negative
+// offset). Only the ODS-level checks are tested here.
 
 func.func @rope_grad_result_type(%dy: tensor<2x8x13x64xf32>) -> tensor<2x8x13x64xbf16> {
   // expected-error @+1 {{'rtx.rope_grad' op failed to verify that all of {result_grad, input_grad} have same type}}
@@ -362,6 +366,17 @@ func.func @cross_entropy_grad_labels_rank(%l: tensor<13x65xf32>, %y: tensor<13x6
   // expected-error @+1 {{'rtx.cross_entropy_grad' op labels shape [13, 65] must equal the logits' leading shape}}
   %0 = rtx.cross_entropy_grad %l, %y, %d : tensor<13x65xf32>, tensor<13x65xi32>, tensor<f32>
   return %0 : tensor<13x65xf32>
+}
+
+// -----
+
+// Regression test (fixed): scalar logits are rejected, but with the labels message ("labels
+// shape [] must equal the logits' leading shape") instead of rtx.cross_entropy's
+// "logits must have rank at least 1". Only the rejection is checked.
+func.func @cross_entropy_grad_scalar_logits(%l: tensor<f32>, %y: tensor<i32>, %d: tensor<f32>) -> tensor<f32> {
+  // expected-error @+1 {{'rtx.cross_entropy_grad' op}}
+  %0 = rtx.cross_entropy_grad %l, %y, %d : tensor<f32>, tensor<i32>, tensor<f32>
+  return %0 : tensor<f32>
 }
 
 // -----

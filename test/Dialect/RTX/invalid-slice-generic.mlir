@@ -1,6 +1,6 @@
 // RUN: rtx-opt %s -split-input-file -verify-diagnostics
 
-// Known bug: SliceOp::verify (RTXOps.cpp) checks that `starts` has one entry
+// Regression test (fixed): SliceOp::verify (RTXOps.cpp) checks that `starts` has one entry
 // per input dimension but never compares `limits` with it, then reads
 // `limits[d]` for every d. The custom form always gives both the same length,
 // but the generic form need not: with one limit for two starts the verifier

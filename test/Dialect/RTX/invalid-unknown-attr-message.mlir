@@ -1,6 +1,6 @@
 // RUN: rtx-opt %s -split-input-file -verify-diagnostics
 
-// Known bug: RTXDialect.cpp streams the attribute *name* (a StringAttr) into
+// Regression test (fixed): RTXDialect.cpp streams the attribute *name* (a StringAttr) into
 // the message, which prints it with its own quotes inside the message's:
 //   unknown rtx attribute '"rtx.foo"'
 // instead of

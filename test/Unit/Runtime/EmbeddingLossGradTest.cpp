@@ -107,10 +107,12 @@ TEST_P(CrossEntropyGradTest, MatchesFiniteDifferences) {
   Tensor dx = crossEntropyGrad(logits, lab, dloss, hasIgnore, -100);
   expectClose(dx, logits.shape(), numeric, kGradTolerance);
   // Ignored tokens get exactly zero rows.
-  for (int64_t t = 0; t < 15; ++t)
-    if (labels[t] == -100)
-      for (int64_t i = 0; i < 13; ++i)
-        EXPECT_EQ(dx.getAsDouble(t * 13 + i), 0.0);
+  for (int64_t t = 0; t < 15; ++t) {
+    if (labels[t] != -100)
+      continue;
+    for (int64_t i = 0; i < 13; ++i)
+      EXPECT_EQ(dx.getAsDouble(t * 13 + i), 0.0);
+  }
   // f32 logits, with an f32 or an f64 loss gradient.
   Tensor x32 = logits.to(DType::F32);
   Tensor ref =

@@ -165,8 +165,11 @@ TEST(RopeGrad, MatchesFiniteDifferences) {
   Shape s = {3, 5, 7, 6};
   Tensor x = randomTensor(s, DType::F64, 7);
   Tensor r = randomTensor(s, DType::F64, 8);
-  for (auto [theta, offset] :
+  for (auto [thetaValue, offsetValue] :
        {std::pair<double, int64_t>{10000.0, 0}, {500.0, 13}}) {
+    // Plain copies: clang 14 cannot capture structured bindings in lambdas.
+    double theta = thetaValue;
+    int64_t offset = offsetValue;
     SCOPED_TRACE(offset);
     std::vector<double> numeric = numericGrad(
         [&](const Tensor &xp) { return rope(xp, theta, offset); }, x, r);
@@ -236,6 +239,11 @@ TEST(Pad, AnyDTypeAndEdgeCases) {
       },
       {"rtx.pad", "dimension 1", "non-negative"});
   expectError([&] { pad(x, {0}, {0, 0}); }, {"rtx.pad", "[2, 3]"});
+  expectError(
+      [&] {
+        pad(x, {0, INT64_MAX - 1}, {0, 0});
+      },
+      {"rtx.pad", "dimension 1", "overflows"});
 }
 
 } // namespace

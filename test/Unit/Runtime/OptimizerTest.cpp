@@ -38,6 +38,10 @@ struct AdamWCase {
   double paramTol, momentTol;
 };
 
+void PrintTo(const AdamWCase &c, std::ostream *os) {
+  *os << dtypeName(c.param) << " param, " << dtypeName(c.moments) << " moments";
+}
+
 class AdamWTest : public testing::TestWithParam<AdamWCase> {};
 
 TEST_P(AdamWTest, ThreeStepsMatchClosedForm) {

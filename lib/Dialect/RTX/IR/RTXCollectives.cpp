@@ -103,7 +103,12 @@ LogicalResult mlir::rtx::verifyCollective(Operation *op,
     return success();
   };
 
-  if (isa<AllGatherOp, AllGatherStartOp>(op)) {
+  if (isa<MeshSliceOp>(op)) {
+    int64_t dim = getDimAttr("dim");
+    if (failed(checkDim(dim, "dim")) || failed(checkDivisible(dim, "dim")))
+      return failure();
+    expected[dim] /= groupSize;
+  } else if (isa<AllGatherOp, AllGatherStartOp>(op)) {
     int64_t dim = getDimAttr("gather_dim");
     if (failed(checkDim(dim, "gather dim")))
       return failure();
@@ -169,5 +174,8 @@ LogicalResult SendStartOp::verifySymbolUses(SymbolTableCollection &symbols) {
   return verifyCollective(*this, symbols);
 }
 LogicalResult RecvStartOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  return verifyCollective(*this, symbols);
+}
+LogicalResult MeshSliceOp::verifySymbolUses(SymbolTableCollection &symbols) {
   return verifyCollective(*this, symbols);
 }

@@ -72,6 +72,17 @@ LogicalResult RTXDialect::verifyOperationAttribute(Operation *op,
                                 "functions";
     return success();
   }
+  // Where propagation took a sharding from (rtx-propagate-sharding
+  // debug-origin).
+  if (attr.getName() == "rtx.sharding_origin")
+    return success(isa<StringAttr>(attr.getValue()));
+  // Whether a module's types are global (logical) or per-rank.
+  if (attr.getName() == "rtx.phase") {
+    auto phase = dyn_cast<StringAttr>(attr.getValue());
+    if (!phase || (phase.getValue() != "global" && phase.getValue() != "local"))
+      return op->emitError() << "'rtx.phase' must be \"global\" or \"local\"";
+    return success();
+  }
   if (attr.getName() != getShardingAttrName())
     return op->emitError() << "unknown rtx attribute '"
                            << attr.getName().getValue() << "'";

@@ -359,18 +359,31 @@ LogicalResult SoftmaxOp::verify() {
                        getType().getRank(), "dim");
 }
 
-LogicalResult RopeOp::verify() {
-  ArrayRef<int64_t> x = getType().getShape();
+/// Shared by rope and rope_grad.
+static LogicalResult verifyRope(Operation *op, RankedTensorType type,
+                                double theta, int64_t offset) {
+  ArrayRef<int64_t> x = type.getShape();
   if (x.size() != 4)
-    return emitOpError() << "input must be [batch, heads, seq, head_dim], got "
-                         << shapeStr(x);
+    return op->emitOpError()
+           << "input must be [batch, heads, seq, head_dim], got " << shapeStr(x);
   if (x[3] % 2 != 0)
-    return emitOpError() << "head_dim must be even, got " << x[3];
-  if (!(getTheta().convertToDouble() > 0.0))
-    return emitOpError() << "theta must be positive";
-  if (static_cast<int64_t>(getOffset()) < 0)
-    return emitOpError() << "offset must be non-negative";
+    return op->emitOpError() << "head_dim must be even, got " << x[3];
+  if (!(theta > 0.0))
+    return op->emitOpError() << "theta must be positive";
+  if (offset < 0)
+    return op->emitOpError() << "offset must be non-negative";
   return success();
+}
+
+LogicalResult RopeOp::verify() {
+  return verifyRope(*this, getType(), getTheta().convertToDouble(),
+                    static_cast<int64_t>(getOffset()));
+}
+
+LogicalResult RopeGradOp::verify() {
+  return verifyRope(*this, tensorOf(getResultGrad()),
+                    getTheta().convertToDouble(),
+                    static_cast<int64_t>(getOffset()));
 }
 
 double AttentionOp::getEffectiveScale() {
@@ -396,9 +409,10 @@ LogicalResult AttentionOp::verify() {
   if (q[3] != k[3])
     return emitOpError() << "query head_dim " << q[3]
                          << " differs from key head_dim " << k[3];
-  if (k[1] == 0 || q[1] % k[1] != 0)
+  if (k[1] == 0 || q[1] == 0 || q[1] % k[1] != 0)
     return emitOpError() << "query heads " << q[1]
-                         << " must be a multiple of key/value heads " << k[1];
+                         << " must be a positive multiple of key/value heads "
+                         << k[1];
   if (getCausal() && q[2] != k[2])
     return emitOpError() << "causal attention needs equal query and key "
                             "sequence lengths, got "
@@ -693,7 +707,8 @@ LogicalResult AttentionGradOp::verify() {
     return emitOpError() << "query and key must be [batch, heads, seq, "
                             "head_dim], got ranks "
                          << q.size() << " and " << k.size();
-  if (q[0] != k[0] || q[3] != k[3] || k[1] == 0 || q[1] % k[1] != 0)
+  if (q[0] != k[0] || q[3] != k[3] || k[1] == 0 || q[1] == 0 ||
+      q[1] % k[1] != 0)
     return emitOpError() << "query " << shapeStr(q) << " and key "
                          << shapeStr(k)
                          << " do not match as in rtx.attention";
@@ -723,9 +738,12 @@ LogicalResult EmbeddingGradOp::verify() {
 LogicalResult CrossEntropyGradOp::verify() {
   ArrayRef<int64_t> logits = tensorOf(getLogits()).getShape();
   ArrayRef<int64_t> labels = tensorOf(getLabels()).getShape();
-  if (logits.empty() || labels != logits.drop_back())
+  if (logits.empty())
+    return emitOpError() << "logits must have rank at least 1";
+  if (labels != logits.drop_back())
     return emitOpError() << "labels shape " << shapeStr(labels)
-                         << " must equal the logits' leading shape";
+                         << " must equal the logits' leading shape "
+                         << shapeStr(logits.drop_back());
   return success();
 }
 
@@ -740,7 +758,12 @@ LogicalResult PadOp::verify() {
     if (low[d] < 0 || high[d] < 0)
       return emitOpError() << "padding of dimension " << d
                            << " must be non-negative";
-    expected.push_back(low[d] + in[d] + high[d]);
+    int64_t size;
+    if (__builtin_add_overflow(low[d], in[d], &size) ||
+        __builtin_add_overflow(size, high[d], &size))
+      return emitOpError() << "padded size of dimension " << d
+                           << " overflows";
+    expected.push_back(size);
   }
   if (failed(checkSameElementType(*this, getInput(), "input", getResult(),
                                   "result")))

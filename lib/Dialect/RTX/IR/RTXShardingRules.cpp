@@ -449,8 +449,9 @@ OpShardingRule EmbeddingGradOp::getShardingRule() {
   RuleBuilder b(*this);
   ArrayRef<int64_t> ids = shapeOf(getIds());
   ArrayRef<int64_t> table = shapeOf(getTableGrad());
+  // The positions are summed into the table rows: reduction factors.
   for (size_t d = 0; d < ids.size(); ++d) {
-    int64_t f = b.factor(ids[d]);
+    int64_t f = b.factor(ids[d], FactorKind::Reduction);
     b.operand(0, d, f).operand(1, d, f);
   }
   int64_t dim = b.factor(table[1]);
@@ -459,13 +460,15 @@ OpShardingRule EmbeddingGradOp::getShardingRule() {
   return b.rule;
 }
 
-// The mean's denominator counts every token, so tokens stay whole here; the
-// partitioner's vocab- and data-parallel rewrites handle the split cases.
+// Tokens are independent rows; the mean's denominator counts every token,
+// so rtx-partition rescales a split by 1/k. The vocabulary stays whole.
 OpShardingRule CrossEntropyGradOp::getShardingRule() {
   RuleBuilder b(*this);
   ArrayRef<int64_t> logits = shapeOf(getLogits());
   for (size_t d = 0; d < logits.size(); ++d) {
-    int64_t f = b.factor(logits[d], FactorKind::NeedReplication);
+    int64_t f = b.factor(logits[d], d + 1 < logits.size()
+                                        ? FactorKind::Parallel
+                                        : FactorKind::NeedReplication);
     b.operand(0, d, f).result(0, d, f);
     if (d + 1 < logits.size())
       b.operand(1, d, f);

@@ -179,6 +179,31 @@ defm RTX_Permute : RTX_Collective<"permute",
   [{%t = rtx.permute_start %x on @mesh_pp4 ["pp"] [0 -> 1, 1 -> 2, 2 -> 3]
         : tensor<4x8xf32> -> !rtx.token<tensor<4x8xf32>>}]>;
 
+def RTX_MeshSliceOp : RTX_Op<"mesh_slice", [Pure,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "keeps this rank's piece of a replicated tensor";
+  let description = [{
+    The inverse of `rtx.all_gather` without communication: each rank of a
+    group over `axes` keeps piece `i` of `n` equal pieces along `dim`, `i`
+    being its index in the group. The partitioner emits it where a replicated
+    value must become split.
+
+    Example:
+
+    ```mlir
+    %y = rtx.mesh_slice %x on @mesh_dp2_tp4 ["tp"] dim 1
+        : tensor<4x8xf32> -> tensor<4x2xf32>
+    ```
+  }];
+  let arguments = (ins RTX_Tensor:$input, FlatSymbolRefAttr:$mesh,
+                       StrArrayAttr:$axes, I64Attr:$dim);
+  let results = (outs RTX_Tensor:$result);
+  let assemblyFormat = [{
+    $input `on` $mesh $axes `dim` $dim attr-dict `:` type($input) `->`
+    type($result)
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Point-to-point
 //===----------------------------------------------------------------------===//

@@ -146,6 +146,7 @@ def RTX_RopeGradOp : RTX_ModelOp<"rope_grad", [Pure,
   let assemblyFormat = [{
     $result_grad `theta` $theta attr-dict `:` type($result_grad)
   }];
+  let hasVerifier = 1;
 }
 
 def RTX_AttentionGradOp : RTX_ModelOp<"attention_grad", [Pure,

@@ -101,4 +101,67 @@ def RTXAccumulateGradients
   let dependentDialects = ["mlir::rtx::RTXDialect"];
 }
 
+def RTXPropagateSharding
+    : Pass<"rtx-propagate-sharding", "mlir::ModuleOp"> {
+  let summary = "Gives every value a sharding, from seeds, through op rules";
+  let description = [{
+    Seeds are the `rtx.sharding` attributes present on function arguments
+    and op results (written by hand or by a planner). Propagation walks the
+    ops forward and backward until nothing changes: for each op, its sharding
+    rule (ShardingRuleOpInterface) maps the known shardings of its operands
+    and results to factors, and factors back to the tensors that have no
+    sharding yet. Conflicts are resolved deterministically: a seed beats a
+    propagated sharding, and among equals the first operand or result in op
+    order wins. A factor that must stay whole (need-replication) or whose
+    size the axes do not divide is not split (the documented rule for
+    non-divisible dimensions: such a dimension stays replicated). Values left
+    without a sharding are replicated. Every value of a function with a mesh
+    ends with an explicit `rtx.sharding`; with `debug-origin`, each
+    propagated one also records where it came from (`rtx.sharding_origin`).
+
+    The module must hold exactly one `rtx.mesh`.
+  }];
+  let options = [
+    Option<"debugOrigin", "debug-origin", "bool", "false",
+           "Record on each op which value its sharding was propagated from">
+  ];
+  let dependentDialects = ["mlir::rtx::RTXDialect"];
+}
+
+def RTXPartition : Pass<"rtx-partition", "mlir::ModuleOp"> {
+  let summary = "Rewrites the global program into the per-rank program";
+  let description = [{
+    After `rtx-propagate-sharding`, replaces every value by its per-rank
+    block: types become local shapes (global size divided by the product of
+    the axes that split each dimension). Where an op needs an operand in
+    another distribution than it has, the cheapest collective is inserted:
+    partial sums become `rtx.all_reduce` (or `rtx.reduce_scatter` when the
+    target splits a dimension over the same axes), split dimensions that must
+    be whole `rtx.all_gather`, an axis moving between dimensions
+    `rtx.all_to_all`, and a replicated value that must be split a local
+    `rtx.mesh_slice`. Partial sums are kept as long as consumers accept them
+    and reduced only where needed. Means over split dimensions (`rtx.reduce
+    mean`, `rtx.cross_entropy` and its gradient) are rescaled so that partial
+    sums add up to the global mean (exact for equally filled shards). The
+    module is marked `rtx.phase = "local"`.
+  }];
+  let dependentDialects = ["mlir::rtx::RTXDialect"];
+}
+
+def RTXVerifyDistribution
+    : Pass<"rtx-verify-distribution", "mlir::ModuleOp"> {
+  let summary = "Statically checks a partitioned program";
+  let description = [{
+    Proves the invariants of design.md §3 on a program after `rtx-partition`:
+    every op's operands and results agree on how each factor of its sharding
+    rule is split (the bug class of "loss silently off between layouts"); a
+    partial sum never reaches an op other than an addition, a reshape or a
+    collective that reduces it; a collective reduces only axes its operand
+    holds as partial sums and gathers only axes that split the gathered
+    dimension; and local shapes are consistent with the shardings.
+    Diagnostics name the value, the dimension and the axis.
+  }];
+  let dependentDialects = ["mlir::rtx::RTXDialect"];
+}
+
 #endif // RTX_DIALECT_RTX_TRANSFORMS_PASSES_TD

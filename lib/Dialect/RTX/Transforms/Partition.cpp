@@ -1,0 +1,403 @@
+//===- Partition.cpp - the rtx-partition pass -----------------------------===//
+//
+// Rewrites a fully sharded global program into the per-rank program, with
+// the collectives its shardings imply. See Passes.td.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Layout.h"
+
+#include "rtx/Dialect/RTX/Transforms/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringSet.h"
+
+namespace mlir::rtx {
+#define GEN_PASS_DEF_RTXPARTITION
+#include "rtx/Dialect/RTX/Transforms/Passes.h.inc"
+} // namespace mlir::rtx
+
+using namespace mlir;
+using namespace mlir::rtx;
+
+namespace {
+class Partitioner {
+public:
+  Partitioner(func::FuncOp function, const MeshAxes &mesh)
+      : function(function), mesh(mesh), ctx(function.getContext()),
+        builder(function.getContext()) {}
+
+  LogicalResult run();
+
+private:
+  Layout declared(Value global);
+  RankedTensorType localType(RankedTensorType global, const Layout &layout);
+  void annotate(Operation *op, ArrayRef<Layout> layouts);
+  Value reshard(Value local, const Layout &to, Location loc);
+  LogicalResult partitionOp(Operation *op);
+  LogicalResult partitionSource(Operation *op);
+
+  func::FuncOp function;
+  const MeshAxes &mesh;
+  MLIRContext *ctx;
+  OpBuilder builder;
+  llvm::DenseMap<Value, Value> localOf;
+  llvm::DenseMap<Value, Layout> actual;
+  std::map<std::pair<void *, std::string>, Value> reshardCache;
+};
+} // namespace
+
+Layout Partitioner::declared(Value global) {
+  auto type = cast<RankedTensorType>(global.getType());
+  if (auto arg = dyn_cast<BlockArgument>(global)) {
+    if (auto attr = function.getArgAttrOfType<ShardingAttr>(
+            arg.getArgNumber(), RTXDialect::getShardingAttrName()))
+      return Layout::fromAttr(attr);
+    return Layout::replicated(type.getRank());
+  }
+  Operation *op = global.getDefiningOp();
+  Attribute attr = op->getAttr(RTXDialect::getShardingAttrName());
+  if (auto sharding = dyn_cast_or_null<ShardingAttr>(attr))
+    return Layout::fromAttr(sharding);
+  if (auto array = dyn_cast_or_null<ArrayAttr>(attr))
+    return Layout::fromAttr(
+        cast<ShardingAttr>(array[cast<OpResult>(global).getResultNumber()]));
+  return Layout::replicated(type.getRank());
+}
+
+RankedTensorType Partitioner::localType(RankedTensorType global,
+                                        const Layout &layout) {
+  return RankedTensorType::get(localShape(global.getShape(), layout, mesh),
+                               global.getElementType());
+}
+
+void Partitioner::annotate(Operation *op, ArrayRef<Layout> layouts) {
+  if (layouts.size() == 1) {
+    op->setAttr(RTXDialect::getShardingAttrName(),
+                layouts[0].toAttr(ctx, mesh.name()));
+    return;
+  }
+  SmallVector<Attribute> attrs;
+  for (const Layout &layout : layouts)
+    attrs.push_back(layout.toAttr(ctx, mesh.name()));
+  op->setAttr(RTXDialect::getShardingAttrName(), ArrayAttr::get(ctx, attrs));
+}
+
+static ArrayAttr axesAttr(OpBuilder &b, ArrayRef<std::string> axes) {
+  SmallVector<StringRef> refs(axes.begin(), axes.end());
+  return b.getStrArrayAttr(refs);
+}
+
+/// Moves `local` from its current layout to `to` with the cheapest
+/// collectives: reduce partial sums (as a reduce-scatter when the target
+/// splits a dimension over the same axes), gather dimensions whose axes must
+/// go, slice dimensions that gain axes.
+Value Partitioner::reshard(Value local, const Layout &to, Location loc) {
+  Layout cur = actual.lookup(local);
+  if (cur == to)
+    return local;
+  auto key = std::make_pair(local.getAsOpaquePointer(), to.str());
+  if (auto it = reshardCache.find(key); it != reshardCache.end())
+    return it->second;
+  StringRef meshRef = mesh.name();
+  Value v = local;
+  auto typeOf = [](Value x) { return cast<RankedTensorType>(x.getType()); };
+  auto withDim = [&](Value x, int64_t d, int64_t size) {
+    SmallVector<int64_t> shape(typeOf(x).getShape());
+    shape[d] = size;
+    return RankedTensorType::get(shape, typeOf(x).getElementType());
+  };
+  auto finish = [&](Operation *op) {
+    annotate(op, {cur});
+    v = op->getResult(0);
+    actual[v] = cur;
+  };
+
+  // 1. Partial sums the target does not keep.
+  SmallVector<std::string, 2> reduce;
+  for (const std::string &axis : cur.partial)
+    if (!llvm::is_contained(to.partial, axis))
+      reduce.push_back(axis);
+  if (!reduce.empty()) {
+    // A dimension the target splits over exactly these axes, unsplit now:
+    // reduce-scatter into it.
+    int64_t scatterDim = -1;
+    for (size_t d = 0; d < to.dims.size(); ++d)
+      if (cur.dims[d].empty() &&
+          SmallVector<std::string, 2>(to.dims[d].begin(), to.dims[d].end()) ==
+              reduce &&
+          typeOf(v).getDimSize(d) % mesh.product(reduce) == 0)
+        scatterDim = d;
+    llvm::erase_if(cur.partial, [&](const std::string &a) {
+      return llvm::is_contained(reduce, a);
+    });
+    if (scatterDim >= 0) {
+      cur.dims[scatterDim] = to.dims[scatterDim];
+      auto type = withDim(v, scatterDim,
+                          typeOf(v).getDimSize(scatterDim) /
+                              mesh.product(reduce));
+      finish(ReduceScatterOp::create(builder, loc, type, v, meshRef,
+                                     axesAttr(builder, reduce),
+                                     ReductionKind::Sum,
+                                     static_cast<uint64_t>(scatterDim)));
+    } else {
+      finish(AllReduceOp::create(builder, loc, v.getType(), v, meshRef,
+                                 axesAttr(builder, reduce),
+                                 ReductionKind::Sum));
+    }
+  }
+  // 2. Gather the axes a dimension must lose (those after the common
+  //    prefix, so the kept axes stay a block split).
+  for (size_t d = 0; d < cur.dims.size(); ++d) {
+    auto &axes = cur.dims[d];
+    size_t prefix = 0;
+    while (prefix < axes.size() && prefix < to.dims[d].size() &&
+           axes[prefix] == to.dims[d][prefix])
+      ++prefix;
+    if (prefix == axes.size())
+      continue;
+    SmallVector<std::string, 2> gathered(axes.begin() + prefix, axes.end());
+    axes.resize(prefix);
+    auto type =
+        withDim(v, d, typeOf(v).getDimSize(d) * mesh.product(gathered));
+    finish(AllGatherOp::create(builder, loc, type, v, meshRef,
+                               axesAttr(builder, gathered),
+                               static_cast<uint64_t>(d)));
+  }
+  // 3. Slice the axes a dimension must gain.
+  for (size_t d = 0; d < cur.dims.size(); ++d) {
+    auto &axes = cur.dims[d];
+    if (axes.size() == to.dims[d].size())
+      continue;
+    SmallVector<std::string, 2> added(to.dims[d].begin() + axes.size(),
+                                      to.dims[d].end());
+    axes.assign(to.dims[d].begin(), to.dims[d].end());
+    auto type = withDim(v, d, typeOf(v).getDimSize(d) / mesh.product(added));
+    finish(MeshSliceOp::create(builder, loc, type, v, meshRef,
+                               axesAttr(builder, added),
+                               static_cast<uint64_t>(d)));
+  }
+  reshardCache[key] = v;
+  return v;
+}
+
+/// Params, inputs and constants: their local block, with no communication.
+LogicalResult Partitioner::partitionSource(Operation *op) {
+  Value global = op->getResult(0);
+  Layout layout = declared(global);
+  auto globalType = cast<RankedTensorType>(global.getType());
+  auto type = localType(globalType, layout);
+  if (auto constant = dyn_cast<ConstantOp>(op)) {
+    auto value = cast<DenseElementsAttr>(constant.getValue());
+    if (value.isSplat()) {
+      auto local = ConstantOp::create(
+          builder, op->getLoc(), DenseElementsAttr::get(type, value.getSplatValue<Attribute>()));
+      annotate(local, {layout});
+      localOf[global] = local;
+      actual[local] = layout;
+      return success();
+    }
+    // A non-uniform constant is materialised whole and sliced.
+    Operation *whole = builder.clone(*op);
+    whole->removeAttr(RTXDialect::getShardingAttrName());
+    actual[whole->getResult(0)] = Layout::replicated(globalType.getRank());
+    localOf[global] = reshard(whole->getResult(0), layout, op->getLoc());
+    return success();
+  }
+  Operation *local = builder.clone(*op);
+  local->getResult(0).setType(type);
+  annotate(local, {layout});
+  localOf[global] = local->getResult(0);
+  actual[local->getResult(0)] = layout;
+  return success();
+}
+
+LogicalResult Partitioner::partitionOp(Operation *op) {
+  if (isa<ParamOp, InputOp, ConstantOp>(op))
+    return partitionSource(op);
+  auto ruleOp = dyn_cast<ShardingRuleOpInterface>(op);
+  if (!ruleOp)
+    return op->emitError() << "rtx-partition does not support '"
+                           << op->getName() << "' in a global program";
+  OpShardingRule rule = ruleOp.getShardingRule();
+
+  // How this op splits each factor: from its results' shardings, then (for
+  // factors no result has) from its operands'.
+  SmallVector<SmallVector<std::string, 2>> factorAxes(rule.getNumFactors());
+  auto collect = [&](Value global, const OpShardingRule::ValueFactors &dims) {
+    Layout layout = declared(global);
+    for (size_t d = 0; d < dims.size() && d < layout.dims.size(); ++d) {
+      if (dims[d].empty() || layout.dims[d].empty())
+        continue;
+      int64_t f = dims[d].front();
+      if (factorAxes[f].empty() &&
+          rule.factorKinds[f] != FactorKind::NeedReplication &&
+          rule.factorSizes[f] % mesh.product(layout.dims[d]) == 0)
+        factorAxes[f].assign(layout.dims[d].begin(), layout.dims[d].end());
+    }
+  };
+  for (auto [result, dims] : llvm::zip(op->getResults(), rule.resultFactors))
+    collect(result, dims);
+  for (auto [operand, dims] : llvm::zip(op->getOperands(), rule.operandFactors))
+    collect(operand, dims);
+  llvm::StringSet<> used;
+  for (auto &axes : factorAxes) {
+    if (llvm::any_of(axes, [&](const std::string &a) { return used.contains(a); }))
+      axes.clear();
+    for (const std::string &a : axes)
+      used.insert(a);
+  }
+  auto project = [&](const OpShardingRule::ValueFactors &dims) {
+    Layout layout = Layout::replicated(dims.size());
+    for (size_t d = 0; d < dims.size(); ++d)
+      if (!dims[d].empty())
+        layout.dims[d].assign(factorAxes[dims[d].front()].begin(),
+                              factorAxes[dims[d].front()].end());
+    return layout;
+  };
+
+  // Operands in the layout the op needs. Additions and pure data movement
+  // take partial sums as they are (they are linear).
+  bool linear = isa<AddOp, SubOp, ReshapeOp, TransposeOp, NegOp>(op);
+  SmallVector<Value> operands;
+  SmallVector<std::string, 2> passedPartial;
+  for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
+    Value local = localOf.lookup(operand);
+    if (!local)
+      return op->emitError() << "operand " << i << " was not partitioned";
+    Layout required = project(rule.operandFactors[i]);
+    if (linear) {
+      Layout have = actual.lookup(local);
+      required.partial = have.partial;
+      if (i == 0)
+        passedPartial = have.partial;
+      else if (have.partial != passedPartial)
+        required.partial = passedPartial;
+    }
+    operands.push_back(reshard(local, required, op->getLoc()));
+  }
+
+  // The local op: same attributes, local result types. A result lacks the
+  // factors it does not have; if one of those is split, it holds partial
+  // sums over its axes.
+  Operation *local = builder.clone(*op);
+  local->setOperands(operands);
+  std::vector<Layout> layouts;
+  for (auto [r, result] : llvm::enumerate(op->getResults())) {
+    Layout layout = project(rule.resultFactors[r]);
+    llvm::SmallDenseSet<int64_t> present;
+    for (const auto &dim : rule.resultFactors[r])
+      for (int64_t f : dim)
+        present.insert(f);
+    for (const auto &dims : rule.operandFactors)
+      for (const auto &dim : dims)
+        for (int64_t f : dim)
+          if (!present.contains(f))
+            for (const std::string &axis : factorAxes[f])
+              if (!llvm::is_contained(layout.partial, axis))
+                layout.partial.push_back(axis);
+    for (const std::string &axis : passedPartial)
+      if (!llvm::is_contained(layout.partial, axis))
+        layout.partial.push_back(axis);
+    local->getResult(r).setType(
+        localType(cast<RankedTensorType>(result.getType()), layout));
+    layouts.push_back(layout);
+  }
+  annotate(local, layouts);
+
+  // Means over split dimensions: each rank's mean counts only its share, so
+  // scale by 1/k to make the partial sums add up to the global mean.
+  int64_t meanShards = 1;
+  if (auto reduce = dyn_cast<ReduceOp>(op);
+      reduce && reduce.getKind() == ReductionKind::Mean)
+    for (int64_t d : reduce.getDims())
+      meanShards *= mesh.product(factorAxes[rule.operandFactors[0][d].front()]);
+  if (isa<CrossEntropyOp, CrossEntropyGradOp>(op))
+    for (const auto &dim : llvm::ArrayRef(rule.operandFactors[1]))
+      if (!dim.empty())
+        meanShards *= mesh.product(factorAxes[dim.front()]);
+  Value result = local->getResult(0);
+  if (meanShards > 1) {
+    auto type = cast<RankedTensorType>(result.getType());
+    auto scale = ConstantOp::create(
+        builder, op->getLoc(),
+        DenseElementsAttr::get(
+            type, builder.getFloatAttr(type.getElementType(),
+                                       1.0 / static_cast<double>(meanShards))));
+    annotate(scale, {Layout::replicated(type.getRank())});
+    actual[scale] = Layout::replicated(type.getRank());
+    auto scaled = MulOp::create(builder, op->getLoc(), result, scale);
+    annotate(scaled, {layouts[0]});
+    localOf[op->getResult(0)] = scaled;
+    actual[scaled] = layouts[0];
+    actual[result] = layouts[0];
+  } else {
+    localOf[op->getResult(0)] = result;
+    actual[result] = layouts[0];
+  }
+  for (unsigned r = 1; r < op->getNumResults(); ++r) {
+    localOf[op->getResult(r)] = local->getResult(r);
+    actual[local->getResult(r)] = layouts[r];
+  }
+  return success();
+}
+
+LogicalResult Partitioner::run() {
+  Block &body = function.getBody().front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  for (BlockArgument arg : body.getArguments()) {
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!type)
+      continue;
+    Layout layout = declared(arg);
+    arg.setType(localType(type, layout));
+    localOf[arg] = arg;
+    actual[arg] = layout;
+  }
+  SmallVector<Operation *> ops;
+  for (Operation &op : body.without_terminator())
+    ops.push_back(&op);
+  builder.setInsertionPoint(ret);
+  for (Operation *op : ops) {
+    // Arguments already carry local types; look operands up by identity.
+    if (failed(partitionOp(op)))
+      return failure();
+  }
+  SmallVector<Value> results;
+  for (auto [i, operand] : llvm::enumerate(ret.getOperands())) {
+    Layout target =
+        function.getResultAttrOfType<ShardingAttr>(
+            i, RTXDialect::getShardingAttrName())
+            ? Layout::fromAttr(function.getResultAttrOfType<ShardingAttr>(
+                  i, RTXDialect::getShardingAttrName()))
+            : Layout::replicated(
+                  cast<RankedTensorType>(operand.getType()).getRank());
+    results.push_back(reshard(localOf.lookup(operand), target, ret.getLoc()));
+  }
+  ret->setOperands(results);
+  for (Operation *op : llvm::reverse(ops)) {
+    op->dropAllUses();
+    op->erase();
+  }
+  function.setFunctionType(FunctionType::get(
+      ctx, body.getArgumentTypes(), ValueRange(results).getTypes()));
+  return success();
+}
+
+namespace {
+struct RTXPartitionPass
+    : mlir::rtx::impl::RTXPartitionBase<RTXPartitionPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    FailureOr<MeshOp> meshOp = getSingleMesh(module, "rtx-partition");
+    if (failed(meshOp))
+      return signalPassFailure();
+    MeshAxes mesh(*meshOp);
+    for (auto function : module.getOps<func::FuncOp>())
+      if (!function.isExternal() &&
+          failed(Partitioner(function, mesh).run()))
+        return signalPassFailure();
+    module->setAttr("rtx.phase", StringAttr::get(module.getContext(), "local"));
+  }
+};
+} // namespace

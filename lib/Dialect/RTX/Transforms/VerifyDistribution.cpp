@@ -1,0 +1,184 @@
+//===- VerifyDistribution.cpp - the rtx-verify-distribution pass ----------===//
+//
+// Static checks of a partitioned (per-rank) program. See Passes.td.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Layout.h"
+
+#include "rtx/Dialect/RTX/Transforms/Passes.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace mlir::rtx {
+#define GEN_PASS_DEF_RTXVERIFYDISTRIBUTION
+#include "rtx/Dialect/RTX/Transforms/Passes.h.inc"
+} // namespace mlir::rtx
+
+using namespace mlir;
+using namespace mlir::rtx;
+
+/// The sharding a partitioned program records for a value.
+static std::optional<Layout> layoutOf(Value v) {
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    auto function = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+    if (!function)
+      return std::nullopt;
+    if (auto attr = function.getArgAttrOfType<ShardingAttr>(
+            arg.getArgNumber(), RTXDialect::getShardingAttrName()))
+      return Layout::fromAttr(attr);
+    return std::nullopt;
+  }
+  Operation *op = v.getDefiningOp();
+  Attribute attr = op->getAttr(RTXDialect::getShardingAttrName());
+  if (auto sharding = dyn_cast_or_null<ShardingAttr>(attr))
+    return Layout::fromAttr(sharding);
+  if (auto array = dyn_cast_or_null<ArrayAttr>(attr))
+    return Layout::fromAttr(
+        cast<ShardingAttr>(array[cast<OpResult>(v).getResultNumber()]));
+  return std::nullopt;
+}
+
+static std::string axesStr(ArrayRef<std::string> axes) {
+  std::string s = "[";
+  for (size_t i = 0; i < axes.size(); ++i)
+    s += (i ? ", \"" : "\"") + axes[i] + "\"";
+  return s + "]";
+}
+
+/// Describes operand/result `index` of `op` for diagnostics.
+static std::string valueName(bool isResult, unsigned index) {
+  return (isResult ? "result " : "operand ") + std::to_string(index);
+}
+
+static LogicalResult verifyModelOp(Operation *op, ShardingRuleOpInterface rule,
+                                   const MeshAxes &mesh) {
+  OpShardingRule r = rule.getShardingRule();
+  // Every tensor that has a factor as the major part of a dimension must
+  // split it the same way.
+  struct Seen {
+    SmallVector<std::string, 2> axes;
+    std::string where;
+    int64_t dim;
+  };
+  llvm::DenseMap<int64_t, Seen> seen;
+  auto check = [&](Value v, const OpShardingRule::ValueFactors &dims,
+                   bool isResult, unsigned index) -> LogicalResult {
+    std::optional<Layout> layout = layoutOf(v);
+    if (!layout)
+      return success();
+    for (size_t d = 0; d < dims.size() && d < layout->dims.size(); ++d) {
+      if (dims[d].empty())
+        continue;
+      int64_t f = dims[d].front();
+      SmallVector<std::string, 2> axes(layout->dims[d].begin(),
+                                       layout->dims[d].end());
+      if (!axes.empty() && r.factorKinds[f] == FactorKind::NeedReplication)
+        return op->emitOpError()
+               << valueName(isResult, index) << " splits dimension " << d
+               << " over " << axesStr(axes)
+               << ", which this op needs whole";
+      auto [it, inserted] =
+          seen.try_emplace(f, Seen{axes, valueName(isResult, index), (int64_t)d});
+      if (!inserted && it->second.axes != axes)
+        return op->emitOpError()
+               << valueName(isResult, index) << " splits dimension " << d
+               << " over " << axesStr(axes) << " but " << it->second.where
+               << " splits dimension " << it->second.dim
+               << " (the same loop) over " << axesStr(it->second.axes);
+    }
+    return success();
+  };
+  for (auto [i, operand] : llvm::enumerate(op->getOperands()))
+    if (i < r.operandFactors.size() &&
+        failed(check(operand, r.operandFactors[i], false, i)))
+      return failure();
+  for (auto [i, result] : llvm::enumerate(op->getResults()))
+    if (failed(check(result, r.resultFactors[i], true, i)))
+      return failure();
+  return success();
+}
+
+/// A partial sum may only be added, moved, or reduced.
+static LogicalResult verifyPartialUse(Operation *user, Value v,
+                                      unsigned index) {
+  std::optional<Layout> layout = layoutOf(v);
+  if (!layout || layout->partial.empty())
+    return success();
+  if (isa<AddOp, SubOp, NegOp, ReshapeOp, TransposeOp, func::ReturnOp>(user))
+    return success();
+  // Scaling a partial sum by a value that is not one is linear.
+  if (isa<MulOp>(user)) {
+    std::optional<Layout> other = layoutOf(user->getOperand(1 - index));
+    if (other && other->partial.empty())
+      return success();
+  }
+  if (isa<AllReduceOp, ReduceScatterOp, AllReduceStartOp,
+          ReduceScatterStartOp>(user)) {
+    for (Attribute axis : user->getAttrOfType<ArrayAttr>("axes"))
+      if (!llvm::is_contained(layout->partial,
+                              cast<StringAttr>(axis).getValue().str()))
+        return user->emitOpError()
+               << "reduces over \"" << cast<StringAttr>(axis).getValue()
+               << "\", but its operand holds partial sums only over "
+               << axesStr(layout->partial);
+    return success();
+  }
+  return user->emitOpError()
+         << "operand " << index << " holds partial sums over "
+         << axesStr(layout->partial)
+         << " that must be reduced before this op";
+}
+
+/// A collective's axes must match its operand's distribution.
+static LogicalResult verifyCollective(Operation *op) {
+  std::optional<Layout> layout = layoutOf(op->getOperand(0));
+  if (!layout)
+    return success();
+  SmallVector<std::string, 2> axes;
+  for (Attribute axis : op->getAttrOfType<ArrayAttr>("axes"))
+    axes.push_back(cast<StringAttr>(axis).getValue().str());
+  if (isa<AllReduceOp, AllReduceStartOp>(op))
+    for (const std::string &axis : axes)
+      if (!llvm::is_contained(layout->partial, axis))
+        return op->emitOpError()
+               << "reduces over \"" << axis
+               << "\", but its operand holds no partial sums over it: the "
+                  "result would count every value "
+               << "that many times";
+  if (isa<AllGatherOp, AllGatherStartOp>(op)) {
+    int64_t dim =
+        op->getAttrOfType<IntegerAttr>("gather_dim").getValue().getSExtValue();
+    auto &have = layout->dims[dim];
+    if (have.size() < axes.size() ||
+        !std::equal(axes.begin(), axes.end(), have.end() - axes.size()))
+      return op->emitOpError()
+             << "gathers dimension " << dim << " over " << axesStr(axes)
+             << ", but its operand splits it over " << axesStr(have);
+  }
+  return success();
+}
+
+namespace {
+struct RTXVerifyDistributionPass
+    : mlir::rtx::impl::RTXVerifyDistributionBase<RTXVerifyDistributionPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    FailureOr<MeshOp> meshOp = getSingleMesh(module, "rtx-verify-distribution");
+    if (failed(meshOp))
+      return signalPassFailure();
+    MeshAxes mesh(*meshOp);
+    bool ok = true;
+    module.walk([&](Operation *op) {
+      for (auto [i, operand] : llvm::enumerate(op->getOperands()))
+        ok &= succeeded(verifyPartialUse(op, operand, i));
+      if (auto rule = dyn_cast<ShardingRuleOpInterface>(op))
+        ok &= succeeded(verifyModelOp(op, rule, mesh));
+      if (isa<AllReduceOp, AllReduceStartOp, AllGatherOp, AllGatherStartOp>(op))
+        ok &= succeeded(verifyCollective(op));
+    });
+    if (!ok)
+      signalPassFailure();
+  }
+};
+} // namespace

@@ -1,0 +1,354 @@
+"""Validated configuration: the process group, parallelism, sharding,
+elasticity and the optimizer.
+
+Every option that the design names is accepted and checked here (types,
+ranges, combinations that cannot work). Options that a later version
+implements are valid values but not yet supported: `unsupported()` lists
+them, and `rtx.compile` refuses them with `NotYetSupportedError`, naming the
+option, instead of ignoring them.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import FrozenSet, List, Mapping, Optional, Sequence, Tuple, Union
+
+
+class ConfigError(ValueError):
+    """An option has a wrong type or value, or options contradict each other."""
+
+
+class NotYetSupportedError(NotImplementedError):
+    """A valid option that this version of rtx cannot honour yet."""
+
+
+@dataclass(frozen=True)
+class Unsupported:
+    """One option that is valid but not yet supported, and why."""
+    option: str
+    value: object
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.option}={self.value!r} is not yet supported: {self.reason}"
+
+
+def check_supported(*configs: object) -> None:
+    """Raises NotYetSupportedError listing every option of `configs` that is
+    valid but not yet supported."""
+    problems: List[Unsupported] = []
+    for config in configs:
+        if config is not None:
+            problems.extend(config.unsupported())  # type: ignore[attr-defined]
+    if problems:
+        raise NotYetSupportedError("; ".join(str(p) for p in problems))
+
+
+def _positive_int(option: str, value: object, allow_none: bool = False) -> None:
+    if value is None and allow_none:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(f"{option} must be a positive integer, got {value!r}")
+
+
+def _choice(option: str, value: object, choices: Sequence[str]) -> None:
+    if value not in choices:
+        raise ConfigError(f"{option} must be one of {', '.join(repr(c) for c in choices)}; got {value!r}")
+
+
+def _number(option: str, value: object, low: float = 0.0, low_inclusive: bool = True) -> None:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and (
+        value >= low if low_inclusive else value > low)
+    if not ok:
+        bound = f">= {low}" if low_inclusive else f"> {low}"
+        raise ConfigError(f"{option} must be a number {bound}, got {value!r}")
+
+
+# --- process group -------------------------------------------------------------
+
+BACKENDS = {"cpu": "cpu", "gloo": "cpu", "cuda": "cuda", "nccl": "cuda"}
+LAUNCHERS = ("single", "torchrun", "slurm", "mpirun")
+
+# Where each launcher puts (rank, world size, local rank).
+_LAUNCH_VARIABLES = {
+    "torchrun": ("RANK", "WORLD_SIZE", "LOCAL_RANK"),
+    "slurm": ("SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"),
+    "mpirun": ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"),
+}
+
+
+@dataclass(frozen=True)
+class ProcessGroup:
+    """The processes and devices a program runs on (returned by `init`).
+
+    `size` is the number of ranks: processes times devices per process."""
+    backend: str                    # "cpu" (Gloo) or "cuda" (NCCL)
+    devices: Tuple[str, ...]        # this process's devices, e.g. ("cpu",) or ("cuda:0", "cuda:1")
+    rank: int = 0                   # this process among all processes
+    world_size: int = 1             # number of processes
+    local_rank: int = 0             # this process among those on its machine
+    launcher: str = "single"        # who started the processes: single, torchrun, slurm, mpirun
+
+    @property
+    def size(self) -> int:
+        return self.world_size * len(self.devices)
+
+    def unsupported(self) -> List[Unsupported]:
+        problems = []
+        if self.backend == "cuda":
+            problems.append(Unsupported("backend", self.backend,
+                                        "GPU code generation (CUDA + NCCL) comes later; use backend='cpu'"))
+        if self.world_size > 1:
+            problems.append(Unsupported("world_size", self.world_size,
+                                        f"multi-process runs (launched by {self.launcher}) come later"))
+        if len(self.devices) > 1:
+            problems.append(Unsupported("devices", len(self.devices),
+                                        "training on more than one device comes later; use devices=1"))
+        return problems
+
+
+def init(backend: str = "cpu", devices: Union[int, Sequence[str]] = 1,
+         env: Optional[Mapping[str, str]] = None) -> ProcessGroup:
+    """Describes where this process runs and returns its process group.
+
+    backend: "cpu" (alias "gloo") or "cuda" (alias "nccl").
+    devices: how many devices this process drives, or their names
+             ("cpu", "cuda:0", ...).
+    env:     the environment to read the launcher's variables from (torchrun's
+             RANK/WORLD_SIZE/LOCAL_RANK, Slurm's SLURM_*, Open MPI's
+             OMPI_COMM_WORLD_*); defaults to os.environ. Pass {} for a
+             single process whatever the environment says.
+    """
+    if not isinstance(backend, str) or backend.lower() not in BACKENDS:
+        raise ConfigError(f"backend must be one of {', '.join(repr(b) for b in BACKENDS)}; got {backend!r}")
+    kind = BACKENDS[backend.lower()]
+    names = _device_names(kind, devices)
+    variables = dict(os.environ if env is None else env)
+    launcher, rank, world, local = "single", 0, 1, 0
+    for name, (rank_var, world_var, local_var) in _LAUNCH_VARIABLES.items():
+        if world_var in variables:
+            launcher = name
+            rank = _env_int(variables, rank_var, 0)
+            world = _env_int(variables, world_var, 1)
+            local = _env_int(variables, local_var, 0)
+            break
+    if world < 1 or not 0 <= rank < world:
+        raise ConfigError(f"env: rank {rank} is not within a world of {world} processes ({launcher})")
+    return ProcessGroup(kind, names, rank, world, local, launcher)
+
+
+def _device_names(kind: str, devices: Union[int, Sequence[str]]) -> Tuple[str, ...]:
+    if isinstance(devices, int) and not isinstance(devices, bool):
+        _positive_int("devices", devices)
+        return ("cpu",) * devices if kind == "cpu" else tuple(f"cuda:{i}" for i in range(devices))
+    if isinstance(devices, str) or not isinstance(devices, Sequence) or not devices:
+        raise ConfigError(f"devices must be a positive count or a list of device names, got {devices!r}")
+    for d in devices:
+        if not isinstance(d, str):
+            raise ConfigError(f"devices: {d!r} is not a device name")
+        base, _, index = d.partition(":")
+        if base != kind or (index and not index.isdigit()):
+            raise ConfigError(f"devices: '{d}' is not a {kind} device (expected '{kind}' or '{kind}:N')")
+    if kind == "cuda" and len(set(devices)) != len(devices):
+        raise ConfigError(f"devices: {list(devices)} names a device twice")
+    return tuple(devices)
+
+
+def _env_int(env: Mapping[str, str], name: str, default: int) -> int:
+    text = env.get(name)
+    if text is None:
+        return default
+    try:
+        return int(text)
+    except ValueError:
+        raise ConfigError(f"env: {name}={text!r} is not an integer") from None
+
+
+# --- parallelism -----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ParallelConfig:
+    """How one step is spread over ranks.
+
+    dp, tp, pp, sp: data, tensor, pipeline and sequence parallel degrees; their
+        product is the number of ranks.
+    micro_batch: the number of micro-batches each step is split into. The
+        model is written (or traced) for one micro-batch; a step takes
+        micro_batch of them, concatenated along dimension 0, and averages
+        their loss and gradients (gradient accumulation). With pp > 1 these
+        are also the pipeline's micro-batches.
+    bucket_bytes: size of the buckets gradients are all-reduced in; None
+        lets rtx choose.
+    """
+    dp: int = 1
+    tp: int = 1
+    pp: int = 1
+    sp: int = 1
+    micro_batch: int = 1
+    bucket_bytes: Optional[int] = None
+
+    def __post_init__(self) -> None:
+        for name in ("dp", "tp", "pp", "sp", "micro_batch"):
+            _positive_int(f"parallel.{name}", getattr(self, name))
+        _positive_int("parallel.bucket_bytes", self.bucket_bytes, allow_none=True)
+
+    @property
+    def ranks(self) -> int:
+        return self.dp * self.tp * self.pp * self.sp
+
+    def unsupported(self) -> List[Unsupported]:
+        reasons = {"dp": "data parallelism", "tp": "tensor parallelism",
+                   "pp": "pipeline parallelism", "sp": "sequence parallelism"}
+        problems = [Unsupported(f"parallel.{name}", getattr(self, name),
+                                f"{what} comes with the partitioning passes; use {name}=1")
+                    for name, what in reasons.items() if getattr(self, name) != 1]
+        if self.bucket_bytes is not None:
+            problems.append(Unsupported("parallel.bucket_bytes", self.bucket_bytes,
+                                        "gradient bucketing comes with data parallelism; leave it None"))
+        return problems
+
+
+# --- sharding ------------------------------------------------------------------------
+
+SHARD_STRATEGIES = ("none", "zero1", "zero2", "zero3", "fsdp")
+OFFLOADS = ("none", "cpu", "nvme")
+
+
+@dataclass(frozen=True)
+class ShardingConfig:
+    """ZeRO / FSDP sharding of optimizer state, gradients and parameters.
+
+    shard_strategy: "none"; "zero1" (optimizer state), "zero2" (+ gradients),
+        "zero3" (+ parameters), or "fsdp" (zero3 in units chosen by auto_wrap).
+    offload: where sharded state lives between uses: "none", "cpu" or "nvme".
+    auto_wrap: how FSDP groups parameters into units: None (whole model),
+        a minimum number of parameters per unit, or module class names
+        (e.g. {"Block"}) whose instances become units.
+    """
+    shard_strategy: str = "none"
+    offload: str = "none"
+    auto_wrap: Union[None, int, FrozenSet[str]] = None
+
+    def __post_init__(self) -> None:
+        _choice("sharding.shard_strategy", self.shard_strategy, SHARD_STRATEGIES)
+        _choice("sharding.offload", self.offload, OFFLOADS)
+        wrap = self.auto_wrap
+        if isinstance(wrap, (set, list, tuple, frozenset)):
+            if not wrap or not all(isinstance(n, str) and n for n in wrap):
+                raise ConfigError(f"sharding.auto_wrap must name module classes, got {wrap!r}")
+            object.__setattr__(self, "auto_wrap", frozenset(wrap))
+        elif wrap is not None:
+            _positive_int("sharding.auto_wrap", wrap)
+        if self.offload != "none" and self.shard_strategy == "none":
+            raise ConfigError(f"sharding.offload={self.offload!r} offloads sharded state; "
+                              "it needs a shard_strategy other than 'none'")
+        if self.auto_wrap is not None and self.shard_strategy not in ("zero3", "fsdp"):
+            raise ConfigError("sharding.auto_wrap groups sharded parameters; it needs "
+                              f"shard_strategy 'zero3' or 'fsdp', not {self.shard_strategy!r}")
+
+    def unsupported(self) -> List[Unsupported]:
+        problems = []
+        if self.shard_strategy != "none":
+            problems.append(Unsupported("sharding.shard_strategy", self.shard_strategy,
+                                        "ZeRO/FSDP sharding comes later; use 'none'"))
+        if self.offload != "none":
+            problems.append(Unsupported("sharding.offload", self.offload, "offloading comes later; use 'none'"))
+        if self.auto_wrap is not None:
+            problems.append(Unsupported("sharding.auto_wrap", self.auto_wrap, "FSDP units come later"))
+        return problems
+
+
+# --- elasticity ------------------------------------------------------------------------
+
+RENDEZVOUS_SCHEMES = ("file", "redis")
+PREEMPT_POLICIES = ("fail", "checkpoint", "resume")
+
+
+@dataclass(frozen=True)
+class ElasticConfig:
+    """Failure handling.
+
+    rendezvous: where ranks meet: None (a fixed set of ranks),
+        "file:///shared/dir" (one machine) or "redis://host:port".
+    preempt_policy: on pre-emption or a rank's failure, "fail" (stop),
+        "checkpoint" (write a checkpoint, then stop) or "resume" (write a
+        checkpoint, meet again at the rendezvous, continue with the ranks
+        that remain).
+    checkpoint_interval: steps between durable checkpoints; None for none.
+    """
+    rendezvous: Optional[str] = None
+    preempt_policy: str = "fail"
+    checkpoint_interval: Optional[int] = None
+
+    def __post_init__(self) -> None:
+        if self.rendezvous is not None:
+            scheme, sep, rest = (self.rendezvous.partition("://") if isinstance(self.rendezvous, str)
+                                 else ("", "", ""))
+            if not sep or scheme not in RENDEZVOUS_SCHEMES or not rest:
+                raise ConfigError("elastic.rendezvous must be 'file:///PATH' or 'redis://HOST:PORT', "
+                                  f"got {self.rendezvous!r}")
+            if scheme == "redis":
+                host, _, port = rest.rpartition(":")
+                if not host or not port.isdigit():
+                    raise ConfigError(f"elastic.rendezvous: {self.rendezvous!r} needs redis://HOST:PORT")
+        _choice("elastic.preempt_policy", self.preempt_policy, PREEMPT_POLICIES)
+        _positive_int("elastic.checkpoint_interval", self.checkpoint_interval, allow_none=True)
+        if self.preempt_policy == "resume" and self.rendezvous is None:
+            raise ConfigError("elastic.preempt_policy='resume' needs a rendezvous to meet again at")
+
+    def unsupported(self) -> List[Unsupported]:
+        problems = []
+        if self.rendezvous is not None:
+            problems.append(Unsupported("elastic.rendezvous", self.rendezvous, "elastic rendezvous comes later"))
+        if self.preempt_policy != "fail":
+            problems.append(Unsupported("elastic.preempt_policy", self.preempt_policy,
+                                        "pre-emption handling comes later; use 'fail'"))
+        if self.checkpoint_interval is not None:
+            problems.append(Unsupported("elastic.checkpoint_interval", self.checkpoint_interval,
+                                        "checkpoints come later"))
+        return problems
+
+
+# --- optimizer -----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class AdamW:
+    """torch.optim.AdamW, with its defaults; clip_norm clips the global
+    gradient norm first (0: no clipping)."""
+    lr: float = 1e-3
+    betas: Tuple[float, float] = (0.9, 0.999)
+    eps: float = 1e-8
+    weight_decay: float = 1e-2
+    clip_norm: float = 0.0
+
+    def __post_init__(self) -> None:
+        _number("optimizer.lr", self.lr, 0.0, low_inclusive=False)
+        if (not isinstance(self.betas, (tuple, list)) or len(self.betas) != 2 or
+                not all(isinstance(b, (int, float)) and 0.0 <= b < 1.0 for b in self.betas)):
+            raise ConfigError(f"optimizer.betas must be two numbers in [0, 1), got {self.betas!r}")
+        _number("optimizer.eps", self.eps, 0.0, low_inclusive=False)
+        _number("optimizer.weight_decay", self.weight_decay)
+        _number("optimizer.clip_norm", self.clip_norm)
+
+    def pass_options(self) -> str:
+        return (f"kind=adamw lr={self.lr!r} beta1={self.betas[0]!r} beta2={self.betas[1]!r} "
+                f"eps={self.eps!r} weight-decay={self.weight_decay!r} clip-norm={self.clip_norm!r}")
+
+
+@dataclass(frozen=True)
+class SGD:
+    """Plain SGD: p -= lr * (g + weight_decay * p) (no momentum)."""
+    lr: float = 1e-2
+    weight_decay: float = 0.0
+    clip_norm: float = 0.0
+
+    def __post_init__(self) -> None:
+        _number("optimizer.lr", self.lr, 0.0, low_inclusive=False)
+        _number("optimizer.weight_decay", self.weight_decay)
+        _number("optimizer.clip_norm", self.clip_norm)
+
+    def pass_options(self) -> str:
+        return f"kind=sgd lr={self.lr!r} weight-decay={self.weight_decay!r} clip-norm={self.clip_norm!r}"
+
+
+Optimizer = Union[AdamW, SGD]
