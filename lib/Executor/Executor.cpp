@@ -162,6 +162,42 @@ static ArgumentRole getArgumentRole(func::FuncOp function, unsigned index) {
   return role;
 }
 
+/// The canonical replica holding the same block as `rank`.
+static int64_t canonicalReplicaOf(ShardingAttr sharding,
+                                  const rtxrt::MeshLayout &mesh, int64_t rank) {
+  std::vector<int64_t> coords = mesh.coordinates(rank);
+  for (int64_t candidate = 0; candidate < mesh.numRanks(); ++candidate) {
+    if (!isCanonicalReplica(sharding, mesh, candidate))
+      continue;
+    std::vector<int64_t> other = mesh.coordinates(candidate);
+    bool same = true;
+    for (size_t a = 0; a < coords.size() && same; ++a) {
+      const std::string &axis = mesh.axisNames()[a];
+      bool used = false;
+      if (sharding) {
+        for (int64_t d = 0; d < sharding.getRank() && !used; ++d)
+          used = llvm::is_contained(sharding.getDimAxes(d), axis);
+        used = used || llvm::is_contained(sharding.getPartialAxes(), axis);
+      }
+      same = !used || coords[a] == other[a];
+    }
+    if (same)
+      return candidate;
+  }
+  return 0;
+}
+
+/// Replicas computed by different ranks agree up to rounding.
+static bool sameValues(const Tensor &a, const Tensor &b) {
+  double diff2 = 0, ref2 = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    double x = a.getAsDouble(i), y = b.getAsDouble(i);
+    diff2 += (x - y) * (x - y);
+    ref2 += y * y;
+  }
+  return diff2 <= 1e-12 * std::max(ref2, 1e-30);
+}
+
 ExecutionResult mlir::rtx::execute(ModuleOp module,
                                    const ExecutorOptions &options,
                                    const std::map<std::string, Tensor> &given) {
@@ -408,7 +444,9 @@ ExecutionResult mlir::rtx::execute(ModuleOp module,
     }
   }
 
-  // Reassemble every result to its global shape.
+  // Reassemble every result to its global shape. Replicas of a block must
+  // agree: a rank that disagrees holds a partial sum or a wrong value that
+  // the sharding does not declare, a partitioning bug worth reporting.
   for (unsigned i = 0; i < function.getNumResults(); ++i) {
     auto sharding = function.getResultAttrOfType<ShardingAttr>(
         i, RTXDialect::getShardingAttrName());
@@ -416,8 +454,16 @@ ExecutionResult mlir::rtx::execute(ModuleOp module,
     Tensor global(getLocalBlock(sharding, local, mesh, 0).globalShape,
                   rankResults[0][i].dtype());
     for (int64_t rank = 0; rank < numRanks; ++rank) {
-      if (!isCanonicalReplica(sharding, mesh, rank))
+      if (!isCanonicalReplica(sharding, mesh, rank)) {
+        int64_t canonical = canonicalReplicaOf(sharding, mesh, rank);
+        if (!sameValues(rankResults[rank][i], rankResults[canonical][i]))
+          throw Error("result " + std::to_string(i) + ": rank " +
+                      std::to_string(rank) + " and rank " +
+                      std::to_string(canonical) +
+                      " hold different values for the same block, but its "
+                      "sharding says they are replicas");
         continue;
+      }
       LocalBlock block = getLocalBlock(sharding, local, mesh, rank);
       accumulateBlock(global, rankResults[rank][i], block.offsets);
     }

@@ -15,7 +15,7 @@ Value. `Module.text()` gives the MLIR text that rtx-opt and rtx-run read.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
 

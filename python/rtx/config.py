@@ -10,7 +10,7 @@ option, instead of ignoring them.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import FrozenSet, List, Mapping, Optional, Sequence, Tuple, Union
 
 

@@ -125,9 +125,10 @@ def run(program: PathLike, *, inputs: Optional[PathLike] = None, params: Optiona
         entry: Optional[str] = None, read_results: bool = True,
         build_dir: Optional[PathLike] = None) -> RunResult:
     """Runs rtx-run on a .mlir file. Inputs are read from `inputs`/NAME.npy,
-    parameters from `params`/NAME.npy; results are written to `out` (a
-    temporary directory when None) and, with read_results, loaded as numpy
-    arrays. Returns the results and, for steps > 1, the loss of each step."""
+    parameters from `params`/NAME.npy; results are written to `out` (with
+    read_results and no `out`, a temporary directory) and, with
+    read_results, loaded as numpy arrays. Returns the results and, for
+    steps > 1, the loss of each step."""
     argv = [find_tool("rtx-run", build_dir), str(program)]
     if not Path(program).is_file():
         raise ToolError(f"rtx-run: no such file: {program}")
@@ -143,9 +144,10 @@ def run(program: PathLike, *, inputs: Optional[PathLike] = None, params: Optiona
     if steps != 1:
         argv.append(f"--steps={steps}")
     with tempfile.TemporaryDirectory(prefix="rtx-run-") as scratch:
-        out_dir = Path(out) if out is not None else Path(scratch)
-        out_dir.mkdir(parents=True, exist_ok=True)
-        argv.append(f"--out={out_dir}")
+        out_dir = Path(out) if out is not None else Path(scratch) if read_results else None
+        if out_dir is not None:
+            out_dir.mkdir(parents=True, exist_ok=True)
+            argv.append(f"--out={out_dir}")
         stdout = _call(argv).stdout
         results = [Result(int(m.group(1)), m.group(2))
                    for m in map(_RESULT_LINE.match, stdout.splitlines()) if m]

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import inspect
 import math
-import types
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
@@ -31,21 +30,9 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from .builder import BuildError, Function, Init, Module, Value, constant, normal, ones, zeros
+from .errors import TorchImportError, UnsupportedOpError
 
 __all__ = ["ImportedModel", "TorchImportError", "UnsupportedOpError", "import_module", "supported_ops"]
-
-
-class TorchImportError(Exception):
-    """The module could not be imported."""
-
-
-class UnsupportedOpError(TorchImportError):
-    """A call that rtx cannot express; names the op and the module path."""
-
-    def __init__(self, op: str, module_path: str, module_type: str, detail: str = "") -> None:
-        self.op, self.module_path, self.module_type = op, module_path, module_type
-        where = f"module '{module_path}' ({module_type})" if module_path else f"the top-level module ({module_type})"
-        super().__init__(f"unsupported op {op} in {where}: {detail or 'rtx has no mapping for it'}")
 
 
 class _Unsupported(Exception):
@@ -149,9 +136,10 @@ class _Graph:
     def location(self) -> Tuple[str, str]:
         return self.where[-1] if self.where else ("", "?")
 
-    def add_leaf(self, kind: str, name: str, t: torch.Tensor) -> int:
+    def add_leaf(self, kind: str, name: str, t: torch.Tensor, value: Optional[torch.Tensor] = None) -> int:
+        """A value entering the graph: tensor `t`, holding `value` (default: t)."""
         vid = len(self.metas)
-        self.metas.append(_Meta(tuple(t.shape), t.dtype, leaf=_Leaf(kind, name, t)))
+        self.metas.append(_Meta(tuple(t.shape), t.dtype, leaf=_Leaf(kind, name, t if value is None else value)))
         self.ids[id(t)] = vid
         self.alive.append(t)
         return vid
@@ -165,7 +153,7 @@ class _Graph:
         if id(t) in self.params:
             return _Ref(self.add_leaf("param", self.params[id(t)], t))
         # Not derived from inputs or parameters: a constant, captured now.
-        return _Ref(self.add_leaf("const", "", t.detach().clone()))
+        return _Ref(self.add_leaf("const", "", t, t.detach().clone()))
 
     def replace(self, obj: Any) -> Any:
         if isinstance(obj, torch.Tensor):
@@ -247,6 +235,7 @@ class _Lowering:
         self.splats: Dict[Tuple[int, Tuple[int, ...], str], Value] = {}
         self.node: Optional[_Node] = None
         self.dropout_seed = 0
+        self.declared: List[_Leaf] = []      # inputs and parameters, in declaration order
 
     # -- operands ------------------------------------------------------------------------
     def wrap(self, obj: Any) -> Any:
@@ -280,6 +269,8 @@ class _Lowering:
         else:
             flat = leaf.tensor.reshape(-1).tolist()
             value = self.f.dense(flat, t.shape, t.dtype)
+        if leaf.kind != "const":
+            self.declared.append(leaf)
         self.values[t.ref] = value
         return value
 
@@ -495,8 +486,8 @@ def _split_outputs(ctx, input, dim):
 
 
 @_converts("torch.Tensor.split", "torch.split", "torch.Tensor.split_with_sizes")
-def _split(ctx, tensor, split_size_or_sections=None, dim=0, **kwargs):
-    return _split_outputs(ctx, tensor, kwargs.get("split_size", dim) if False else dim)
+def _split(ctx, tensor, split_size_or_sections=None, dim=0, split_size=None, split_sizes=None):
+    return _split_outputs(ctx, tensor, dim)
 
 
 @_converts("torch.Tensor.chunk", "torch.chunk")
@@ -506,7 +497,9 @@ def _chunk(ctx, input, chunks, dim=0):
 
 @_converts("torch.Tensor.unbind", "torch.unbind")
 def _unbind(ctx, input, dim=0):
-    parts = _split_outputs(ctx, input, dim)
+    d = _dim(dim, input.rank)
+    value = ctx.v(input)
+    parts = [value] if input.shape[d] == 1 else ctx.f.split(value, d, [1] * input.shape[d])
     return [ctx.reshape(p, m.shape) for p, m in zip(parts, ctx.out)]
 
 
@@ -1128,23 +1121,10 @@ def import_module(model: torch.nn.Module, example_inputs: Union[Sequence[Any], M
             lowering.lower(node)
     f.ret(*[lowering.v(lowering.wrap(_Ref(graph.ids[id(t)]))) for t in results])
 
-    declared = [m.leaf for m in graph.metas if m.leaf is not None and id(m) and m.leaf.kind == "param"
-                and graph.ids.get(id(m.leaf.tensor)) in lowering.values]
-    params_out = {leaf.name: leaf.tensor for leaf in _declaration_order(graph, lowering) if leaf.kind == "param"}
-    inputs_out = {leaf.name: leaf.tensor for leaf in _declaration_order(graph, lowering) if leaf.kind == "input"}
-    del declared
+    params_out = {leaf.name: leaf.tensor for leaf in lowering.declared if leaf.kind == "param"}
+    inputs_out = {leaf.name: leaf.tensor for leaf in lowering.declared if leaf.kind == "input"}
     returns_loss = len(results) == 1 and results[0].dim() == 0 and results[0].is_floating_point()
     return ImportedModel(module, fname, params_out, inputs_out, returns_loss, out)
-
-
-def _declaration_order(graph: _Graph, lowering: _Lowering) -> List[_Leaf]:
-    """Leaves in the order the function declares them."""
-    order = []
-    for vid, value in lowering.values.items():
-        leaf = graph.metas[vid].leaf
-        if leaf is not None and value is not None:
-            order.append((int(value.name[2:]), leaf))
-    return [leaf for _, leaf in sorted(order, key=lambda p: p[0])]
 
 
 def _enter(graph: _Graph, path: str):

@@ -36,6 +36,10 @@ private:
   Value reshard(Value local, const Layout &to, Location loc);
   LogicalResult partitionOp(Operation *op);
   LogicalResult partitionSource(Operation *op);
+  LogicalResult partitionRowParallelLinearWithBias(
+      LinearOp op, ArrayRef<Value> operands,
+      llvm::function_ref<Layout(const OpShardingRule::ValueFactors &)> project,
+      const OpShardingRule &rule);
 
   func::FuncOp function;
   const MeshAxes &mesh;
@@ -212,6 +216,38 @@ LogicalResult Partitioner::partitionSource(Operation *op) {
   return success();
 }
 
+LogicalResult Partitioner::partitionRowParallelLinearWithBias(
+    LinearOp op, ArrayRef<Value> operands,
+    llvm::function_ref<Layout(const OpShardingRule::ValueFactors &)> project,
+    const OpShardingRule &rule) {
+  Location loc = op.getLoc();
+  Layout resultLayout = project(rule.resultFactors[0]);
+  // y = x W^T without the bias: partial sums over the split input features.
+  Layout partialLayout = resultLayout;
+  for (const std::string &axis : actual.lookup(operands[1]).dims[1])
+    partialLayout.partial.push_back(axis);
+  auto type = localType(op.getType(), resultLayout);
+  auto product = LinearOp::create(builder, loc, type, operands[0], operands[1],
+                                  Value());
+  annotate(product, {partialLayout});
+  actual[product] = partialLayout;
+  Value reduced = reshard(product, resultLayout, loc);
+  // The bias, broadcast over the leading dimensions, in the result's split.
+  Layout biasLayout = Layout::replicated(1);
+  biasLayout.dims[0] = resultLayout.dims.back();
+  Value bias = reshard(operands[2], biasLayout, loc);
+  SmallVector<int64_t> dims = {type.getRank() - 1};
+  auto broadcast = BroadcastOp::create(builder, loc, type, bias,
+                                       builder.getDenseI64ArrayAttr(dims));
+  annotate(broadcast, {resultLayout});
+  actual[broadcast] = resultLayout;
+  auto sum = AddOp::create(builder, loc, reduced, broadcast);
+  annotate(sum, {resultLayout});
+  actual[sum] = resultLayout;
+  localOf[op.getResult()] = sum;
+  return success();
+}
+
 LogicalResult Partitioner::partitionOp(Operation *op) {
   if (isa<ParamOp, InputOp, ConstantOp>(op))
     return partitionSource(op);
@@ -277,6 +313,15 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
     operands.push_back(reshard(local, required, op->getLoc()));
   }
 
+  // A row-parallel linear layer leaves partial sums; its bias must be added
+  // once, after they are reduced (as Megatron does), not on every rank.
+  if (auto linear = dyn_cast<LinearOp>(op); linear && linear.getBias()) {
+    const auto &inDims = rule.operandFactors[1][1];
+    if (!inDims.empty() && !factorAxes[inDims.front()].empty())
+      return partitionRowParallelLinearWithBias(linear, operands, project,
+                                                rule);
+  }
+
   // The local op: same attributes, local result types. A result lacks the
   // factors it does not have; if one of those is split, it holds partial
   // sums over its axes.
@@ -324,8 +369,11 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
         DenseElementsAttr::get(
             type, builder.getFloatAttr(type.getElementType(),
                                        1.0 / static_cast<double>(meanShards))));
-    annotate(scale, {Layout::replicated(type.getRank())});
-    actual[scale] = Layout::replicated(type.getRank());
+    // A splat is the same on every rank: give it the result's split.
+    Layout scaleLayout = layouts[0];
+    scaleLayout.partial.clear();
+    annotate(scale, {scaleLayout});
+    actual[scale] = scaleLayout;
     auto scaled = MulOp::create(builder, op->getLoc(), result, scale);
     annotate(scaled, {layouts[0]});
     localOf[op->getResult(0)] = scaled;

@@ -51,9 +51,55 @@ static std::string valueName(bool isResult, unsigned index) {
   return (isResult ? "result " : "operand ") + std::to_string(index);
 }
 
+/// The global shape of a local value, from its recorded sharding.
+static SmallVector<int64_t> globalShapeOf(Value v, const MeshAxes &mesh) {
+  auto type = cast<RankedTensorType>(v.getType());
+  SmallVector<int64_t> shape(type.getShape());
+  if (std::optional<Layout> layout = layoutOf(v))
+    for (size_t d = 0; d < shape.size() && d < layout->dims.size(); ++d)
+      shape[d] *= mesh.product(layout->dims[d]);
+  return shape;
+}
+
+/// The op's rule at global shapes. Reshape and broadcast factor their
+/// dimensions by size, and a split can make a local dimension 1 where the
+/// global one is not; the other rules depend on ranks only.
+static OpShardingRule getGlobalRule(Operation *op, ShardingRuleOpInterface rule,
+                                    const MeshAxes &mesh) {
+  if (auto reshape = dyn_cast<ReshapeOp>(op)) {
+    OpShardingRule r = makeEmptyShardingRule(op);
+    addReshapeFactors(r, globalShapeOf(reshape.getInput(), mesh),
+                      globalShapeOf(reshape.getResult(), mesh), 0, 0);
+    return r;
+  }
+  if (auto broadcast = dyn_cast<BroadcastOp>(op)) {
+    OpShardingRule r = makeEmptyShardingRule(op);
+    SmallVector<int64_t> in = globalShapeOf(broadcast.getInput(), mesh);
+    SmallVector<int64_t> out = globalShapeOf(broadcast.getResult(), mesh);
+    for (int64_t d = 0; d < (int64_t)out.size(); ++d) {
+      int64_t f = r.addFactor(out[d]);
+      r.resultFactors[0][d].push_back(f);
+      const auto *it = llvm::find(broadcast.getDims(), d);
+      if (it != broadcast.getDims().end() &&
+          in[it - broadcast.getDims().begin()] == out[d])
+        r.operandFactors[0][it - broadcast.getDims().begin()].push_back(f);
+    }
+    return r;
+  }
+  return rule.getShardingRule();
+}
+
 static LogicalResult verifyModelOp(Operation *op, ShardingRuleOpInterface rule,
                                    const MeshAxes &mesh) {
-  OpShardingRule r = rule.getShardingRule();
+  // Every rank would add the bias to its partial sum: counted k times.
+  if (auto linear = dyn_cast<LinearOp>(op); linear && linear.getBias())
+    if (std::optional<Layout> layout = layoutOf(linear.getResult());
+        layout && !layout->partial.empty())
+      return op->emitOpError()
+             << "adds its bias to partial sums over "
+             << axesStr(layout->partial)
+             << ": the bias would be counted once per rank";
+  OpShardingRule r = getGlobalRule(op, rule, mesh);
   // Every tensor that has a factor as the major part of a dimension must
   // split it the same way.
   struct Seen {

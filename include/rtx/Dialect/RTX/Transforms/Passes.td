@@ -164,4 +164,43 @@ def RTXVerifyDistribution
   let dependentDialects = ["mlir::rtx::RTXDialect"];
 }
 
+def RTXDistribute : Pass<"rtx-distribute", "mlir::ModuleOp"> {
+  let summary = "From a forward model to a partitioned, verified train step";
+  let description = [{
+    One pass for users who do not want to annotate each weight: adds the mesh
+    (`mesh=dp:2,tp:2`; axes of size 1 may be given or left out), then runs
+    rtx-autodiff, rtx-accumulate-gradients (when `micro-batches` > 1),
+    rtx-optimizer, seeds shardings, and runs rtx-propagate-sharding,
+    rtx-partition and rtx-verify-distribution.
+
+    Default seeding (Megatron style):
+    * `dp`: dimension 0 (the batch) of every data input.
+    * `tp`: column-parallel (output features, dimension 0) for the first
+      projection of attention and MLP blocks (`c_attn`, `c_fc`, `wq`, `wk`,
+      `wv`, `w1`, `w3`, `fc1`, `qkv` weights and their biases) and
+      row-parallel (input features, dimension 1) for the second (`c_proj`,
+      `wo`, `w2`, `fc2`, `proj` weights). Optimizer state follows its
+      parameter.
+    A dimension that an axis does not divide stays replicated, with a warning
+    that names the parameter, the dimension and the axis. Hand-written
+    `rtx.sharding` seeds take precedence. Megatron sequence parallelism and
+    the `sp` axis are not implemented yet and are rejected with an error.
+
+    Example: `rtx-opt '-rtx-distribute=mesh=dp:2,tp:2 optimizer=adamw lr=0.01'`.
+  }];
+  let options = [
+    Option<"mesh", "mesh", "std::string", "\"dp:1\"",
+           "Mesh axes and sizes, e.g. dp:2,tp:2">,
+    Option<"optimizer", "optimizer", "std::string", "\"adamw\"",
+           "Optimizer: sgd or adamw">,
+    Option<"lr", "lr", "double", "1e-3", "Learning rate">,
+    Option<"weightDecay", "weight-decay", "double", "0.0", "Weight decay">,
+    Option<"microBatches", "micro-batches", "int64_t", "1",
+           "Gradient accumulation: micro-batches per step">,
+    Option<"sequenceParallel", "sequence-parallel", "bool", "false",
+           "Megatron sequence parallelism on tp (not implemented yet)">
+  ];
+  let dependentDialects = ["mlir::rtx::RTXDialect", "mlir::func::FuncDialect"];
+}
+
 #endif // RTX_DIALECT_RTX_TRANSFORMS_PASSES_TD

@@ -1,0 +1,205 @@
+//===- Distribute.cpp - the rtx-distribute pipeline -----------------------===//
+//
+// Forward model -> partitioned, verified train step, with default Megatron
+// seeding. See Passes.td.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rtx/Dialect/RTX/Transforms/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringExtras.h"
+
+namespace mlir::rtx {
+#define GEN_PASS_DEF_RTXDISTRIBUTE
+#include "rtx/Dialect/RTX/Transforms/Passes.h.inc"
+} // namespace mlir::rtx
+
+using namespace mlir;
+using namespace mlir::rtx;
+
+namespace {
+struct MeshSpec {
+  SmallVector<std::string> names;
+  SmallVector<int64_t> sizes;
+  int64_t size(StringRef axis) const {
+    for (auto [n, s] : llvm::zip(names, sizes))
+      if (n == axis)
+        return s;
+    return 1;
+  }
+};
+
+/// Which dimension of a parameter tp splits, by the parameter's name.
+std::optional<int64_t> tensorParallelDim(StringRef name) {
+  static const char *column[] = {"c_attn", "c_fc", "wq", "wk", "wv",
+                                 "w1",     "w3",   "fc1", "qkv"};
+  static const char *row[] = {"c_proj", "wo", "w2", "fc2", "proj"};
+  for (const char *layer : column)
+    if (name.ends_with((Twine(".") + layer + ".weight").str()) ||
+        name.ends_with((Twine(".") + layer + ".bias").str()) ||
+        name == (Twine(layer) + ".weight").str() ||
+        name == (Twine(layer) + ".bias").str())
+      return 0;
+  for (const char *layer : row)
+    if (name.ends_with((Twine(".") + layer + ".weight").str()) ||
+        name == (Twine(layer) + ".weight").str())
+      return 1;
+  return std::nullopt;
+}
+
+struct RTXDistributePass
+    : mlir::rtx::impl::RTXDistributeBase<RTXDistributePass> {
+  using RTXDistributeBase::RTXDistributeBase;
+
+  FailureOr<MeshSpec> parseMesh(ModuleOp module) {
+    MeshSpec spec;
+    SmallVector<StringRef> parts;
+    StringRef(mesh).split(parts, ',', -1, false);
+    for (StringRef part : parts) {
+      auto [name, size] = part.trim().split(':');
+      int64_t value;
+      if (name.empty() || size.getAsInteger(10, value) || value < 1)
+        return module.emitError()
+               << "rtx-distribute: bad mesh axis '" << part
+               << "'; expected name:size, e.g. mesh=dp:2,tp:2";
+      if (llvm::is_contained(spec.names, name.str()))
+        return module.emitError()
+               << "rtx-distribute: mesh axis '" << name << "' given twice";
+      if (name != "dp" && name != "tp" && name != "sp")
+        return module.emitError() << "rtx-distribute: unknown mesh axis '"
+                                  << name << "'; expected dp, tp or sp";
+      spec.names.push_back(name.str());
+      spec.sizes.push_back(value);
+    }
+    if (spec.size("sp") > 1)
+      return module.emitError()
+             << "rtx-distribute: the sp axis (sequence/context parallelism) "
+                "is not implemented yet";
+    return spec;
+  }
+
+  /// Sets `attr` as the sharding of argument `index` unless one is there.
+  static void seedArg(func::FuncOp f, unsigned index, ShardingAttr attr) {
+    if (!f.getArgAttr(index, RTXDialect::getShardingAttrName()))
+      f.setArgAttr(index, RTXDialect::getShardingAttrName(), attr);
+  }
+
+  void seed(func::FuncOp f, const MeshSpec &spec, StringRef meshName) {
+    MLIRContext *ctx = f.getContext();
+    auto sharded = [&](RankedTensorType type, int64_t dim, StringRef axis) {
+      SmallVector<SmallVector<StringRef>> dims(type.getRank());
+      dims[dim].push_back(axis);
+      return ShardingAttr::get(ctx, meshName, dims);
+    };
+    // Which dimension tp splits, per parameter name (for its state too).
+    llvm::StringMap<int64_t> tpDim;
+    for (unsigned i = 0; i < f.getNumArguments(); ++i) {
+      auto type = cast<RankedTensorType>(f.getArgumentTypes()[i]);
+      auto name = f.getArgAttrOfType<StringAttr>(i, "rtx.param");
+      if (!name || spec.size("tp") == 1)
+        continue;
+      std::optional<int64_t> dim = tensorParallelDim(name.getValue());
+      if (!dim || *dim >= type.getRank())
+        continue;
+      if (type.getDimSize(*dim) % spec.size("tp") != 0) {
+        f.emitWarning() << "parameter \"" << name.getValue()
+                        << "\" stays replicated: dimension " << *dim
+                        << " of size " << type.getDimSize(*dim)
+                        << " is not divisible by axis \"tp\" of size "
+                        << spec.size("tp");
+        continue;
+      }
+      tpDim[name.getValue()] = *dim;
+    }
+    for (unsigned i = 0; i < f.getNumArguments(); ++i) {
+      auto type = cast<RankedTensorType>(f.getArgumentTypes()[i]);
+      auto state = f.getArgAttrOfType<StringAttr>(i, "rtx.state");
+      if (state) {
+        // "param:NAME", "exp_avg:NAME", "exp_avg_sq:NAME", "step".
+        auto [kind, name] = state.getValue().split(':');
+        if (auto it = tpDim.find(name); it != tpDim.end())
+          seedArg(f, i, sharded(type, it->second, "tp"));
+        continue;
+      }
+      if (spec.size("dp") > 1 && type.getRank() > 0) {
+        if (type.getDimSize(0) % spec.size("dp") != 0) {
+          f.emitWarning() << "data argument " << i
+                          << " stays replicated: dimension 0 of size "
+                          << type.getDimSize(0)
+                          << " is not divisible by axis \"dp\" of size "
+                          << spec.size("dp");
+          continue;
+        }
+        seedArg(f, i, sharded(type, 0, "dp"));
+      }
+    }
+    if (spec.size("dp") > 1)
+      for (auto input : f.getOps<InputOp>()) {
+        auto type = input.getType();
+        if (type.getRank() == 0 ||
+            input->hasAttr(RTXDialect::getShardingAttrName()))
+          continue;
+        if (type.getDimSize(0) % spec.size("dp") != 0) {
+          input.emitWarning() << "input \"" << input.getName()
+                              << "\" stays replicated: dimension 0 of size "
+                              << type.getDimSize(0)
+                              << " is not divisible by axis \"dp\" of size "
+                              << spec.size("dp");
+          continue;
+        }
+        input->setAttr(RTXDialect::getShardingAttrName(),
+                       sharded(type, 0, "dp"));
+      }
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (sequenceParallel) {
+      module.emitError() << "rtx-distribute: Megatron sequence parallelism "
+                            "(sequence-parallel=true) is not implemented yet";
+      return signalPassFailure();
+    }
+    FailureOr<MeshSpec> spec = parseMesh(module);
+    if (failed(spec))
+      return signalPassFailure();
+    if (!module.getOps<MeshOp>().empty()) {
+      module.emitError() << "rtx-distribute adds the mesh itself; the module "
+                            "already has one";
+      return signalPassFailure();
+    }
+    std::string meshName = "mesh";
+    for (auto [n, s] : llvm::zip(spec->names, spec->sizes))
+      meshName += "_" + n + std::to_string(s);
+    OpBuilder b(module.getBodyRegion());
+    SmallVector<StringRef> names(spec->names.begin(), spec->names.end());
+    MeshOp::create(b, module.getLoc(), meshName, b.getStrArrayAttr(names),
+                   b.getDenseI64ArrayAttr(spec->sizes));
+
+    OpPassManager training(ModuleOp::getOperationName());
+    training.addNestedPass<func::FuncOp>(createRTXAutodiff());
+    if (microBatches > 1)
+      training.addNestedPass<func::FuncOp>(createRTXAccumulateGradients(
+          RTXAccumulateGradientsOptions{microBatches}));
+    RTXOptimizerOptions optimizerOptions;
+    optimizerOptions.kind = optimizer;
+    optimizerOptions.lr = lr;
+    optimizerOptions.weightDecay = weightDecay;
+    training.addPass(createRTXOptimizer(optimizerOptions));
+    if (failed(runPipeline(training, module)))
+      return signalPassFailure();
+
+    for (auto f : module.getOps<func::FuncOp>())
+      if (!f.isExternal())
+        seed(f, *spec, meshName);
+
+    OpPassManager distribution(ModuleOp::getOperationName());
+    distribution.addPass(createRTXPropagateSharding());
+    distribution.addPass(createRTXPartition());
+    distribution.addPass(createRTXVerifyDistribution());
+    if (failed(runPipeline(distribution, module)))
+      return signalPassFailure();
+  }
+};
+} // namespace

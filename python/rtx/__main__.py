@@ -1,0 +1,265 @@
+"""The rtx command line: python3 -m rtx {import,opt,run,train,tools} ...
+
+    python3 -m rtx import examples/torch_models.py:gpt2 -o gpt2.mlir --params-out params --inputs-out inputs
+    python3 -m rtx opt gpt2.mlir --train --optimizer adamw --lr 1e-2 -o train.mlir
+    python3 -m rtx run train.mlir --inputs inputs --params params --steps 10
+    python3 -m rtx train examples/torch_models.py:mlp --steps 20 --lr 1e-2
+
+Exit status: 0 on success, 1 when a step fails (the message says why), 2 for
+bad usage.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import sys
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Sequence
+
+from . import driver
+from .builder import BuildError, Module
+from .config import AdamW, ConfigError, NotYetSupportedError, ParallelConfig, SGD
+from .errors import TorchImportError
+
+SPEC_HELP = ("a model factory, FILE.py:NAME or package.module:NAME; it returns (torch module, example "
+             "inputs) or an rtx.builder.Module")
+
+
+class CliError(Exception):
+    """A failure to report as 'rtx: error: ...' with exit status 1."""
+
+
+def load_factory(spec: str) -> Callable[..., Any]:
+    """FILE.py:NAME or module.path:NAME -> the callable NAME."""
+    target, sep, attr = spec.rpartition(":")
+    if not sep or not target or not attr:
+        raise CliError(f"model '{spec}' is not FILE.py:NAME or module:NAME")
+    if target.endswith(".py"):
+        path = Path(target)
+        if not path.is_file():
+            raise CliError(f"no such file: {target}")
+        name = f"rtx_cli_{path.stem}"
+        module_spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(module_spec)
+        sys.modules[name] = module            # dataclasses look their module up
+        sys.path.insert(0, str(path.resolve().parent))
+        try:
+            module_spec.loader.exec_module(module)
+        except ImportError as error:
+            raise CliError(f"cannot load {target}: {error}") from None
+        finally:
+            sys.path.remove(str(path.resolve().parent))
+    else:
+        try:
+            module = importlib.import_module(target)
+        except ImportError as error:
+            raise CliError(f"cannot import module '{target}': {error}") from None
+    factory = getattr(module, attr, None)
+    if not callable(factory):
+        raise CliError(f"'{attr}' is not a function of {target}")
+    return factory
+
+
+def parse_settings(settings: Sequence[str]) -> Dict[str, Any]:
+    """['layers=2', 'lr=0.1', 'name=x'] -> {'layers': 2, 'lr': 0.1, 'name': 'x'}."""
+    values: Dict[str, Any] = {}
+    for item in settings:
+        key, sep, text = item.partition("=")
+        if not sep or not key.isidentifier():
+            raise CliError(f"--set expects KEY=VALUE, got '{item}'")
+        for convert in (int, float):
+            try:
+                values[key] = convert(text)
+                break
+            except ValueError:
+                continue
+        else:
+            values[key] = {"true": True, "false": False}.get(text.lower(), text)
+    return values
+
+
+def build_model(spec: str, settings: Sequence[str]) -> Any:
+    factory = load_factory(spec)
+    try:
+        return factory(**parse_settings(settings))
+    except TypeError as error:
+        raise CliError(f"{spec}: {error}") from None
+
+
+def _optimizer(args: argparse.Namespace) -> Any:
+    if args.optimizer == "sgd":
+        return SGD(lr=args.lr if args.lr is not None else 1e-2, weight_decay=args.weight_decay or 0.0,
+                   clip_norm=args.clip_norm)
+    return AdamW(lr=args.lr if args.lr is not None else 1e-3,
+                 weight_decay=args.weight_decay if args.weight_decay is not None else 1e-2, clip_norm=args.clip_norm)
+
+
+def _add_optimizer_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--optimizer", choices=("adamw", "sgd"), default="adamw", help="the update rule (default adamw)")
+    p.add_argument("--lr", type=float, help="learning rate (default 1e-3 for adamw, 1e-2 for sgd)")
+    p.add_argument("--weight-decay", type=float, help="weight decay (default 0.01 for adamw, 0 for sgd)")
+    p.add_argument("--clip-norm", type=float, default=0.0, help="clip the global gradient norm (0: off)")
+    p.add_argument("--micro-batches", type=int, default=1,
+                   help="gradient accumulation: micro-batches per step (default 1)")
+
+
+# --- commands -----------------------------------------------------------------------------
+
+def cmd_import(args: argparse.Namespace) -> int:
+    built = build_model(args.model, args.set)
+    if isinstance(built, Module):
+        if args.params_out or args.inputs_out:
+            raise CliError("a builder model has no weights or example inputs to write "
+                           "(--params-out / --inputs-out need a torch module)")
+        text = built.text()
+    else:
+        if not (isinstance(built, tuple) and len(built) == 2):
+            raise CliError(f"{args.model} must return (module, example inputs) or an rtx.builder.Module")
+        try:
+            from .importer import import_module
+        except ImportError as error:
+            raise CliError(f"importing a torch module needs PyTorch ({error})") from None
+        model, example_inputs = built
+        imported = import_module(model, example_inputs, name=args.name)
+        text = imported.text()
+        if args.params_out:
+            imported.save_params(args.params_out)
+        if args.inputs_out:
+            imported.save_inputs(args.inputs_out)
+    _write(text, args.output)
+    return 0
+
+
+def cmd_opt(args: argparse.Namespace) -> int:
+    passes: List[str] = []
+    if args.train:
+        optimizer = _optimizer(args)
+        if args.micro_batches < 1:
+            raise CliError("--micro-batches must be at least 1")
+        passes += driver.training_passes(optimizer.pass_options(), args.micro_batches)
+    passes += args.pass_args or []
+    if not passes:
+        raise CliError("no passes: give --train, or rtx-opt arguments with --pass (e.g. --pass=-rtx-autodiff)")
+    _write(driver.opt(Path(args.input), passes), args.output)
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    result = driver.run(Path(args.input), inputs=args.inputs, params=args.params, out=args.out,
+                        steps=args.steps, random=args.random, seed=args.seed, entry=args.entry,
+                        read_results=False)
+    sys.stdout.write(result.stdout)
+    return 0
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from .program import compile as compile_program
+    built = build_model(args.model, args.set)
+    if isinstance(built, Module):
+        model, example_inputs = built, None
+    elif isinstance(built, tuple) and len(built) == 2:
+        model, example_inputs = built
+    else:
+        raise CliError(f"{args.model} must return (module, example inputs) or an rtx.builder.Module")
+    if example_inputs is None:
+        raise CliError("a builder model has no example inputs to train on; use "
+                       "'python3 -m rtx opt --train' and 'python3 -m rtx run --random'")
+    program = compile_program(model, example_inputs, optimizer=_optimizer(args),
+                              parallel=ParallelConfig(micro_batch=args.micro_batches))
+    import numpy as np
+    names = [s.name for s in program.model_inputs]
+    values = list(example_inputs.values()) if isinstance(example_inputs, dict) else list(example_inputs)
+    arrays = [np.asarray(v.detach().cpu().numpy() if hasattr(v, "detach") else v) for v in values]
+    batch = {n: np.concatenate([a] * args.micro_batches) for n, a in zip(names, arrays)}
+    result = program.train(batch, steps=args.steps)
+    for i, loss in enumerate(result.losses, 1):
+        print(f"step {i}/{args.steps}: loss={loss:.6e}")
+    if args.out:
+        program.save(args.out)
+    return 0
+
+
+def cmd_tools(args: argparse.Namespace) -> int:
+    for tool in ("rtx-opt", "rtx-run"):
+        print(f"{tool}: {driver.find_tool(tool)}")
+    return 0
+
+
+def _write(text: str, output: Optional[str]) -> None:
+    if output in (None, "-"):
+        sys.stdout.write(text)
+    else:
+        Path(output).write_text(text)
+
+
+# --- the parser -----------------------------------------------------------------------------
+
+def make_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python3 -m rtx", description="rtx: compile models into training programs.",
+        epilog="Tools are found in $RTX_BUILD_DIR/bin, the source tree's build/bin, or PATH.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    p = sub.add_parser("import", help="a model (PyTorch or builder) -> rtx IR",
+                       description="Imports a model into rtx IR. " + SPEC_HELP + ".")
+    p.add_argument("model", help=SPEC_HELP)
+    p.add_argument("-o", "--output", help="write the IR here (default: stdout)")
+    p.add_argument("--params-out", metavar="DIR", help="write the weights as DIR/NAME.npy (rtx-run --params)")
+    p.add_argument("--inputs-out", metavar="DIR", help="write the example inputs as DIR/NAME.npy (rtx-run --inputs)")
+    p.add_argument("--name", help="name of the function (default: the module's class)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="keyword argument for the factory (repeatable), e.g. --set layers=4")
+    p.set_defaults(run=cmd_import)
+
+    p = sub.add_parser("opt", help="run rtx-opt passes",
+                       description="Runs rtx-opt: --train builds the training step "
+                                   "(-rtx-autodiff, -rtx-accumulate-gradients, -rtx-optimizer).")
+    p.add_argument("input", help="a .mlir file")
+    p.add_argument("-o", "--output", help="write the result here (default: stdout)")
+    p.add_argument("--train", action="store_true", help="build a whole training step")
+    _add_optimizer_options(p)
+    p.add_argument("--pass", dest="pass_args", action="append", metavar="ARG",
+                   help="an rtx-opt argument, e.g. --pass=-rtx-autodiff (repeatable)")
+    p.set_defaults(run=cmd_opt)
+
+    p = sub.add_parser("run", help="run a program with rtx-run",
+                       description="Runs rtx-run (the reference executor) and prints its results.")
+    p.add_argument("input", help="a .mlir file")
+    p.add_argument("--inputs", metavar="DIR", help="NAME.npy inputs")
+    p.add_argument("--params", metavar="DIR", help="NAME.npy parameter values")
+    p.add_argument("--out", metavar="DIR", help="write resultN.npy here")
+    p.add_argument("--steps", type=int, default=1, help="training steps (default 1)")
+    p.add_argument("--random", action="store_true", help="draw missing inputs at random")
+    p.add_argument("--seed", type=int, help="seed of random inputs")
+    p.add_argument("--entry", help="function to run")
+    p.set_defaults(run=cmd_run)
+
+    p = sub.add_parser("train", help="import, compile and train on the example inputs",
+                       description="Imports a model, builds its training step and trains on the factory's "
+                                   "example inputs (one micro-batch; with --micro-batches K the step's batch "
+                                   "is K copies of it), printing each step's loss.")
+    p.add_argument("model", help=SPEC_HELP)
+    p.add_argument("--steps", type=int, default=10, help="training steps (default 10)")
+    _add_optimizer_options(p)
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="keyword argument for the factory (repeatable)")
+    p.add_argument("--out", metavar="DIR", help="also write model.mlir, train.mlir and the trained params here")
+    p.set_defaults(run=cmd_train)
+
+    p = sub.add_parser("tools", help="show where rtx-opt and rtx-run are found")
+    p.set_defaults(run=cmd_tools)
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    args = make_parser().parse_args(argv)
+    try:
+        return args.run(args)
+    except (CliError, ConfigError, NotYetSupportedError, BuildError, TorchImportError, driver.ToolError) as error:
+        print(f"rtx: error: {error}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,221 @@
+"""compile(): from a model to a training program, and Program.train().
+
+    group = rtx.init("cpu", devices=1)
+    program = rtx.compile(model, example_inputs, group=group,
+                          parallel=rtx.ParallelConfig(micro_batch=2), optimizer=rtx.AdamW(lr=1e-3))
+    result = program.train(batch, steps=10)      # result.losses: one per step
+
+The model is a torch.nn.Module (imported with its example inputs), a
+builder Module (rtx.builder), or MLIR text. Its shapes are those of one
+micro-batch; a step takes `micro_batch` of them concatenated along
+dimension 0. The training step is built by rtx-opt (-rtx-autodiff,
+-rtx-accumulate-gradients, -rtx-optimizer) and run by rtx-run.
+"""
+from __future__ import annotations
+
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+from . import driver
+from .builder import Module
+from .config import (AdamW, ConfigError, ElasticConfig, Optimizer, ParallelConfig, ProcessGroup, SGD,
+                     ShardingConfig, check_supported, init)
+
+_NUMPY_DTYPES = {"f32": "float32", "f64": "float64", "f16": "float16", "i32": "int32", "i64": "int64",
+                 "i1": "bool"}
+
+
+@dataclass(frozen=True)
+class InputSpec:
+    name: str
+    shape: Tuple[int, ...]
+    dtype: str               # rtx element type: f32, i32, ...
+
+
+@dataclass
+class TrainResult:
+    losses: List[float]                    # the loss of every step, in order
+    params: Dict[str, Any]                 # parameter values after the last step (numpy arrays)
+
+
+class Program:
+    """A model compiled into a training step. Create it with rtx.compile."""
+
+    def __init__(self, model_ir: str, train_ir: str, inputs: List[InputSpec], micro_batch: int,
+                 params: Optional[Dict[str, Any]], group: ProcessGroup, parallel: ParallelConfig,
+                 sharding: ShardingConfig, elastic: ElasticConfig, optimizer: Optimizer) -> None:
+        self.model_ir = model_ir             # the forward model (one micro-batch)
+        self.train_ir = train_ir             # the training step rtx-run executes
+        self.model_inputs = inputs           # the model's inputs (one micro-batch)
+        self.micro_batch = micro_batch
+        self.params = params                 # current parameter values; None: the IR's initializers
+        self.group, self.parallel, self.sharding = group, parallel, sharding
+        self.elastic, self.optimizer = elastic, optimizer
+
+    @property
+    def inputs(self) -> List[InputSpec]:
+        """The inputs of one training step: micro_batch micro-batches."""
+        return [InputSpec(s.name, (s.shape[0] * self.micro_batch,) + s.shape[1:], s.dtype)
+                if s.shape else s for s in self.model_inputs]
+
+    def train(self, batch: Union[Mapping[str, Any], Sequence[Any]], steps: int = 1) -> TrainResult:
+        """Runs `steps` training steps on `batch` (arrays or tensors by input
+        name, or in input order) and returns each step's loss. Parameters
+        carry over to the next call; the optimizer state (AdamW moments, step
+        count) starts afresh in each call."""
+        if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
+            raise ConfigError(f"steps must be a positive integer, got {steps!r}")
+        arrays = _check_batch(batch, self.inputs)
+        with tempfile.TemporaryDirectory(prefix="rtx-train-") as work:
+            work_dir = Path(work)
+            program = work_dir / "train.mlir"
+            program.write_text(self.train_ir)
+            _save(work_dir / "inputs", arrays)
+            params_dir = _save(work_dir / "params", self.params) if self.params is not None else None
+            run = driver.run(program, inputs=work_dir / "inputs", params=params_dir, steps=steps)
+        states = run.states()
+        params = {key[len("param:"):]: value for key, value in states.items() if key.startswith("param:")}
+        losses = run.losses if steps > 1 else [float(run.results[0].value)]
+        if len(losses) != steps:
+            raise driver.ToolError(f"rtx-run reported {len(losses)} losses for {steps} steps")
+        self.params = params
+        return TrainResult(losses, params)
+
+    def gradients(self, batch: Union[Mapping[str, Any], Sequence[Any]]) -> Tuple[float, Dict[str, Any]]:
+        """The loss and every parameter's gradient on one micro-batch, at
+        the current parameters (no update)."""
+        arrays = _check_batch(batch, self.model_inputs)
+        with tempfile.TemporaryDirectory(prefix="rtx-grad-") as work:
+            work_dir = Path(work)
+            program = work_dir / "grad.mlir"
+            driver.opt(self.model_ir, ["-rtx-autodiff"], output=program)
+            _save(work_dir / "inputs", arrays)
+            params_dir = _save(work_dir / "params", self.params) if self.params is not None else None
+            run = driver.run(program, inputs=work_dir / "inputs", params=params_dir)
+        return float(run.results[0].value), run.grads()
+
+    def save(self, directory: Union[str, Path]) -> Path:
+        """Writes model.mlir, train.mlir and params/NAME.npy (when known)."""
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / "model.mlir").write_text(self.model_ir)
+        (directory / "train.mlir").write_text(self.train_ir)
+        if self.params is not None:
+            _save(directory / "params", self.params)
+        return directory
+
+
+def compile(model: Any, example_inputs: Union[Sequence[Any], Mapping[str, Any], None] = None, *,
+            group: Optional[ProcessGroup] = None, parallel: Optional[ParallelConfig] = None,
+            sharding: Optional[ShardingConfig] = None, elastic: Optional[ElasticConfig] = None,
+            optimizer: Optional[Optimizer] = None, loss: Any = None, name: Optional[str] = None) -> Program:
+    """Compiles a model into a training program.
+
+    model: a torch.nn.Module (needs example_inputs: one micro-batch), a
+        builder Module, or MLIR text / a path to a .mlir file.
+    group: from rtx.init (default: one CPU device).
+    loss: for a torch module, a function of its output giving the loss.
+    Options that this version cannot honour yet raise NotYetSupportedError
+    naming them; inconsistent options raise ConfigError.
+    """
+    group = group if group is not None else init("cpu", 1, env={})
+    parallel = parallel if parallel is not None else ParallelConfig()
+    sharding = sharding if sharding is not None else ShardingConfig()
+    elastic = elastic if elastic is not None else ElasticConfig()
+    optimizer = optimizer if optimizer is not None else AdamW()
+    for value, kind, option in ((group, ProcessGroup, "group"), (parallel, ParallelConfig, "parallel"),
+                                (sharding, ShardingConfig, "sharding"), (elastic, ElasticConfig, "elastic"),
+                                (optimizer, (AdamW, SGD), "optimizer")):
+        if not isinstance(value, kind):
+            raise ConfigError(f"{option} must be a {getattr(kind, '__name__', 'AdamW or SGD')}, "
+                              f"got {type(value).__name__}")
+    if parallel.ranks != group.size:
+        raise ConfigError(f"parallel dp*tp*pp*sp = {parallel.ranks} ranks, but the group has {group.size} "
+                          f"({group.world_size} process(es) x {len(group.devices)} device(s))")
+    check_supported(group, parallel, sharding, elastic)
+
+    model_ir, params = _model_ir(model, example_inputs, loss, name)
+    inputs = _inputs_of(model_ir)
+    if parallel.micro_batch > 1:
+        for spec in inputs:
+            if not spec.shape:
+                raise ConfigError(f"micro_batch={parallel.micro_batch}: input '{spec.name}' is a scalar and "
+                                  "cannot be split into micro-batches along dimension 0")
+    train_ir = driver.opt(model_ir, driver.training_passes(optimizer.pass_options(), parallel.micro_batch))
+    return Program(model_ir, train_ir, inputs, parallel.micro_batch, params, group, parallel, sharding, elastic,
+                   optimizer)
+
+
+def _model_ir(model: Any, example_inputs: Any, loss: Any, name: Optional[str]) -> Tuple[str, Optional[Dict]]:
+    if isinstance(model, Module):
+        return model.text(), None
+    if isinstance(model, Path) or (isinstance(model, str) and model.endswith(".mlir") and "\n" not in model):
+        return Path(model).read_text(), None
+    if isinstance(model, str):
+        return model, None
+    if type(model).__module__.startswith("torch") or hasattr(model, "named_parameters"):
+        if example_inputs is None:
+            raise ConfigError("a torch module needs example_inputs (one micro-batch) to be imported")
+        from .importer import import_module
+        imported = import_module(model, example_inputs, loss=loss, name=name)
+        if not imported.returns_loss:
+            raise ConfigError(f"{type(model).__name__} does not return a scalar loss; pass loss=fn(output)")
+        return imported.text(), {n: p.detach().cpu().numpy().copy() for n, p in imported.params.items()}
+    raise ConfigError(f"cannot compile a {type(model).__name__}: expected a torch.nn.Module, "
+                      "an rtx.builder.Module or MLIR text")
+
+
+_INPUT = re.compile(r'rtx\.input "([^"]+)"(?: \{[^}]*\})? : tensor<((?:\d+x)*)(\w+)>')
+
+
+def _inputs_of(text: str) -> List[InputSpec]:
+    if re.search(r"func\.func @[\w$.]+\(\s*%", text):
+        raise ConfigError("the model takes function arguments; Program feeds named rtx.input values only")
+    return [InputSpec(m.group(1), tuple(int(d) for d in m.group(2).split("x") if d), m.group(3))
+            for m in _INPUT.finditer(text)]
+
+
+def _as_array(value: Any) -> Any:
+    import numpy as np
+    if hasattr(value, "detach"):                         # a torch tensor, without importing torch
+        value = value.detach().cpu().numpy()
+    return np.asarray(value)
+
+
+def _check_batch(batch: Union[Mapping[str, Any], Sequence[Any]], specs: List[InputSpec]) -> Dict[str, Any]:
+    import numpy as np
+    if not isinstance(batch, Mapping):
+        if len(batch) != len(specs):
+            raise ConfigError(f"the batch has {len(batch)} arrays; the program takes {len(specs)}: "
+                              f"{', '.join(s.name for s in specs)}")
+        batch = {s.name: v for s, v in zip(specs, batch)}
+    unknown = set(batch) - {s.name for s in specs}
+    if unknown:
+        raise ConfigError(f"the program has no input(s) {', '.join(sorted(unknown))}; "
+                          f"its inputs are {', '.join(s.name for s in specs)}")
+    arrays = {}
+    for spec in specs:
+        if spec.name not in batch:
+            raise ConfigError(f"the batch lacks input '{spec.name}' {list(spec.shape)} {spec.dtype}")
+        array = _as_array(batch[spec.name])
+        if tuple(array.shape) != spec.shape:
+            raise ConfigError(f"input '{spec.name}' has shape {list(array.shape)}; the program expects "
+                              f"{list(spec.shape)}")
+        want = np.dtype(_NUMPY_DTYPES.get(spec.dtype, "float32"))
+        if array.dtype != want:
+            if array.dtype.kind != want.kind and not (array.dtype.kind in "iu" and want.kind in "iu"):
+                raise ConfigError(f"input '{spec.name}' has dtype {array.dtype}; the program expects {want}")
+            array = array.astype(want)
+        arrays[spec.name] = array
+    return arrays
+
+
+def _save(directory: Path, arrays: Mapping[str, Any]) -> Path:
+    import numpy as np
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, array in arrays.items():
+        np.save(directory / f"{name}.npy", np.ascontiguousarray(array))
+    return directory

@@ -1,0 +1,118 @@
+"""Configuration: every option is validated; options that later versions
+implement are accepted and refused by compile with an error naming them."""
+import pytest
+
+import rtx
+from rtx import models
+from rtx.config import (AdamW, ConfigError, ElasticConfig, NotYetSupportedError, ParallelConfig, SGD,
+                        ShardingConfig, init)
+
+
+# --- init ------------------------------------------------------------------------------
+
+def test_init_single_process():
+    group = init("cpu", 1, env={})
+    assert (group.backend, group.devices, group.rank, group.world_size, group.launcher) == \
+        ("cpu", ("cpu",), 0, 1, "single")
+    assert group.size == 1 and group.unsupported() == []
+
+
+@pytest.mark.parametrize("env, launcher, rank, world, local", [
+    ({"RANK": "3", "WORLD_SIZE": "8", "LOCAL_RANK": "1"}, "torchrun", 3, 8, 1),
+    ({"SLURM_PROCID": "5", "SLURM_NTASKS": "6", "SLURM_LOCALID": "2"}, "slurm", 5, 6, 2),
+    ({"OMPI_COMM_WORLD_RANK": "1", "OMPI_COMM_WORLD_SIZE": "2", "OMPI_COMM_WORLD_LOCAL_RANK": "1"},
+     "mpirun", 1, 2, 1),
+])
+def test_init_reads_the_launcher_environment(env, launcher, rank, world, local):
+    group = init("nccl", ["cuda:0"], env=env)
+    assert (group.backend, group.launcher, group.rank, group.world_size, group.local_rank) == \
+        ("cuda", launcher, rank, world, local)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(backend="mpi"), "backend must be one of"),
+    (dict(devices=0), "devices must be a positive integer"),
+    (dict(devices=True), "devices must be a positive count"),
+    (dict(devices=["cuda:0"]), "'cuda:0' is not a cpu device"),
+    (dict(backend="cuda", devices=["cuda:0", "cuda:0"]), "names a device twice"),
+    (dict(env={"RANK": "4", "WORLD_SIZE": "4"}), "rank 4 is not within a world of 4"),
+    (dict(env={"RANK": "x", "WORLD_SIZE": "4"}), "RANK='x' is not an integer"),
+])
+def test_init_rejects_bad_values(kwargs, message):
+    with pytest.raises(ConfigError, match=message):
+        init(**{"env": {}, **kwargs})
+
+
+# --- the option groups --------------------------------------------------------------------
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: ParallelConfig(dp=0), "parallel.dp must be a positive integer"),
+    (lambda: ParallelConfig(tp=1.5), "parallel.tp must be a positive integer"),
+    (lambda: ParallelConfig(micro_batch="2"), "parallel.micro_batch must be a positive integer"),
+    (lambda: ParallelConfig(bucket_bytes=-1), "parallel.bucket_bytes must be a positive integer"),
+    (lambda: ShardingConfig(shard_strategy="zero4"), "sharding.shard_strategy must be one of"),
+    (lambda: ShardingConfig(offload="disk"), "sharding.offload must be one of"),
+    (lambda: ShardingConfig(offload="cpu"), "needs a shard_strategy other than 'none'"),
+    (lambda: ShardingConfig(shard_strategy="zero2", auto_wrap=1000), "needs shard_strategy 'zero3' or 'fsdp'"),
+    (lambda: ShardingConfig(shard_strategy="fsdp", auto_wrap=[]), "must name module classes"),
+    (lambda: ShardingConfig(shard_strategy="fsdp", auto_wrap=0), "sharding.auto_wrap must be a positive"),
+    (lambda: ElasticConfig(rendezvous="etcd://host:2379"), "elastic.rendezvous must be"),
+    (lambda: ElasticConfig(rendezvous="redis://host"), "needs redis://HOST:PORT"),
+    (lambda: ElasticConfig(preempt_policy="ignore"), "elastic.preempt_policy must be one of"),
+    (lambda: ElasticConfig(preempt_policy="resume"), "needs a rendezvous"),
+    (lambda: ElasticConfig(checkpoint_interval=0), "elastic.checkpoint_interval must be a positive"),
+    (lambda: AdamW(lr=0), "optimizer.lr must be a number > 0"),
+    (lambda: AdamW(betas=(0.9, 1.0)), "optimizer.betas"),
+    (lambda: SGD(weight_decay=-1), "optimizer.weight_decay must be a number >= 0"),
+])
+def test_options_are_validated(make, message):
+    with pytest.raises(ConfigError, match=message):
+        make()
+
+
+def test_valid_future_options_are_accepted():
+    assert ParallelConfig(dp=2, tp=4, pp=2, sp=2, micro_batch=8, bucket_bytes=1 << 25).ranks == 32
+    assert ShardingConfig("fsdp", "nvme", {"Block"}).auto_wrap == frozenset({"Block"})
+    assert ElasticConfig("file:///tmp/rdzv", "resume", 100).checkpoint_interval == 100
+    assert ElasticConfig("redis://10.0.0.1:6379", "checkpoint").preempt_policy == "checkpoint"
+
+
+# --- compile refuses what it cannot do yet -------------------------------------------------
+
+@pytest.mark.parametrize("kwargs, option", [
+    (dict(group=init("cpu", 2, env={}), parallel=ParallelConfig(dp=2)), "parallel.dp=2"),
+    (dict(group=init("cpu", 2, env={}), parallel=ParallelConfig(tp=2)), "parallel.tp=2"),
+    (dict(group=init("cpu", 2, env={}), parallel=ParallelConfig(pp=2)), "parallel.pp=2"),
+    (dict(group=init("cpu", 2, env={}), parallel=ParallelConfig(sp=2)), "parallel.sp=2"),
+    (dict(group=init("cpu", 2, env={}), parallel=ParallelConfig(dp=2)), "devices=2"),
+    (dict(parallel=ParallelConfig(bucket_bytes=1 << 20)), "parallel.bucket_bytes=1048576"),
+    (dict(sharding=ShardingConfig("zero1")), "sharding.shard_strategy='zero1'"),
+    (dict(sharding=ShardingConfig("zero3", "cpu")), "sharding.offload='cpu'"),
+    (dict(sharding=ShardingConfig("fsdp", auto_wrap={"Block"})), "sharding.auto_wrap"),
+    (dict(elastic=ElasticConfig(rendezvous="file:///tmp/x")), "elastic.rendezvous='file:///tmp/x'"),
+    (dict(elastic=ElasticConfig(preempt_policy="checkpoint")), "elastic.preempt_policy='checkpoint'"),
+    (dict(elastic=ElasticConfig(checkpoint_interval=10)), "elastic.checkpoint_interval=10"),
+    (dict(group=init("cuda", 1, env={})), "backend='cuda'"),
+    (dict(group=init("cpu", 1, env={"WORLD_SIZE": "2", "RANK": "0"}), parallel=ParallelConfig(dp=2)),
+     "world_size=2"),
+])
+def test_compile_names_options_not_yet_supported(kwargs, option):
+    with pytest.raises(NotYetSupportedError) as info:
+        rtx.compile(models.mlp(), **kwargs)
+    assert option in str(info.value) and "not yet supported" in str(info.value)
+
+
+def test_compile_checks_ranks_against_the_group():
+    with pytest.raises(ConfigError, match=r"dp\*tp\*pp\*sp = 4 ranks, but the group has 1"):
+        rtx.compile(models.mlp(), parallel=ParallelConfig(dp=2, tp=2))
+
+
+def test_compile_rejects_wrong_option_types():
+    with pytest.raises(ConfigError, match="parallel must be a ParallelConfig"):
+        rtx.compile(models.mlp(), parallel={"dp": 1})
+
+
+def test_optimizer_pass_options():
+    assert AdamW(lr=0.01, weight_decay=0.0).pass_options() == \
+        "kind=adamw lr=0.01 beta1=0.9 beta2=0.999 eps=1e-08 weight-decay=0.0 clip-norm=0.0"
+    assert SGD(lr=0.5).pass_options() == "kind=sgd lr=0.5 weight-decay=0.0 clip-norm=0.0"
