@@ -399,9 +399,9 @@ class MLP(nn.Module):
 # --- factories: (module, example inputs) -------------------------------------------------------------
 
 def gpt2(layers: int = 2, heads: int = 2, width: int = 32, vocab: int = 37, seq: int = 8, batch: int = 2,
-         seed: int = 0) -> Example:
+         bias: bool = True, seed: int = 0) -> Example:
     torch.manual_seed(seed)
-    model = GPT(GPTConfig(block_size=seq, vocab_size=vocab, n_layer=layers, n_head=heads, n_embd=width))
+    model = GPT(GPTConfig(block_size=seq, vocab_size=vocab, n_layer=layers, n_head=heads, n_embd=width, bias=bias))
     return model, lm_batch(batch, seq, vocab, seed)
 
 

@@ -20,8 +20,8 @@ raises UnsupportedOpError naming the op and the module that made it.
 """
 from __future__ import annotations
 
+import contextlib
 import inspect
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
@@ -31,23 +31,9 @@ from torch.overrides import TorchFunctionMode
 
 from .builder import BuildError, Function, Init, Module, Value, constant, normal, ones, zeros
 from .errors import TorchImportError, UnsupportedOpError
+from .torch_ops import CONVERTERS, DTYPES, Operand, Unsupported, rtx_dtype, supported_ops
 
 __all__ = ["ImportedModel", "TorchImportError", "UnsupportedOpError", "import_module", "supported_ops"]
-
-
-class _Unsupported(Exception):
-    """Raised by a converter; becomes UnsupportedOpError with the op's location."""
-
-
-_DTYPES = {torch.float32: "f32", torch.float64: "f64", torch.bfloat16: "bf16", torch.float16: "f16",
-           torch.int32: "i32", torch.int64: "i64", torch.bool: "i1"}
-_FLOATS = ("f32", "f64", "bf16", "f16")
-
-
-def _rtx_dtype(dtype: torch.dtype) -> str:
-    if dtype not in _DTYPES:
-        raise _Unsupported(f"element type {dtype} has no rtx equivalent")
-    return _DTYPES[dtype]
 
 
 # --- the recorded graph ----------------------------------------------------------------
@@ -130,8 +116,18 @@ class _Graph:
         self.nodes: List[_Node] = []
         self.ids: Dict[int, int] = {}         # id(tensor) -> value id
         self.alive: List[torch.Tensor] = []   # keeps ids unique while tracing
-        self.leaves_by_param: Dict[str, int] = {}
+        self.storages: set = set()            # storages of traced tensors
         self.where: List[Tuple[str, str]] = []
+        self.busy = False                     # the tracer itself is calling torch
+
+    @contextlib.contextmanager
+    def internal(self):
+        """Calls made inside are the tracer's own: not recorded."""
+        busy, self.busy = self.busy, True
+        try:
+            yield
+        finally:
+            self.busy = busy
 
     def location(self) -> Tuple[str, str]:
         return self.where[-1] if self.where else ("", "?")
@@ -142,6 +138,8 @@ class _Graph:
         self.metas.append(_Meta(tuple(t.shape), t.dtype, leaf=_Leaf(kind, name, t if value is None else value)))
         self.ids[id(t)] = vid
         self.alive.append(t)
+        if kind != "const":
+            self.storages.add(_storage(t))
         return vid
 
     def traced(self, t: torch.Tensor) -> bool:
@@ -152,7 +150,13 @@ class _Graph:
             return _Ref(self.ids[id(t)])
         if id(t) in self.params:
             return _Ref(self.add_leaf("param", self.params[id(t)], t))
-        # Not derived from inputs or parameters: a constant, captured now.
+        # Not derived from inputs or parameters: a constant, captured now. A
+        # view of a traced tensor that reached here was made by a call the
+        # tracer could not see; folding it would silently freeze its values.
+        if _storage(t) in self.storages:
+            path, kind = self.location()
+            raise TorchImportError(f"a view of a traced tensor was made by a call the importer cannot see "
+                                   f"(in module '{path}' ({kind})); please report this form")
         return _Ref(self.add_leaf("const", "", t, t.detach().clone()))
 
     def replace(self, obj: Any) -> Any:
@@ -167,6 +171,10 @@ class _Graph:
         return obj
 
     def record(self, func: Callable, args: tuple, kwargs: dict, out: Any) -> None:
+        with self.internal():
+            self._record(func, args, kwargs, out)
+
+    def _record(self, func: Callable, args: tuple, kwargs: dict, out: Any) -> None:
         inputs = _flatten(args) + _flatten(kwargs)
         if not any(self.traced(t) for t in inputs):
             return                                      # constant: folded by running it
@@ -194,39 +202,72 @@ class _Graph:
             node.outputs.append(vid)
             self.ids[id(t)] = vid
             self.alive.append(t)
+            self.storages.add(_storage(t))
         self.nodes.append(node)
 
 
+def _storage(t: torch.Tensor) -> int:
+    ptr = t.storage().data_ptr() if t.numel() else 0
+    return ptr if ptr else -id(t)
+
+
 class _Tracer(TorchFunctionMode):
+    """Records calls. Indexing (x[i], x[i] = v) does not always reach a
+    TorchFunctionMode in PyTorch 1.13 (a single index on a plain tensor, any
+    index on a Parameter), so while tracing Tensor.__getitem__ and
+    __setitem__ are replaced by wrappers that record (or refuse) them.
+    `graph.busy` marks calls made by the tracer itself, which pass through."""
+
     def __init__(self, graph: _Graph) -> None:
         super().__init__()
         self.graph = graph
+        self.saved: Dict[str, Any] = {}
+        get_item, set_item = torch._C._TensorBase.__getitem__, torch._C._TensorBase.__setitem__
+
+        def getitem(tensor, index):
+            if graph.busy:
+                return get_item(tensor, index)
+            with graph.internal():
+                out = get_item(tensor, index)
+            graph.record(get_item, (tensor, index), {}, out)
+            return out
+
+        def setitem(tensor, index, value):
+            if not graph.busy and (graph.traced(tensor) or (isinstance(value, torch.Tensor) and graph.traced(value))):
+                raise UnsupportedOpError("torch.Tensor.__setitem__", *graph.location(),
+                                         "assignment into a tensor (x[i] = v) cannot be imported; "
+                                         "build the value with torch.cat or torch.where")
+            with graph.internal():
+                set_item(tensor, index, value)
+
+        self.wrappers = {"__getitem__": getitem, "__setitem__": setitem}
+
+    def __enter__(self):
+        for name, wrapper in self.wrappers.items():
+            self.saved[name] = torch.Tensor.__dict__.get(name)
+            setattr(torch.Tensor, name, wrapper)
+        return super().__enter__()
+
+    def __exit__(self, *exc):
+        try:
+            return super().__exit__(*exc)
+        finally:
+            for name, original in self.saved.items():
+                if original is None:
+                    delattr(torch.Tensor, name)
+                else:
+                    setattr(torch.Tensor, name, original)
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        if self.graph.busy:
+            return func(*args, **kwargs)
         out = func(*args, **kwargs)
         self.graph.record(func, args, kwargs, out)
         return out
 
 
 # --- lowering onto the builder ------------------------------------------------------------
-
-@dataclass
-class _T:
-    """A tensor operand as converters see it."""
-    ref: int
-    shape: Tuple[int, ...]
-    torch_dtype: torch.dtype
-    const: Optional[torch.Tensor] = None   # the value, for constants
-
-    @property
-    def rank(self) -> int:
-        return len(self.shape)
-
-    @property
-    def dtype(self) -> str:
-        return _rtx_dtype(self.torch_dtype)
-
 
 class _Lowering:
     def __init__(self, graph: _Graph, f: Function) -> None:
@@ -242,7 +283,7 @@ class _Lowering:
         if isinstance(obj, _Ref):
             m = self.graph.metas[obj.id]
             const = m.leaf.tensor if m.leaf is not None and m.leaf.kind == "const" else None
-            return _T(obj.id, m.shape, m.dtype, const)
+            return Operand(obj.id, m.shape, m.dtype, const)
         if isinstance(obj, tuple):
             return tuple(self.wrap(x) for x in obj)
         if isinstance(obj, list):
@@ -251,7 +292,7 @@ class _Lowering:
             return {k: self.wrap(v) for k, v in obj.items()}
         return obj
 
-    def v(self, t: "_T") -> Value:
+    def v(self, t: "Operand") -> Value:
         """The builder value of an operand (declaring leaves on first use)."""
         if t.ref in self.values:
             value = self.values[t.ref]
@@ -274,7 +315,7 @@ class _Lowering:
         self.values[t.ref] = value
         return value
 
-    def splat(self, t: "_T") -> Optional[Union[int, float, bool]]:
+    def splat(self, t: "Operand") -> Optional[Union[int, float, bool]]:
         """The value of a constant whose elements are all equal, else None."""
         if t.const is None or t.const.numel() == 0:
             return None
@@ -283,12 +324,12 @@ class _Lowering:
         return first.item() if bool((flat == first).all()) else None
 
     def operand(self, x: Any, shape: Sequence[int], dtype: str) -> Value:
-        """x (a _T or a Python number) converted to dtype and broadcast to shape."""
+        """x (an Operand or a Python number) converted to dtype and broadcast to shape."""
         shape = tuple(shape)
         if isinstance(x, (bool, int, float)):
             return self.f.constant(x, shape, dtype)
-        if not isinstance(x, _T):
-            raise _Unsupported(f"operand {x!r} is neither a tensor nor a number")
+        if not isinstance(x, Operand):
+            raise Unsupported(f"operand {x!r} is neither a tensor nor a number")
         s = self.splat(x)
         if s is not None and len(shape) >= x.rank:
             key = (x.ref, shape, dtype)
@@ -305,7 +346,7 @@ class _Lowering:
         if value.shape == shape:
             return value
         if value.rank > len(shape):
-            raise _Unsupported(f"cannot broadcast {value.type} to {list(shape)}")
+            raise Unsupported(f"cannot broadcast {value.type} to {list(shape)}")
         return self.f.broadcast(value, shape, list(range(len(shape) - value.rank, len(shape))))
 
     def convert(self, value: Value, dtype: str) -> Value:
@@ -325,16 +366,16 @@ class _Lowering:
 
     @property
     def out_dtype(self) -> str:
-        return _rtx_dtype(self.out[0].dtype)
+        return rtx_dtype(self.out[0].dtype)
 
     def lower(self, node: _Node) -> None:
         self.node = node
-        converter = _CONVERTERS.get(node.op)
+        converter = CONVERTERS.get(node.op)
         try:
             if converter is None:
-                raise _Unsupported("")
+                raise Unsupported("")
             result = converter(self, *self.wrap(node.args), **self.wrap(node.kwargs))
-        except _Unsupported as error:
+        except Unsupported as error:
             raise UnsupportedOpError(node.op, *node.where, str(error)) from None
         except BuildError as error:
             raise TorchImportError(f"{node.op} in module '{node.where[0]}' ({node.where[1]}): {error}") from None
@@ -347,7 +388,7 @@ class _Lowering:
                                    f"torch gave {len(node.outputs)}")
         for vid, value in zip(node.outputs, results):
             m = self.graph.metas[vid]
-            if value is not None and (value.shape != m.shape or value.dtype != _DTYPES.get(m.dtype)):
+            if value is not None and (value.shape != m.shape or value.dtype != DTYPES.get(m.dtype)):
                 raise TorchImportError(
                     f"internal error: {node.op} in module '{node.where[0]}' lowered to {value.type}, "
                     f"but torch computed {list(m.shape)} {m.dtype}")
@@ -364,647 +405,6 @@ def _initializer(t: torch.Tensor) -> Init:
     if bool((flat == first).all()):
         return zeros() if first == 0 else ones() if first == 1 else constant(first)
     return normal(flat.mean().item(), flat.std().item())
-
-
-# --- converters -------------------------------------------------------------------------------
-
-Converter = Callable[..., Any]
-_CONVERTERS: Dict[str, Converter] = {}
-
-
-def _converts(*names: str) -> Callable[[Converter], Converter]:
-    def register(fn: Converter) -> Converter:
-        for name in names:
-            _CONVERTERS[name] = fn
-        return fn
-    return register
-
-
-def supported_ops() -> List[str]:
-    """The torch calls the importer maps, by name."""
-    return sorted(_CONVERTERS)
-
-
-def _dim(d: int, rank: int) -> int:
-    if not -max(rank, 1) <= d < max(rank, 1):
-        raise _Unsupported(f"dimension {d} is out of range for rank {rank}")
-    return d % rank if rank else 0
-
-
-def _float_result(ctx: _Lowering, what: str) -> str:
-    dtype = ctx.out_dtype
-    if dtype not in _FLOATS:
-        raise _Unsupported(f"{what} on {dtype} values (rtx computes on floating-point tensors)")
-    return dtype
-
-
-# shape and layout
-
-@_converts("torch.Tensor.view", "torch.Tensor.reshape", "torch.reshape", "torch.Tensor.view_as",
-           "torch.Tensor.reshape_as", "torch.Tensor.flatten", "torch.flatten", "torch.Tensor.unflatten",
-           "torch.Tensor.squeeze", "torch.squeeze", "torch.Tensor.unsqueeze", "torch.unsqueeze")
-def _reshape(ctx, input, *args, **kwargs):
-    if any(isinstance(a, torch.dtype) for a in args) or isinstance(kwargs.get("dtype"), torch.dtype):
-        raise _Unsupported("reinterpreting the bits as another dtype")
-    return ctx.reshape(ctx.v(input), ctx.out_shape)
-
-
-@_converts("torch.Tensor.contiguous", "torch.Tensor.clone", "torch.clone", "torch.Tensor.to",
-           "torch.Tensor.float", "torch.Tensor.double", "torch.Tensor.half", "torch.Tensor.bfloat16",
-           "torch.Tensor.long", "torch.Tensor.int", "torch.Tensor.bool", "torch.Tensor.type_as",
-           "torch.Tensor.type", "torch.Tensor.cpu", "torch.Tensor.cuda")
-def _identity_or_convert(ctx, input, *args, **kwargs):
-    return ctx.convert(ctx.v(input), ctx.out_dtype)
-
-
-def _permute(ctx, input, perm):
-    value = ctx.v(input)
-    perm = [_dim(p, input.rank) for p in perm]
-    return value if perm == sorted(perm) else ctx.f.transpose(value, perm)
-
-
-@_converts("torch.Tensor.transpose", "torch.transpose", "torch.Tensor.swapaxes", "torch.swapaxes",
-           "torch.Tensor.swapdims", "torch.swapdims")
-def _transpose(ctx, input, dim0, dim1):
-    perm = list(range(input.rank))
-    a, b = _dim(dim0, input.rank), _dim(dim1, input.rank)
-    perm[a], perm[b] = perm[b], perm[a]
-    return _permute(ctx, input, perm)
-
-
-@_converts("torch.Tensor.t", "torch.t", "torch.Tensor.T")
-def _t(ctx, input):
-    return _permute(ctx, input, list(reversed(range(input.rank))))
-
-
-@_converts("torch.Tensor.mT")
-def _mt(ctx, input):
-    return _transpose(ctx, input, -2, -1)
-
-
-@_converts("torch.Tensor.permute", "torch.permute")
-def _permute_call(ctx, input, *dims):
-    if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
-        dims = tuple(dims[0])
-    return _permute(ctx, input, dims)
-
-
-@_converts("torch.Tensor.expand", "torch.Tensor.expand_as", "torch.broadcast_to", "torch.Tensor.broadcast_to")
-def _expand(ctx, input, *args, **kwargs):
-    return ctx.broadcast(ctx.v(input), ctx.out_shape)
-
-
-@_converts("torch.Tensor.repeat_interleave", "torch.repeat_interleave")
-def _repeat_interleave(ctx, input, repeats, dim=None, *, output_size=None):
-    if not isinstance(repeats, int) or dim is None:
-        raise _Unsupported("only an integer number of repeats along a given dimension is supported")
-    d = _dim(dim, input.rank)
-    value = ctx.v(input)
-    shape = list(input.shape)
-    expanded = shape[:d + 1] + [repeats] + shape[d + 1:]
-    value = ctx.f.reshape(value, shape[:d + 1] + [1] + shape[d + 1:])
-    return ctx.f.reshape(ctx.f.broadcast(value, expanded, list(range(len(expanded)))), ctx.out_shape)
-
-
-@_converts("torch.Tensor.repeat")
-def _repeat(ctx, input, *sizes):
-    if len(sizes) == 1 and isinstance(sizes[0], (list, tuple)):
-        sizes = tuple(sizes[0])
-    shape = [1] * (len(sizes) - input.rank) + list(input.shape)
-    value = ctx.reshape(ctx.v(input), shape)
-    inner = [x for s in shape for x in (1, s)]
-    outer = [x for r, s in zip(sizes, shape) for x in (r, s)]
-    value = ctx.f.broadcast(ctx.f.reshape(value, inner), outer, list(range(len(outer))))
-    return ctx.f.reshape(value, ctx.out_shape)
-
-
-def _split_outputs(ctx, input, dim):
-    d = _dim(dim, input.rank)
-    sizes = [m.shape[d] for m in ctx.out]
-    value = ctx.v(input)
-    return [value] if len(sizes) == 1 else ctx.f.split(value, d, sizes)
-
-
-@_converts("torch.Tensor.split", "torch.split", "torch.Tensor.split_with_sizes")
-def _split(ctx, tensor, split_size_or_sections=None, dim=0, split_size=None, split_sizes=None):
-    return _split_outputs(ctx, tensor, dim)
-
-
-@_converts("torch.Tensor.chunk", "torch.chunk")
-def _chunk(ctx, input, chunks, dim=0):
-    return _split_outputs(ctx, input, dim)
-
-
-@_converts("torch.Tensor.unbind", "torch.unbind")
-def _unbind(ctx, input, dim=0):
-    d = _dim(dim, input.rank)
-    value = ctx.v(input)
-    parts = [value] if input.shape[d] == 1 else ctx.f.split(value, d, [1] * input.shape[d])
-    return [ctx.reshape(p, m.shape) for p, m in zip(parts, ctx.out)]
-
-
-@_converts("torch.cat", "torch.concat", "torch.concatenate")
-def _cat(ctx, tensors, dim=0, **kwargs):
-    tensors = [t for t in tensors if not (t.rank == 1 and t.shape[0] == 0)]   # torch skips empty 1-D tensors
-    values = [ctx.convert(ctx.v(t), ctx.out_dtype) for t in tensors]
-    if len(values) == 1:
-        return values[0]
-    return ctx.f.concat(values, _dim(dim, len(ctx.out_shape)))
-
-
-@_converts("torch.stack")
-def _stack(ctx, tensors, dim=0, **kwargs):
-    d = _dim(dim, len(ctx.out_shape))
-    values = []
-    for t in tensors:
-        shape = list(t.shape)
-        values.append(ctx.f.reshape(ctx.convert(ctx.v(t), ctx.out_dtype), shape[:d] + [1] + shape[d:]))
-    return values[0] if len(values) == 1 else ctx.f.concat(values, d)
-
-
-@_converts("torch.Tensor.__getitem__")
-def _getitem(ctx, input, index):
-    index = index if isinstance(index, tuple) else (index,)
-    if any(isinstance(i, (_T, list, torch.Tensor)) or (isinstance(i, bool)) for i in index):
-        raise _Unsupported("indexing with tensors, lists or booleans (advanced indexing)")
-    explicit = sum(1 for i in index if i is not None and i is not Ellipsis)
-    if explicit > input.rank or sum(1 for i in index if i is Ellipsis) > 1:
-        raise _Unsupported(f"too many indices for a tensor of rank {input.rank}")
-    expanded: List[Any] = []
-    for i in index:
-        if i is Ellipsis:
-            expanded.extend([slice(None)] * (input.rank - explicit))
-        else:
-            expanded.append(i)
-    starts, limits, dim = [], [], 0
-    for i in expanded:
-        if i is None:
-            continue
-        size = input.shape[dim]
-        if isinstance(i, int):
-            j = i + size if i < 0 else i
-            starts.append(j)
-            limits.append(j + 1)
-        elif isinstance(i, slice):
-            start, stop, step = i.indices(size)
-            if step != 1:
-                raise _Unsupported(f"slicing with step {step}")
-            starts.append(start)
-            limits.append(max(start, stop))
-        else:
-            raise _Unsupported(f"index {i!r}")
-        dim += 1
-    starts += [0] * (input.rank - dim)
-    limits += list(input.shape[dim:])
-    value = ctx.v(input)
-    if starts != [0] * input.rank or limits != list(input.shape):
-        value = ctx.f.slice(value, starts, limits)
-    return ctx.reshape(value, ctx.out_shape)
-
-
-@_converts("torch.Tensor.narrow", "torch.narrow")
-def _narrow(ctx, input, dim, start, length):
-    d = _dim(dim, input.rank)
-    start = start + input.shape[d] if start < 0 else start
-    starts = [0] * input.rank
-    limits = list(input.shape)
-    starts[d], limits[d] = start, start + length
-    return ctx.f.slice(ctx.v(input), starts, limits)
-
-
-@_converts("torch.Tensor.select", "torch.select")
-def _select(ctx, input, dim, index):
-    d = _dim(dim, input.rank)
-    index = index + input.shape[d] if index < 0 else index
-    starts = [0] * input.rank
-    limits = list(input.shape)
-    starts[d], limits[d] = index, index + 1
-    return ctx.reshape(ctx.f.slice(ctx.v(input), starts, limits), ctx.out_shape)
-
-
-@_converts("torch.nn.functional.pad")
-def _pad(ctx, input, pad, mode="constant", value=None):
-    if mode != "constant" or value not in (None, 0, 0.0):
-        raise _Unsupported("only zero padding (mode='constant', value=0) is supported")
-    if any(p < 0 for p in pad):
-        raise _Unsupported("negative padding")
-    low, high = [0] * input.rank, [0] * input.rank
-    for k in range(len(pad) // 2):          # pad lists the last dimension first
-        low[input.rank - 1 - k], high[input.rank - 1 - k] = pad[2 * k], pad[2 * k + 1]
-    return ctx.f.pad(ctx.v(input), low, high)
-
-
-# elementwise
-
-def _binary(ctx, op: str, a, b):
-    dtype = _float_result(ctx, f"'{op}'")
-    return getattr(ctx.f, op)(ctx.operand(a, ctx.out_shape, dtype), ctx.operand(b, ctx.out_shape, dtype))
-
-
-def _scaled(ctx, x, alpha):
-    if alpha == 1:
-        return x
-    if isinstance(x, (int, float)):
-        return x * alpha
-    return ctx.f.mul(ctx.operand(x, ctx.out_shape, ctx.out_dtype), ctx.f.constant(alpha, ctx.out_shape, ctx.out_dtype))
-
-
-@_converts("torch.Tensor.add", "torch.add", "torch.Tensor.__add__", "torch.Tensor.__radd__",
-           "torch.Tensor.__iadd__", "torch.Tensor.add_")
-def _add(ctx, input, other, *, alpha=1):
-    _float_result(ctx, "'add'")
-    return ctx.f.add(ctx.operand(input, ctx.out_shape, ctx.out_dtype),
-                     ctx.operand(_scaled(ctx, other, alpha), ctx.out_shape, ctx.out_dtype))
-
-
-@_converts("torch.Tensor.sub", "torch.sub", "torch.Tensor.__sub__", "torch.Tensor.__isub__", "torch.Tensor.sub_",
-           "torch.subtract", "torch.Tensor.subtract")
-def _sub(ctx, input, other, *, alpha=1):
-    _float_result(ctx, "'sub'")
-    return ctx.f.sub(ctx.operand(input, ctx.out_shape, ctx.out_dtype),
-                     ctx.operand(_scaled(ctx, other, alpha), ctx.out_shape, ctx.out_dtype))
-
-
-@_converts("torch.Tensor.__rsub__", "torch.rsub")
-def _rsub(ctx, input, other, *, alpha=1):
-    return _sub(ctx, other, input) if alpha == 1 else _sub(ctx, other, _scaled(ctx, input, alpha))
-
-
-@_converts("torch.Tensor.mul", "torch.mul", "torch.Tensor.__mul__", "torch.Tensor.__rmul__",
-           "torch.Tensor.__imul__", "torch.Tensor.mul_", "torch.multiply", "torch.Tensor.multiply")
-def _mul(ctx, input, other):
-    return _binary(ctx, "mul", input, other)
-
-
-@_converts("torch.Tensor.div", "torch.div", "torch.Tensor.__truediv__", "torch.Tensor.__itruediv__",
-           "torch.Tensor.div_", "torch.true_divide", "torch.Tensor.true_divide", "torch.divide",
-           "torch.Tensor.divide")
-def _div(ctx, input, other, *, rounding_mode=None):
-    if rounding_mode is not None:
-        raise _Unsupported(f"division with rounding_mode={rounding_mode!r}")
-    return _binary(ctx, "div", input, other)
-
-
-@_converts("torch.Tensor.__rdiv__", "torch.Tensor.__rtruediv__")
-def _rdiv(ctx, input, other):
-    return _binary(ctx, "div", other, input)
-
-
-@_converts("torch.Tensor.reciprocal", "torch.reciprocal")
-def _reciprocal(ctx, input):
-    return _binary(ctx, "div", 1.0, input)
-
-
-@_converts("torch.maximum", "torch.Tensor.maximum", "torch.fmax")
-def _maximum(ctx, input, other):
-    return _binary(ctx, "maximum", input, other)
-
-
-@_converts("torch.minimum", "torch.Tensor.minimum", "torch.fmin")
-def _minimum(ctx, input, other):
-    return _binary(ctx, "minimum", input, other)
-
-
-@_converts("torch.Tensor.pow", "torch.pow", "torch.Tensor.__pow__", "torch.Tensor.__ipow__", "torch.Tensor.pow_")
-def _pow(ctx, input, exponent):
-    dtype = _float_result(ctx, "'pow'")
-    if not isinstance(input, _T):             # torch.pow(number, tensor)
-        return _rpow(ctx, exponent, input)
-    if isinstance(exponent, _T):
-        e = ctx.splat(exponent)
-        if e is None:
-            raise _Unsupported("a tensor exponent (only constant exponents are supported)")
-        exponent = e
-    x = ctx.operand(input, ctx.out_shape, dtype)
-    f = ctx.f
-    if exponent == 1:
-        return x
-    if exponent == 2:
-        return f.mul(x, x)
-    if exponent == 3:
-        return f.mul(f.mul(x, x), x)
-    if exponent == 4:
-        sq = f.mul(x, x)
-        return f.mul(sq, sq)
-    if exponent == 0.5:
-        return f.sqrt(x)
-    if exponent == -0.5:
-        return f.rsqrt(x)
-    if exponent == -1:
-        return f.div(f.constant(1.0, ctx.out_shape, dtype), x)
-    if exponent == -2:
-        return f.div(f.constant(1.0, ctx.out_shape, dtype), f.mul(x, x))
-    raise _Unsupported(f"exponent {exponent!r} (supported: -2, -1, -0.5, 0.5, 1, 2, 3, 4)")
-
-
-@_converts("torch.Tensor.__rpow__")
-def _rpow(ctx, input, other):
-    dtype = _float_result(ctx, "'pow'")
-    if not isinstance(other, (int, float)) or other <= 0:
-        raise _Unsupported("a power with a tensor exponent needs a positive constant base")
-    x = ctx.operand(input, ctx.out_shape, dtype)
-    return ctx.f.exp(ctx.f.mul(x, ctx.f.constant(math.log(other), ctx.out_shape, dtype)))
-
-
-def _unary(op: str):
-    def convert(ctx, input, *args, inplace=False, **kwargs):
-        dtype = _float_result(ctx, f"'{op}'")
-        return getattr(ctx.f, op)(ctx.operand(input, ctx.out_shape, dtype))
-    return convert
-
-
-for _op, _names in {
-    "neg": ("torch.Tensor.neg", "torch.neg", "torch.Tensor.__neg__", "torch.negative", "torch.Tensor.negative"),
-    "exp": ("torch.Tensor.exp", "torch.exp"),
-    "log": ("torch.Tensor.log", "torch.log"),
-    "sqrt": ("torch.Tensor.sqrt", "torch.sqrt"),
-    "rsqrt": ("torch.Tensor.rsqrt", "torch.rsqrt"),
-    "tanh": ("torch.Tensor.tanh", "torch.tanh", "torch.nn.functional.tanh"),
-    "sigmoid": ("torch.Tensor.sigmoid", "torch.sigmoid", "torch.nn.functional.sigmoid"),
-    "relu": ("torch.Tensor.relu", "torch.relu", "torch.nn.functional.relu", "torch.Tensor.relu_", "torch.relu_"),
-    "silu": ("torch.nn.functional.silu",),
-}.items():
-    _converts(*_names)(_unary(_op))
-
-
-@_converts("torch.Tensor.square", "torch.square")
-def _square(ctx, input):
-    return _pow(ctx, input, 2)
-
-
-@_converts("torch.nn.functional.gelu")
-def _gelu(ctx, input, approximate="none"):
-    if approximate not in ("none", "tanh"):
-        raise _Unsupported(f"approximate={approximate!r}")
-    dtype = _float_result(ctx, "'gelu'")
-    return ctx.f.gelu(ctx.operand(input, ctx.out_shape, dtype), approximate=approximate == "tanh")
-
-
-@_converts("torch.nn.functional.dropout", "torch.dropout", "torch.Tensor.dropout")
-def _dropout(ctx, input, p=0.5, training=True, inplace=False, train=None):
-    training = training if train is None else train
-    value = ctx.v(input)
-    if not training or p == 0:
-        return value
-    # Masks come from rtx's counter-based generator, not PyTorch's.
-    ctx.dropout_seed += 1
-    return ctx.f.dropout(value, float(p), ctx.dropout_seed)
-
-
-# comparisons and selection
-
-_PREDICATES = {"eq": "eq", "ne": "ne", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge",
-               "less": "lt", "greater": "gt", "less_equal": "le", "greater_equal": "ge", "not_equal": "ne"}
-
-
-def _promoted(a, b) -> str:
-    def probe(x):
-        if isinstance(x, _T):
-            return torch.empty([1] * x.rank if x.rank else [], dtype=x.torch_dtype)
-        return x
-    return _rtx_dtype(torch.result_type(probe(a), probe(b)))
-
-
-def _compare(predicate: str):
-    def convert(ctx, input, other):
-        dtype = _promoted(input, other)
-        return ctx.f.compare(predicate, ctx.operand(input, ctx.out_shape, dtype),
-                             ctx.operand(other, ctx.out_shape, dtype))
-    return convert
-
-
-for _name, _pred in _PREDICATES.items():
-    _names = [f"torch.Tensor.{_name}", f"torch.{_name}"]
-    if _name in ("eq", "ne", "lt", "le", "gt", "ge"):
-        _names.append(f"torch.Tensor.__{_name}__")
-    _converts(*_names)(_compare(_pred))
-
-
-@_converts("torch.Tensor.logical_not", "torch.logical_not", "torch.Tensor.__invert__", "torch.Tensor.bitwise_not")
-def _logical_not(ctx, input):
-    if input.dtype != "i1":
-        raise _Unsupported(f"logical not of {input.dtype} values")
-    return ctx.f.compare("eq", ctx.v(input), ctx.f.constant(False, input.shape, "i1"))
-
-
-@_converts("torch.where", "torch.Tensor.where")
-def _where(ctx, condition, input=None, other=None):
-    if input is None or other is None:
-        raise _Unsupported("torch.where(condition) with one argument (data-dependent shape)")
-    if isinstance(condition, _T) and condition.dtype != "i1":
-        raise _Unsupported("a condition that is not boolean")
-    dtype = ctx.out_dtype
-    return ctx.f.where(ctx.operand(condition, ctx.out_shape, "i1"), ctx.operand(input, ctx.out_shape, dtype),
-                       ctx.operand(other, ctx.out_shape, dtype))
-
-
-@_converts("torch.Tensor.masked_fill", "torch.masked_fill", "torch.Tensor.masked_fill_")
-def _masked_fill(ctx, input, mask, value):
-    dtype = _float_result(ctx, "'masked_fill'")
-    if mask.dtype != "i1":
-        raise _Unsupported("a mask that is not boolean")
-    x = ctx.operand(input, ctx.out_shape, dtype)
-    m = ctx.operand(mask, ctx.out_shape, "i1")
-    if isinstance(value, _T):
-        s = ctx.splat(value) if value.rank == 0 else None
-        if s is None:
-            return ctx.f.where(m, ctx.operand(value, ctx.out_shape, dtype), x)
-        value = s
-    return ctx.f.masked_fill(x, m, float(value))
-
-
-# reductions
-
-def _reduce_dims(input, dim) -> List[int]:
-    if dim is None or (isinstance(dim, (list, tuple)) and len(dim) == 0):
-        return list(range(input.rank))
-    dims = [dim] if isinstance(dim, int) else list(dim)
-    return sorted({_dim(d, input.rank) for d in dims})
-
-
-def _reduce(kind: str):
-    def convert(ctx, input, dim=None, keepdim=False, *, dtype=None, out=None):
-        result = _float_result(ctx, f"a {kind} reduction")
-        if isinstance(dim, torch.dtype):          # Tensor.sum(dtype) spelled positionally
-            dim = None
-        x = ctx.convert(ctx.v(input), result)
-        if input.rank == 0:
-            return x
-        return ctx.f.reduce(kind, x, _reduce_dims(input, dim), keepdim=bool(keepdim))
-    return convert
-
-
-_converts("torch.Tensor.sum", "torch.sum")(_reduce("sum"))
-_converts("torch.Tensor.mean", "torch.mean")(_reduce("mean"))
-_converts("torch.Tensor.amax", "torch.amax")(_reduce("max"))
-_converts("torch.Tensor.amin", "torch.amin")(_reduce("min"))
-
-
-def _max_min(kind: str, binary: str):
-    def convert(ctx, input, dim=None, keepdim=False):
-        if isinstance(dim, _T):                    # torch.max(a, b)
-            return _binary(ctx, binary, input, dim)
-        if dim is None:
-            return _reduce(kind)(ctx, input)
-        _float_result(ctx, f"a {kind} reduction")
-        values = ctx.f.reduce(kind, ctx.convert(ctx.v(input), ctx.out_dtype), [_dim(dim, input.rank)],
-                              keepdim=bool(keepdim))
-        return [values, None]                      # the indices cannot be computed
-    return convert
-
-
-_converts("torch.Tensor.max", "torch.max")(_max_min("max", "maximum"))
-_converts("torch.Tensor.min", "torch.min")(_max_min("min", "minimum"))
-
-
-@_converts("torch.nn.functional.softmax", "torch.softmax", "torch.Tensor.softmax")
-def _softmax(ctx, input, dim=None, _stacklevel=3, dtype=None):
-    if dim is None:
-        raise _Unsupported("softmax without an explicit dim")
-    x = ctx.convert(ctx.v(input), _float_result(ctx, "softmax"))
-    return ctx.f.softmax(x, _dim(dim, input.rank))
-
-
-@_converts("torch.nn.functional.log_softmax", "torch.log_softmax", "torch.Tensor.log_softmax")
-def _log_softmax(ctx, input, dim=None, _stacklevel=3, dtype=None):
-    if dim is None:
-        raise _Unsupported("log_softmax without an explicit dim")
-    f = ctx.f
-    x = ctx.convert(ctx.v(input), _float_result(ctx, "log_softmax"))
-    d = _dim(dim, input.rank)
-    shifted = f.sub(x, ctx.broadcast(f.reduce("max", x, [d], keepdim=True), x.shape))
-    total = f.reduce("sum", f.exp(shifted), [d], keepdim=True)
-    return f.sub(shifted, ctx.broadcast(f.log(total), x.shape))
-
-
-# contractions
-
-@_converts("torch.matmul", "torch.Tensor.matmul", "torch.Tensor.__matmul__", "torch.mm", "torch.Tensor.mm",
-           "torch.bmm", "torch.Tensor.bmm")
-def _matmul(ctx, input, other):
-    return _matmul_values(ctx, input, other)
-
-
-@_converts("torch.Tensor.__rmatmul__")
-def _rmatmul(ctx, input, other):
-    return _matmul_values(ctx, other, input)
-
-
-def _matmul_values(ctx, a, b):
-    dtype = _float_result(ctx, "matmul")
-    f = ctx.f
-    if not isinstance(a, _T) or not isinstance(b, _T):
-        raise _Unsupported("matmul with a non-tensor operand")
-    x, y = ctx.convert(ctx.v(a), dtype), ctx.convert(ctx.v(b), dtype)
-    if x.rank == 1:
-        x = f.reshape(x, [1, x.shape[0]])
-    if y.rank == 1:
-        y = f.reshape(y, [y.shape[0], 1])
-    if x.rank == 2 and y.rank == 2:
-        result = f.matmul(x, y)
-    elif y.rank == 2:                              # [..., M, K] x [K, N]: one big matrix product
-        m, k = x.shape[-2:]
-        result = f.reshape(f.matmul(f.reshape(x, [math.prod(x.shape[:-1]), k]), y),
-                           list(x.shape[:-1]) + [y.shape[1]])
-    else:
-        batch = list(torch.broadcast_shapes(tuple(x.shape[:-2]), tuple(y.shape[:-2])))
-        x = ctx.broadcast(x, batch + list(x.shape[-2:]))
-        y = ctx.broadcast(y, batch + list(y.shape[-2:]))
-        result = f.batch_matmul(x, y)
-    return ctx.reshape(result, ctx.out_shape)
-
-
-@_converts("torch.nn.functional.linear")
-def _linear(ctx, input, weight, bias=None):
-    dtype = _float_result(ctx, "linear")
-    x = ctx.convert(ctx.v(input), dtype)
-    if x.rank == 1:
-        x = ctx.f.reshape(x, [1, x.shape[0]])
-    w = ctx.convert(ctx.v(weight), dtype)
-    b = ctx.convert(ctx.v(bias), dtype) if bias is not None else None
-    return ctx.reshape(ctx.f.linear(x, w, b), ctx.out_shape)
-
-
-# normalisation, embedding, attention, losses
-
-@_converts("torch.nn.functional.layer_norm")
-def _layer_norm(ctx, input, normalized_shape, weight=None, bias=None, eps=1e-5):
-    if len(normalized_shape) != 1 or normalized_shape[0] != input.shape[-1]:
-        raise _Unsupported(f"normalized_shape {list(normalized_shape)} (rtx normalises the last dimension only)")
-    dtype = _float_result(ctx, "layer_norm")
-    d = input.shape[-1]
-    scale = ctx.operand(weight, [d], dtype) if weight is not None else ctx.f.constant(1.0, [d], dtype)
-    shift = ctx.operand(bias, [d], dtype) if bias is not None else None
-    return ctx.f.layernorm(ctx.convert(ctx.v(input), dtype), scale, shift, eps=float(eps))
-
-
-@_converts("torch.nn.functional.embedding")
-def _embedding(ctx, input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
-               sparse=False):
-    for option, value, default in (("padding_idx", padding_idx, None), ("max_norm", max_norm, None),
-                                   ("scale_grad_by_freq", scale_grad_by_freq, False)):
-        if value != default:
-            raise _Unsupported(f"{option}={value!r} (rtx.embedding has no such option)")
-    if input.dtype not in ("i32", "i64"):
-        raise _Unsupported(f"indices of type {input.dtype}")
-    return ctx.f.embedding(ctx.v(weight), ctx.v(input))
-
-
-@_converts("torch.nn.functional.cross_entropy")
-def _cross_entropy(ctx, input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
-                   reduction="mean", label_smoothing=0.0):
-    if weight is not None or size_average is not None or reduce is not None:
-        raise _Unsupported("class weights and the legacy size_average/reduce arguments")
-    if reduction != "mean":
-        raise _Unsupported(f"reduction={reduction!r} (rtx.cross_entropy takes the mean)")
-    if label_smoothing:
-        raise _Unsupported(f"label_smoothing={label_smoothing}")
-    if not isinstance(target, _T) or target.dtype not in ("i32", "i64"):
-        raise _Unsupported("targets that are class probabilities (rtx takes class indices)")
-    logits = ctx.v(input)
-    if logits.dtype not in _FLOATS:
-        raise _Unsupported(f"logits of type {logits.dtype}")
-    if input.rank == 1:
-        logits = ctx.f.reshape(logits, [1, input.shape[0]])
-    elif input.rank > 2:                           # [N, C, d...] -> [N, d..., C]
-        logits = ctx.f.transpose(logits, [0] + list(range(2, input.rank)) + [1])
-    labels = ctx.reshape(ctx.v(target), logits.shape[:-1])
-    loss = ctx.f.cross_entropy(logits, labels, ignore_index=int(ignore_index))
-    return ctx.convert(loss, ctx.out_dtype)
-
-
-@_converts("torch.nn.functional.mse_loss")
-def _mse_loss(ctx, input, target, size_average=None, reduce=None, reduction="mean"):
-    if size_average is not None or reduce is not None or reduction not in ("mean", "sum"):
-        raise _Unsupported(f"reduction={reduction!r} and the legacy size_average/reduce arguments")
-    dtype = _float_result(ctx, "mse_loss")
-    shape = tuple(torch.broadcast_shapes(tuple(input.shape), tuple(target.shape)))
-    diff = ctx.f.sub(ctx.operand(input, shape, dtype), ctx.operand(target, shape, dtype))
-    return ctx.f.reduce(reduction, ctx.f.mul(diff, diff), list(range(len(shape))))
-
-
-if hasattr(torch.nn.functional, "scaled_dot_product_attention"):          # PyTorch >= 2.0
-    @_converts("torch.nn.functional.scaled_dot_product_attention")
-    def _sdpa(ctx, query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
-              enable_gqa=False):
-        if attn_mask is not None or dropout_p:
-            raise _Unsupported("an explicit attn_mask or dropout_p (use is_causal)")
-        if query.rank != 4:
-            raise _Unsupported("inputs that are not [batch, heads, sequence, head_dim]")
-        dtype = _float_result(ctx, "attention")
-        q, k, v = (ctx.convert(ctx.v(t), dtype) for t in (query, key, value))
-        return ctx.f.attention(q, k, v, causal=bool(is_causal), scale=scale)
-
-
-@_converts("torch.ones_like", "torch.zeros_like", "torch.full_like", "torch.empty_like", "torch.Tensor.new_ones",
-           "torch.Tensor.new_zeros", "torch.Tensor.new_full", "torch.Tensor.new_empty", "torch.Tensor.new_tensor")
-def _constant_like(ctx, *args, **kwargs):
-    # The values do not depend on the operand's, only its shape: a constant.
-    t = ctx.node.tensors[0]
-    if t.dtype not in _DTYPES:
-        raise _Unsupported(f"element type {t.dtype}")
-    flat = (torch.zeros_like(t) if "empty" in ctx.node.op else t).reshape(-1).tolist()
-    return ctx.f.dense(flat, t.shape, _DTYPES[t.dtype])
 
 
 # --- the entry point ------------------------------------------------------------------------

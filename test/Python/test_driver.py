@@ -2,7 +2,7 @@
 import os
 import subprocess
 import sys
-from pathlib import Path
+
 
 import numpy as np
 import pytest

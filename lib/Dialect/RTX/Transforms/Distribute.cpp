@@ -113,6 +113,8 @@ struct RTXDistributePass
       }
       tpDim[name.getValue()] = *dim;
     }
+    // Data arguments are numbered among themselves (argN in rtx-run).
+    unsigned dataIndex = 0;
     for (unsigned i = 0; i < f.getNumArguments(); ++i) {
       auto type = cast<RankedTensorType>(f.getArgumentTypes()[i]);
       auto state = f.getArgAttrOfType<StringAttr>(i, "rtx.state");
@@ -123,9 +125,10 @@ struct RTXDistributePass
           seedArg(f, i, sharded(type, it->second, "tp"));
         continue;
       }
+      unsigned data = dataIndex++;
       if (spec.size("dp") > 1 && type.getRank() > 0) {
         if (type.getDimSize(0) % spec.size("dp") != 0) {
-          f.emitWarning() << "data argument " << i
+          f.emitWarning() << "data argument " << data
                           << " stays replicated: dimension 0 of size "
                           << type.getDimSize(0)
                           << " is not divisible by axis \"dp\" of size "

@@ -48,6 +48,8 @@ private:
   llvm::DenseMap<Value, Value> localOf;
   llvm::DenseMap<Value, Layout> actual;
   std::map<std::pair<void *, std::string>, Value> reshardCache;
+  /// Every op's rule at global shapes, taken before arguments change type.
+  std::map<Operation *, OpShardingRule> rules;
 };
 } // namespace
 
@@ -255,7 +257,7 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
   if (!ruleOp)
     return op->emitError() << "rtx-partition does not support '"
                            << op->getName() << "' in a global program";
-  OpShardingRule rule = ruleOp.getShardingRule();
+  const OpShardingRule &rule = rules.at(op);
 
   // How this op splits each factor: from its results' shardings, then (for
   // factors no result has) from its operands'.
@@ -393,6 +395,9 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
 LogicalResult Partitioner::run() {
   Block &body = function.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
+  for (Operation &op : body.without_terminator())
+    if (auto ruleOp = dyn_cast<ShardingRuleOpInterface>(&op))
+      rules[&op] = ruleOp.getShardingRule();
   for (BlockArgument arg : body.getArguments()) {
     auto type = dyn_cast<RankedTensorType>(arg.getType());
     if (!type)

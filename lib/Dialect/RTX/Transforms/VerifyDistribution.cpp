@@ -159,17 +159,10 @@ static LogicalResult verifyPartialUse(Operation *user, Value v,
     if (other && other->partial.empty())
       return success();
   }
+  // Reductions are checked against their axes in verifyCollective.
   if (isa<AllReduceOp, ReduceScatterOp, AllReduceStartOp,
-          ReduceScatterStartOp>(user)) {
-    for (Attribute axis : user->getAttrOfType<ArrayAttr>("axes"))
-      if (!llvm::is_contained(layout->partial,
-                              cast<StringAttr>(axis).getValue().str()))
-        return user->emitOpError()
-               << "reduces over \"" << cast<StringAttr>(axis).getValue()
-               << "\", but its operand holds partial sums only over "
-               << axesStr(layout->partial);
+          ReduceScatterStartOp>(user))
     return success();
-  }
   return user->emitOpError()
          << "operand " << index << " holds partial sums over "
          << axesStr(layout->partial)
@@ -184,7 +177,8 @@ static LogicalResult verifyCollective(Operation *op) {
   SmallVector<std::string, 2> axes;
   for (Attribute axis : op->getAttrOfType<ArrayAttr>("axes"))
     axes.push_back(cast<StringAttr>(axis).getValue().str());
-  if (isa<AllReduceOp, AllReduceStartOp>(op))
+  if (isa<AllReduceOp, AllReduceStartOp, ReduceScatterOp,
+          ReduceScatterStartOp>(op))
     for (const std::string &axis : axes)
       if (!llvm::is_contained(layout->partial, axis))
         return op->emitOpError()
@@ -220,7 +214,8 @@ struct RTXVerifyDistributionPass
         ok &= succeeded(verifyPartialUse(op, operand, i));
       if (auto rule = dyn_cast<ShardingRuleOpInterface>(op))
         ok &= succeeded(verifyModelOp(op, rule, mesh));
-      if (isa<AllReduceOp, AllReduceStartOp, AllGatherOp, AllGatherStartOp>(op))
+      if (isa<AllReduceOp, AllReduceStartOp, ReduceScatterOp,
+              ReduceScatterStartOp, AllGatherOp, AllGatherStartOp>(op))
         ok &= succeeded(verifyCollective(op));
     });
     if (!ok)

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Distributes MODEL with rtx-distribute on each MESH and checks with
+# rtx-run --compare that STEPS training steps equal the single-device train
+# step (same inputs, same initial parameters). Prints one line per mesh.
+#   compare-meshes.sh MODEL.mlir "OPTIMIZER OPTIONS" STEPS INPUTS|--random MESH...
+set -euo pipefail
+model=$1 optimizer=$2 steps=$3 inputs=$4
+shift 4
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+rtx-opt "$model" -rtx-autodiff "-rtx-optimizer=$optimizer" -o "$tmp/ref.mlir"
+data=(--random)
+[ "$inputs" != "--random" ] && data=(--inputs "$inputs")
+for mesh in "$@"; do
+  ranks=1
+  for axis in ${mesh//,/ }; do ranks=$((ranks * ${axis#*:})); done
+  kind=${optimizer%% *}
+  rtx-opt "$model" "-rtx-distribute=mesh=$mesh optimizer=${kind#kind=} ${optimizer#* }" \
+    -o "$tmp/dist.mlir"
+  out=$(rtx-run --compare "$tmp/ref.mlir" "$tmp/dist.mlir" --ranks "$ranks" \
+        "${data[@]}" --steps "$steps" 2>&1) || true
+  pass=$(grep -c ' PASS$' <<<"$out" || true)
+  fail=$(grep -c -E 'FAIL|error' <<<"$out" || true)
+  echo "mesh $mesh ranks $ranks: $pass results pass, $fail fail"
+done

@@ -1,0 +1,61 @@
+// RUN: rtx-opt %s -split-input-file -rtx-propagate-sharding -rtx-partition | FileCheck %s
+
+rtx.mesh @mesh_dp2_tp2 ["dp"=2, "tp"=2]
+
+// Megatron's MLP: local shapes, no communication until the row-parallel
+// layer's partial sums, then exactly one all-reduce over tp.
+// CHECK-LABEL: module attributes {rtx.phase = "local"}
+// CHECK-LABEL: func.func @megatron_mlp
+// CHECK-SAME: (%[[X:.*]]: tensor<4x13xf32>
+// CHECK: %[[W1:.*]] = rtx.param "fc1.weight" {{.*}} : tensor<3x13xf32>
+// CHECK: %[[H:.*]] = rtx.linear %[[X]], %[[W1]] {{.*}} -> tensor<4x3xf32>
+// CHECK: %[[A:.*]] = rtx.gelu %[[H]]
+// CHECK: %[[W2:.*]] = rtx.param "fc2.weight" {{.*}} : tensor<13x3xf32>
+// CHECK: %[[P:.*]] = rtx.linear %[[A]], %[[W2]] {rtx.sharding = #rtx.sharding<@mesh_dp2_tp2, {{\[\[}}"dp"], []], partial = ["tp"]>}
+// CHECK: %[[Y:.*]] = rtx.all_reduce %[[P]] on @mesh_dp2_tp2 ["tp"] sum
+// CHECK-NOT: rtx.all_
+// CHECK: return %[[Y]] : tensor<4x13xf32>
+func.func @megatron_mlp(%x: tensor<8x13xf32> {rtx.sharding = #rtx.sharding<@mesh_dp2_tp2, [["dp"], []]>}) -> tensor<8x13xf32> {
+  %w1 = rtx.param "fc1.weight" normal(0.0, 0.2) {rtx.sharding = #rtx.sharding<@mesh_dp2_tp2, [["tp"], []]>} : tensor<6x13xf32>
+  %h = rtx.linear %x, %w1 : tensor<8x13xf32>, tensor<6x13xf32> -> tensor<8x6xf32>
+  %a = rtx.gelu %h : tensor<8x6xf32>
+  %w2 = rtx.param "fc2.weight" normal(0.0, 0.2) {rtx.sharding = #rtx.sharding<@mesh_dp2_tp2, [[], ["tp"]]>} : tensor<13x6xf32>
+  %y = rtx.linear %a, %w2 : tensor<8x6xf32>, tensor<13x6xf32> -> tensor<8x13xf32>
+  return %y : tensor<8x13xf32>
+}
+
+// -----
+
+rtx.mesh @mesh_tp2 ["tp"=2]
+
+// Reshards: a value split over tp that must be whole is all-gathered; a
+// contraction over a split dimension leaves partial sums, which a consumer
+// that wants the rows split over the same axis gets by a reduce-scatter.
+// CHECK-LABEL: func.func @reshards
+// CHECK: rtx.all_gather %{{.*}} on @mesh_tp2 ["tp"] dim 1 {{.*}} : tensor<4x3xf32> -> tensor<4x6xf32>
+// CHECK: rtx.softmax
+// CHECK: %[[P:.*]] = rtx.matmul {{.*}}partial = ["tp"]{{.*}} : tensor<4x3xf32>, tensor<3x4xf32> -> tensor<4x4xf32>
+// CHECK: rtx.reduce_scatter %[[P]] on @mesh_tp2 ["tp"] sum dim 0 {{.*}} : tensor<4x4xf32> -> tensor<2x4xf32>
+func.func @reshards(%a: tensor<4x6xf32> {rtx.sharding = #rtx.sharding<@mesh_tp2, [[], ["tp"]]>},
+                    %w: tensor<6x4xf32> {rtx.sharding = #rtx.sharding<@mesh_tp2, [["tp"], []]>})
+    -> (tensor<4x6xf32>, tensor<4x4xf32> {rtx.sharding = #rtx.sharding<@mesh_tp2, [["tp"], []]>}) {
+  %s = rtx.softmax %a dim 1 : tensor<4x6xf32>
+  %m = rtx.matmul %a, %w {rtx.sharding = #rtx.sharding<@mesh_tp2, [[], []]>} : tensor<4x6xf32>, tensor<6x4xf32> -> tensor<4x4xf32>
+  return %s, %m : tensor<4x6xf32>, tensor<4x4xf32>
+}
+
+// -----
+
+rtx.mesh @mesh_dp2 ["dp"=2]
+
+// A mean over a split dimension is rescaled so the ranks' partial sums add
+// up to the global mean.
+// CHECK-LABEL: func.func @split_mean
+// CHECK: %[[M:.*]] = rtx.reduce mean %{{.*}} dims [0] {{.*}} : tensor<4xf32> -> tensor<f32>
+// CHECK: %[[HALF:.*]] = rtx.constant {{.*}}dense<5.000000e-01> : tensor<f32>
+// CHECK: %[[S:.*]] = rtx.mul %[[M]], %[[HALF]] {rtx.sharding = #rtx.sharding<@mesh_dp2, [], partial = ["dp"]>}
+// CHECK: rtx.all_reduce %[[S]] on @mesh_dp2 ["dp"] sum
+func.func @split_mean(%x: tensor<8xf32> {rtx.sharding = #rtx.sharding<@mesh_dp2, [["dp"]]>}) -> tensor<f32> {
+  %m = rtx.reduce mean %x dims [0] : tensor<8xf32> -> tensor<f32>
+  return %m : tensor<f32>
+}
