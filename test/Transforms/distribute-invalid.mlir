@@ -1,5 +1,3 @@
-// RUN: not rtx-opt %s '-rtx-distribute=mesh=dp:2,sp:2' 2>&1 | FileCheck %s --check-prefix=SP
-// SP: error: rtx-distribute: the sp axis (sequence/context parallelism) is not implemented yet
 // RUN: not rtx-opt %s '-rtx-distribute=mesh=tp:2 sequence-parallel=true' 2>&1 | FileCheck %s --check-prefix=MEGATRON-SP
 // MEGATRON-SP: error: rtx-distribute: Megatron sequence parallelism (sequence-parallel=true) is not implemented yet
 // RUN: not rtx-opt %s '-rtx-distribute=mesh=dp2' 2>&1 | FileCheck %s --check-prefix=SYNTAX

@@ -5,6 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Layout.h"
+
 #include "rtx/Dialect/RTX/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -61,22 +63,18 @@ struct RTXDistributePass
       auto [name, size] = part.trim().split(':');
       int64_t value;
       if (name.empty() || size.getAsInteger(10, value) || value < 1)
-        return module.emitError()
+        return mlir::emitError(module.getLoc())
                << "rtx-distribute: bad mesh axis '" << part
                << "'; expected name:size, e.g. mesh=dp:2,tp:2";
       if (llvm::is_contained(spec.names, name.str()))
-        return module.emitError()
+        return mlir::emitError(module.getLoc())
                << "rtx-distribute: mesh axis '" << name << "' given twice";
       if (name != "dp" && name != "tp" && name != "sp")
-        return module.emitError() << "rtx-distribute: unknown mesh axis '"
+        return mlir::emitError(module.getLoc()) << "rtx-distribute: unknown mesh axis '"
                                   << name << "'; expected dp, tp or sp";
       spec.names.push_back(name.str());
       spec.sizes.push_back(value);
     }
-    if (spec.size("sp") > 1)
-      return module.emitError()
-             << "rtx-distribute: the sp axis (sequence/context parallelism) "
-                "is not implemented yet";
     return spec;
   }
 
@@ -138,6 +136,71 @@ struct RTXDistributePass
         seedArg(f, i, sharded(type, 0, "dp"));
       }
     }
+    // Sequence parallelism (sp): data inputs split along the sequence
+    // (dimension 1); attention runs on whole sequences for a subset of heads,
+    // so the partitioner exchanges sequence for heads with all-to-alls
+    // (DeepSpeed-Ulysses).
+    if (spec.size("sp") > 1) {
+      int64_t sp = spec.size("sp");
+      for (unsigned i = 0; i < f.getNumArguments(); ++i) {
+        auto type = cast<RankedTensorType>(f.getArgumentTypes()[i]);
+        if (f.getArgAttrOfType<StringAttr>(i, "rtx.state") ||
+            type.getRank() < 2 || type.getDimSize(1) % sp != 0)
+          continue;
+        auto attr = f.getArgAttrOfType<ShardingAttr>(
+            i, RTXDialect::getShardingAttrName());
+        Layout layout = attr ? Layout::fromAttr(attr)
+                             : Layout::replicated(type.getRank());
+        if (layout.dims[1].empty() && !layout.uses("sp")) {
+          layout.dims[1].push_back("sp");
+          f.setArgAttr(i, RTXDialect::getShardingAttrName(),
+                       layout.toAttr(ctx, meshName));
+        }
+      }
+      for (auto input : f.getOps<InputOp>()) {
+        auto type = input.getType();
+        if (type.getRank() < 2 || type.getDimSize(1) % sp != 0)
+          continue;
+        auto attr = input->getAttrOfType<ShardingAttr>(
+            RTXDialect::getShardingAttrName());
+        Layout layout = attr ? Layout::fromAttr(attr)
+                             : Layout::replicated(type.getRank());
+        if (layout.dims[1].empty() && !layout.uses("sp")) {
+          layout.dims[1].push_back("sp");
+          input->setAttr(RTXDialect::getShardingAttrName(),
+                         layout.toAttr(ctx, meshName));
+        }
+      }
+      SmallVector<Operation *> attentions;
+      for (Operation &op : f.getBody().front())
+        if (isa<AttentionOp, AttentionGradOp>(op))
+          attentions.push_back(&op);
+      for (Operation *attention : attentions) {
+        auto key = cast<RankedTensorType>(attention->getOperand(1).getType());
+        SmallVector<StringRef> heads;
+        if (spec.size("tp") > 1)
+          heads.push_back("tp");
+        heads.push_back("sp");
+        int64_t split = spec.size("tp") * sp;
+        if (key.getDimSize(1) % split != 0) {
+          attention->emitWarning()
+              << "attention keeps whole heads: its " << key.getDimSize(1)
+              << " key/value heads are not divisible by " << split
+              << "; the sequence is gathered instead";
+          continue;
+        }
+        SmallVector<SmallVector<StringRef>> dims(4);
+        dims[1] = heads;
+        auto sharding = ShardingAttr::get(ctx, meshName, dims);
+        if (attention->getNumResults() == 1) {
+          attention->setAttr(RTXDialect::getShardingAttrName(), sharding);
+        } else {
+          SmallVector<Attribute> all(attention->getNumResults(), sharding);
+          attention->setAttr(RTXDialect::getShardingAttrName(),
+                             ArrayAttr::get(ctx, all));
+        }
+      }
+    }
     if (spec.size("dp") > 1)
       for (auto input : f.getOps<InputOp>()) {
         auto type = input.getType();
@@ -160,7 +223,7 @@ struct RTXDistributePass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     if (sequenceParallel) {
-      module.emitError() << "rtx-distribute: Megatron sequence parallelism "
+      mlir::emitError(module.getLoc()) << "rtx-distribute: Megatron sequence parallelism "
                             "(sequence-parallel=true) is not implemented yet";
       return signalPassFailure();
     }
@@ -168,7 +231,7 @@ struct RTXDistributePass
     if (failed(spec))
       return signalPassFailure();
     if (!module.getOps<MeshOp>().empty()) {
-      module.emitError() << "rtx-distribute adds the mesh itself; the module "
+      mlir::emitError(module.getLoc()) << "rtx-distribute adds the mesh itself; the module "
                             "already has one";
       return signalPassFailure();
     }

@@ -152,7 +152,35 @@ Value Partitioner::reshard(Value local, const Layout &to, Location loc) {
                                  ReductionKind::Sum));
     }
   }
-  // 2. Gather the axes a dimension must lose (those after the common
+  // 2. An axis that moves from one dimension to another: one all-to-all
+  //    (DeepSpeed-Ulysses' sequence <-> heads exchange) instead of a gather
+  //    and a slice.
+  for (size_t from = 0; from < cur.dims.size(); ++from) {
+    auto &axes = cur.dims[from];
+    if (axes.empty() || !to.dims[from].empty())
+      continue;
+    for (size_t into = 0; into < cur.dims.size(); ++into) {
+      if (into == from || !cur.dims[into].empty() ||
+          SmallVector<std::string, 2>(to.dims[into].begin(),
+                                      to.dims[into].end()) != axes ||
+          typeOf(v).getDimSize(into) % mesh.product(axes) != 0)
+        continue;
+      SmallVector<std::string, 2> moved = axes;
+      int64_t n = mesh.product(moved);
+      SmallVector<int64_t> shape(typeOf(v).getShape());
+      shape[into] /= n;
+      shape[from] *= n;
+      auto type = RankedTensorType::get(shape, typeOf(v).getElementType());
+      cur.dims[into] = moved;
+      axes.clear();
+      finish(AllToAllOp::create(builder, loc, type, v, meshRef,
+                                axesAttr(builder, moved),
+                                static_cast<uint64_t>(into),
+                                static_cast<uint64_t>(from)));
+      break;
+    }
+  }
+  // 3. Gather the axes a dimension must lose (those after the common
   //    prefix, so the kept axes stay a block split).
   for (size_t d = 0; d < cur.dims.size(); ++d) {
     auto &axes = cur.dims[d];
@@ -170,7 +198,7 @@ Value Partitioner::reshard(Value local, const Layout &to, Location loc) {
                                axesAttr(builder, gathered),
                                static_cast<uint64_t>(d)));
   }
-  // 3. Slice the axes a dimension must gain.
+  // 4. Slice the axes a dimension must gain.
   for (size_t d = 0; d < cur.dims.size(); ++d) {
     auto &axes = cur.dims[d];
     if (axes.size() == to.dims[d].size())
@@ -278,6 +306,17 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
     collect(result, dims);
   for (auto [operand, dims] : llvm::zip(op->getOperands(), rule.operandFactors))
     collect(operand, dims);
+  // A split of a dimension's minor factor (the sequence in [B*S] after a
+  // merge) is not a block split of that dimension: such factors stay whole
+  // for this op, and their operands are gathered.
+  auto dropMinorSplits = [&](ArrayRef<OpShardingRule::ValueFactors> values) {
+    for (const auto &dims : values)
+      for (const auto &dim : dims)
+        for (size_t k = 1; k < dim.size(); ++k)
+          factorAxes[dim[k]].clear();
+  };
+  dropMinorSplits(rule.operandFactors);
+  dropMinorSplits(rule.resultFactors);
   llvm::StringSet<> used;
   for (auto &axes : factorAxes) {
     if (llvm::any_of(axes, [&](const std::string &a) { return used.contains(a); }))

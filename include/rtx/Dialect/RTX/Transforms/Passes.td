@@ -175,6 +175,10 @@ def RTXDistribute : Pass<"rtx-distribute", "mlir::ModuleOp"> {
 
     Default seeding (Megatron style):
     * `dp`: dimension 0 (the batch) of every data input.
+    * `sp` (sequence parallelism, DeepSpeed-Ulysses): dimension 1 (the
+      sequence) of every data input, and the heads of every attention over
+      (`tp`, `sp`): the partitioner then exchanges sequence for heads with
+      all-to-alls around attention.
     * `tp`: column-parallel (output features, dimension 0) for the first
       projection of attention and MLP blocks (`c_attn`, `c_fc`, `wq`, `wk`,
       `wv`, `w1`, `w3`, `fc1`, `qkv` weights and their biases) and
@@ -183,8 +187,9 @@ def RTXDistribute : Pass<"rtx-distribute", "mlir::ModuleOp"> {
       parameter.
     A dimension that an axis does not divide stays replicated, with a warning
     that names the parameter, the dimension and the axis. Hand-written
-    `rtx.sharding` seeds take precedence. Megatron sequence parallelism and
-    the `sp` axis are not implemented yet and are rejected with an error.
+    `rtx.sharding` seeds take precedence. Megatron sequence parallelism on
+    `tp` (`sequence-parallel=true`) is not implemented yet and is rejected
+    with an error.
 
     Example: `rtx-opt '-rtx-distribute=mesh=dp:2,tp:2 optimizer=adamw lr=0.01'`.
   }];
