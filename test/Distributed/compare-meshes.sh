@@ -2,20 +2,29 @@
 # Distributes MODEL with rtx-distribute on each MESH and checks with
 # rtx-run --compare that STEPS training steps equal the single-device train
 # step (same inputs, same initial parameters). Prints one line per mesh.
-#   compare-meshes.sh MODEL.mlir "OPTIMIZER OPTIONS" STEPS INPUTS|--random MESH...
+#   compare-meshes.sh MODEL.mlir "OPTIONS" STEPS INPUTS|--random MESH...
+# OPTIONS: kind=..., lr=..., weight-decay=... (both programs) and any other
+# rtx-distribute option such as sequence-parallel=true.
 set -euo pipefail
 model=$1 optimizer=$2 steps=$3 inputs=$4
 shift 4
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-rtx-opt "$model" -rtx-autodiff "-rtx-optimizer=$optimizer" -o "$tmp/ref.mlir"
+ref_opts="" dist_opts=""
+for option in $optimizer; do
+  case "$option" in
+    kind=*) ref_opts+=" $option"; dist_opts+=" optimizer=${option#kind=}" ;;
+    lr=*|weight-decay=*) ref_opts+=" $option"; dist_opts+=" $option" ;;
+    *) dist_opts+=" $option" ;;
+  esac
+done
+rtx-opt "$model" -rtx-autodiff "-rtx-optimizer=$ref_opts" -o "$tmp/ref.mlir"
 data=(--random)
 [ "$inputs" != "--random" ] && data=(--inputs "$inputs")
 for mesh in "$@"; do
   ranks=1
   for axis in ${mesh//,/ }; do ranks=$((ranks * ${axis#*:})); done
-  kind=${optimizer%% *}
-  rtx-opt "$model" "-rtx-distribute=mesh=$mesh optimizer=${kind#kind=} ${optimizer#* }" \
+  rtx-opt "$model" "-rtx-distribute=mesh=$mesh$dist_opts" \
     -o "$tmp/dist.mlir"
   out=$(rtx-run --compare "$tmp/ref.mlir" "$tmp/dist.mlir" --ranks "$ranks" \
         "${data[@]}" --steps "$steps" 2>&1) || true

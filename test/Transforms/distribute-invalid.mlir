@@ -1,5 +1,5 @@
-// RUN: not rtx-opt %s '-rtx-distribute=mesh=tp:2 sequence-parallel=true' 2>&1 | FileCheck %s --check-prefix=MEGATRON-SP
-// MEGATRON-SP: error: rtx-distribute: Megatron sequence parallelism (sequence-parallel=true) is not implemented yet
+// RUN: not rtx-opt %s '-rtx-distribute=mesh=dp:2 sequence-parallel=true' 2>&1 | FileCheck %s --check-prefix=MEGATRON-SP
+// MEGATRON-SP: error: rtx-distribute: sequence-parallel=true needs a tp axis larger than 1 (Megatron sequence parallelism splits the sequence over tp)
 // RUN: not rtx-opt %s '-rtx-distribute=mesh=dp2' 2>&1 | FileCheck %s --check-prefix=SYNTAX
 // SYNTAX: error: rtx-distribute: bad mesh axis 'dp2'; expected name:size, e.g. mesh=dp:2,tp:2
 // RUN: not rtx-opt %s '-rtx-distribute=mesh=pp:2' 2>&1 | FileCheck %s --check-prefix=AXIS

@@ -27,3 +27,19 @@
 //
 // RUN: rtx-opt %rtx_src_root/examples/llama-block.mlir '-rtx-distribute=mesh=dp:2,tp:2 optimizer=sgd' -o %t.both.mlir
 // RUN: grep -c 'on @mesh_dp2_tp2 \["tp"\]' %t.both.mlir | FileCheck %s --check-prefix=TP
+//
+// Megatron sequence parallelism: the forward pass of a layer has an
+// all-gather along the sequence before each tensor-parallel region and a
+// reduce-scatter after it, instead of the two all-reduces.
+// RUN: rtx-opt %rtx_src_root/examples/llama-block.mlir '-rtx-distribute=mesh=tp:2 optimizer=sgd sequence-parallel=true' -o %t.sp.mlir
+// RUN: FileCheck %s --check-prefix=MEGATRON-SP < %t.sp.mlir
+// MEGATRON-SP: rtx.all_gather %{{.*}} on @mesh_tp2 ["tp"] dim 1 {{.*}} : tensor<2x4x32xf32> -> tensor<2x8x32xf32>
+// MEGATRON-SP-NOT: rtx.all_reduce
+// MEGATRON-SP: rtx.attention
+// MEGATRON-SP-NOT: rtx.all_reduce
+// MEGATRON-SP: rtx.reduce_scatter %{{.*}} on @mesh_tp2 ["tp"] sum dim 1 {{.*}} : tensor<2x8x32xf32> -> tensor<2x4x32xf32>
+// MEGATRON-SP: rtx.all_gather %{{.*}} on @mesh_tp2 ["tp"] dim 1
+// MEGATRON-SP-NOT: rtx.all_reduce
+// MEGATRON-SP: rtx.silu
+// MEGATRON-SP-NOT: rtx.all_reduce
+// MEGATRON-SP: rtx.reduce_scatter %{{.*}} on @mesh_tp2 ["tp"] sum dim 1

@@ -136,6 +136,14 @@ struct RTXDistributePass
         seedArg(f, i, sharded(type, 0, "dp"));
       }
     }
+    // Megatron sequence parallelism: outside the tensor-parallel regions the
+    // activations are split along the sequence over tp. Seeding the data
+    // inputs' sequence dimension over tp lets propagation carry that split
+    // through embeddings, norms, dropout and residuals; the partitioner then
+    // all-gathers the sequence before each column-parallel projection and
+    // reduce-scatters the row-parallel partial sums back into it.
+    if (sequenceParallel)
+      seedSequence(f, spec.size("tp"), "tp", meshName);
     // Sequence parallelism (sp): data inputs split along the sequence
     // (dimension 1); attention runs on whole sequences for a subset of heads,
     // so the partitioner exchanges sequence for heads with all-to-alls
@@ -220,16 +228,54 @@ struct RTXDistributePass
       }
   }
 
+  /// Splits dimension 1 (the sequence) of every data input over `axis`.
+  static void seedSequence(func::FuncOp f, int64_t size, StringRef axis,
+                           StringRef meshName) {
+    MLIRContext *ctx = f.getContext();
+    auto seedLayout = [&](RankedTensorType type, ShardingAttr attr)
+        -> std::optional<ShardingAttr> {
+      if (type.getRank() < 2 || type.getDimSize(1) % size != 0)
+        return std::nullopt;
+      Layout layout =
+          attr ? Layout::fromAttr(attr) : Layout::replicated(type.getRank());
+      if (!layout.dims[1].empty() || layout.uses(axis))
+        return std::nullopt;
+      layout.dims[1].push_back(axis.str());
+      return layout.toAttr(ctx, meshName);
+    };
+    for (unsigned i = 0; i < f.getNumArguments(); ++i) {
+      if (f.getArgAttrOfType<StringAttr>(i, "rtx.state"))
+        continue;
+      if (auto attr = seedLayout(
+              cast<RankedTensorType>(f.getArgumentTypes()[i]),
+              f.getArgAttrOfType<ShardingAttr>(
+                  i, RTXDialect::getShardingAttrName())))
+        f.setArgAttr(i, RTXDialect::getShardingAttrName(), *attr);
+    }
+    for (auto input : f.getOps<InputOp>())
+      if (auto attr = seedLayout(input.getType(),
+                                 input->getAttrOfType<ShardingAttr>(
+                                     RTXDialect::getShardingAttrName())))
+        input->setAttr(RTXDialect::getShardingAttrName(), *attr);
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (sequenceParallel) {
-      mlir::emitError(module.getLoc()) << "rtx-distribute: Megatron sequence parallelism "
-                            "(sequence-parallel=true) is not implemented yet";
-      return signalPassFailure();
-    }
     FailureOr<MeshSpec> spec = parseMesh(module);
     if (failed(spec))
       return signalPassFailure();
+    if (sequenceParallel && spec->size("tp") == 1) {
+      mlir::emitError(module.getLoc())
+          << "rtx-distribute: sequence-parallel=true needs a tp axis larger "
+             "than 1 (Megatron sequence parallelism splits the sequence over tp)";
+      return signalPassFailure();
+    }
+    if (sequenceParallel && spec->size("sp") > 1) {
+      mlir::emitError(module.getLoc())
+          << "rtx-distribute: sequence-parallel=true (over tp) and an sp axis "
+             "cannot be combined";
+      return signalPassFailure();
+    }
     if (!module.getOps<MeshOp>().empty()) {
       mlir::emitError(module.getLoc()) << "rtx-distribute adds the mesh itself; the module "
                             "already has one";

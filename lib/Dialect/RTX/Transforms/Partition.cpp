@@ -261,6 +261,15 @@ LogicalResult Partitioner::partitionRowParallelLinearWithBias(
                                   Value());
   annotate(product, {partialLayout});
   actual[product] = partialLayout;
+  // Reduce straight into the layout the result is wanted in: with the
+  // sequence split (Megatron sequence parallelism) that is a reduce-scatter.
+  Layout wanted = declared(op.getResult());
+  wanted.partial.clear();
+  if (!wanted.dims.back().empty() &&
+      wanted.dims.back() != resultLayout.dims.back())
+    wanted = resultLayout;
+  resultLayout = wanted;
+  type = localType(op.getType(), resultLayout);
   Value reduced = reshard(product, resultLayout, loc);
   // The bias, broadcast over the leading dimensions, in the result's split.
   Layout biasLayout = Layout::replicated(1);
@@ -289,7 +298,10 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
 
   // How this op splits each factor: from its results' shardings, then (for
   // factors no result has) from its operands'.
+  // Each factor takes the axes of the first tensor (in the order below)
+  // that splits it, unless another factor already took them.
   SmallVector<SmallVector<std::string, 2>> factorAxes(rule.getNumFactors());
+  llvm::StringSet<> taken;
   auto collect = [&](Value global, const OpShardingRule::ValueFactors &dims) {
     Layout layout = declared(global);
     for (size_t d = 0; d < dims.size() && d < layout.dims.size(); ++d) {
@@ -298,10 +310,27 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
       int64_t f = dims[d].front();
       if (factorAxes[f].empty() &&
           rule.factorKinds[f] != FactorKind::NeedReplication &&
-          rule.factorSizes[f] % mesh.product(layout.dims[d]) == 0)
+          rule.factorSizes[f] % mesh.product(layout.dims[d]) == 0 &&
+          llvm::none_of(layout.dims[d], [&](const std::string &a) {
+            return taken.contains(a);
+          })) {
         factorAxes[f].assign(layout.dims[d].begin(), layout.dims[d].end());
+        for (const std::string &a : layout.dims[d])
+          taken.insert(a);
+      }
     }
   };
+  // Parameters' layouts are deliberate (Megatron's column/row splits), so
+  // they claim their axes first; then the results; then other operands.
+  auto isParameter = [&](Value v) {
+    if (auto arg = dyn_cast<BlockArgument>(v))
+      return static_cast<bool>(
+          function.getArgAttr(arg.getArgNumber(), "rtx.param"));
+    return isa_and_nonnull<ParamOp>(v.getDefiningOp());
+  };
+  for (auto [operand, dims] : llvm::zip(op->getOperands(), rule.operandFactors))
+    if (isParameter(operand))
+      collect(operand, dims);
   for (auto [result, dims] : llvm::zip(op->getResults(), rule.resultFactors))
     collect(result, dims);
   for (auto [operand, dims] : llvm::zip(op->getOperands(), rule.operandFactors))
@@ -344,12 +373,15 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
       return op->emitError() << "operand " << i << " was not partitioned";
     Layout required = project(rule.operandFactors[i]);
     if (linear) {
+      // Keep partial sums over axes the required layout does not split.
       Layout have = actual.lookup(local);
-      required.partial = have.partial;
+      SmallVector<std::string, 2> keep;
+      for (const std::string &axis : have.partial)
+        if (!required.uses(axis))
+          keep.push_back(axis);
       if (i == 0)
-        passedPartial = have.partial;
-      else if (have.partial != passedPartial)
-        required.partial = passedPartial;
+        passedPartial = keep;
+      required.partial = passedPartial;
     }
     operands.push_back(reshard(local, required, op->getLoc()));
   }

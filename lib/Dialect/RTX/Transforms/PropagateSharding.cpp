@@ -24,13 +24,16 @@ namespace {
 /// A value's sharding during propagation; seeds win over propagated ones.
 struct Known {
   Layout layout;
-  int priority; // 0: seed, 1: propagated
+  /// 0: a seed on a parameter, 1: any other seed, 2: propagated. Weight
+  /// layouts are deliberate choices (Megatron's column/row split), so they
+  /// win an axis over activation seeds.
+  int priority;
 };
 
 /// Proposed axes for one factor of an op's rule.
 struct FactorChoice {
   SmallVector<std::string, 2> axes;
-  int priority = 2;
+  int priority = 3;
 };
 
 class Propagator {
@@ -62,22 +65,27 @@ void Propagator::seed() {
   Block &body = function.getBody().front();
   for (BlockArgument arg : body.getArguments())
     if (auto attr = function.getArgAttrOfType<ShardingAttr>(
-            arg.getArgNumber(), RTXDialect::getShardingAttrName()))
-      known[arg] = {Layout::fromAttr(attr), 0};
+            arg.getArgNumber(), RTXDialect::getShardingAttrName())) {
+      bool isParam = static_cast<bool>(
+          function.getArgAttr(arg.getArgNumber(), "rtx.param"));
+      known[arg] = {Layout::fromAttr(attr), isParam ? 0 : 1};
+    }
   for (Operation &op : body) {
     Attribute attr = op.getAttr(RTXDialect::getShardingAttrName());
+    int priority = isa<ParamOp>(op) ? 0 : 1;
     if (auto sharding = dyn_cast_or_null<ShardingAttr>(attr))
-      known[op.getResult(0)] = {Layout::fromAttr(sharding), 0};
+      known[op.getResult(0)] = {Layout::fromAttr(sharding), priority};
     else if (auto array = dyn_cast_or_null<ArrayAttr>(attr))
       for (auto [result, element] : llvm::zip(op.getResults(), array))
-        known[result] = {Layout::fromAttr(cast<ShardingAttr>(element)), 0};
+        known[result] = {Layout::fromAttr(cast<ShardingAttr>(element)),
+                         priority};
   }
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   for (auto [i, operand] : llvm::enumerate(ret.getOperands()))
     if (auto attr = function.getResultAttrOfType<ShardingAttr>(
             i, RTXDialect::getShardingAttrName()))
       if (!known.count(operand))
-        known[operand] = {Layout::fromAttr(attr), 0};
+        known[operand] = {Layout::fromAttr(attr), 1};
 }
 
 bool Propagator::propagate(Operation *op) {
@@ -114,9 +122,15 @@ bool Propagator::propagate(Operation *op) {
                      it->second.priority};
     }
   }
-  // An axis may split only one factor: later factors lose conflicts.
+  // An axis may split only one factor: the higher-priority proposal keeps
+  // it, and among equals the earlier factor.
+  SmallVector<size_t> order = llvm::to_vector(llvm::seq<size_t>(0, choice.size()));
+  llvm::stable_sort(order, [&](size_t a, size_t b) {
+    return choice[a].priority < choice[b].priority;
+  });
   llvm::StringSet<> used;
-  for (FactorChoice &c : choice) {
+  for (size_t f : order) {
+    FactorChoice &c = choice[f];
     if (llvm::any_of(c.axes, [&](const std::string &a) {
           return used.contains(a);
         })) {
@@ -146,7 +160,7 @@ bool Propagator::propagate(Operation *op) {
     }
     if (!any)
       continue;
-    known[value] = {layout, 1};
+    known[value] = {layout, 2};
     origin[value] = op;
     changed = true;
   }

@@ -110,9 +110,11 @@ def RTXPropagateSharding
     ops forward and backward until nothing changes: for each op, its sharding
     rule (ShardingRuleOpInterface) maps the known shardings of its operands
     and results to factors, and factors back to the tensors that have no
-    sharding yet. Conflicts are resolved deterministically: a seed beats a
-    propagated sharding, and among equals the first operand or result in op
-    order wins. A factor that must stay whole (need-replication) or whose
+    sharding yet. Conflicts are resolved deterministically: a seed on a
+    parameter beats a seed on any other value, which beats a propagated
+    sharding; among equals the first operand or result in op order wins, and
+    when two factors want the same axis, the one proposed with the higher
+    priority keeps it (then the earlier factor). A factor that must stay whole (need-replication) or whose
     size the axes do not divide is not split (the documented rule for
     non-divisible dimensions: such a dimension stays replicated). Values left
     without a sharding are replicated. Every value of a function with a mesh
@@ -187,9 +189,11 @@ def RTXDistribute : Pass<"rtx-distribute", "mlir::ModuleOp"> {
       parameter.
     A dimension that an axis does not divide stays replicated, with a warning
     that names the parameter, the dimension and the axis. Hand-written
-    `rtx.sharding` seeds take precedence. Megatron sequence parallelism on
-    `tp` (`sequence-parallel=true`) is not implemented yet and is rejected
-    with an error.
+    `rtx.sharding` seeds take precedence. With `sequence-parallel=true`
+    (Megatron sequence parallelism) the data inputs' sequence dimension is
+    split over `tp` too, so norms, dropout and residuals run on sequence
+    shards, with an all-gather before and a reduce-scatter after each
+    tensor-parallel region instead of an all-reduce.
 
     Example: `rtx-opt '-rtx-distribute=mesh=dp:2,tp:2 optimizer=adamw lr=0.01'`.
   }];
@@ -203,7 +207,7 @@ def RTXDistribute : Pass<"rtx-distribute", "mlir::ModuleOp"> {
     Option<"microBatches", "micro-batches", "int64_t", "1",
            "Gradient accumulation: micro-batches per step">,
     Option<"sequenceParallel", "sequence-parallel", "bool", "false",
-           "Megatron sequence parallelism on tp (not implemented yet)">
+           "Megatron sequence parallelism on the tp axis">
   ];
   let dependentDialects = ["mlir::rtx::RTXDialect", "mlir::func::FuncDialect"];
 }
