@@ -20,7 +20,9 @@ PACKAGES=(
   # libraries rtx builds on
   libopenblas-dev nlohmann-json3-dev
   # tests and benchmarks
-  googletest libgtest-dev libbenchmark-dev python3-numpy
+  googletest libgtest-dev libbenchmark-dev python3-numpy python3-pytest
+  # the PyTorch importer (Debian's PyTorch 1.13, for /usr/bin/python3)
+  python3-torch
 )
 
 missing=()

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up and builds rtx (scripts/setup.sh), then runs every test suite:
-# lit (dialect, passes, examples, fuzzing) and ctest (unit tests, doc checks).
+# lit (dialect, passes, executor, training, distribution, fuzzing), pytest
+# (the Python frontend) and ctest (unit tests, doc checks).
 # Each runner prints its own summary; the exit code is non-zero if any failed.
 set -uo pipefail
 
@@ -12,6 +13,9 @@ BUILD_DIR="${RTX_BUILD_DIR:-$ROOT/build}"
 status=0
 echo "=== lit ==="
 /usr/lib/llvm-22/bin/lit -sv "$BUILD_DIR/test" || status=1
+echo "=== pytest ==="
+# Debian's python3 has numpy, pytest and torch (a pyenv python may not).
+RTX_BUILD_DIR="$BUILD_DIR" /usr/bin/python3 -m pytest -q "$ROOT/test/Python" || status=1
 echo "=== ctest ==="
 # lit already ran above; ctest runs everything else.
 ctest --test-dir "$BUILD_DIR" -E '^lit$' --output-on-failure || status=1

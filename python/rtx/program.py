@@ -163,7 +163,7 @@ def _model_ir(model: Any, example_inputs: Any, loss: Any, name: Optional[str]) -
         imported = import_module(model, example_inputs, loss=loss, name=name)
         if not imported.returns_loss:
             raise ConfigError(f"{type(model).__name__} does not return a scalar loss; pass loss=fn(output)")
-        return imported.text(), {n: p.detach().cpu().numpy().copy() for n, p in imported.params.items()}
+        return imported.text(), imported.param_arrays()
     raise ConfigError(f"cannot compile a {type(model).__name__}: expected a torch.nn.Module, "
                       "an rtx.builder.Module or MLIR text")
 

@@ -16,12 +16,13 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import torch
 
+
 class Unsupported(Exception):
     """Raised by a converter; the importer turns it into UnsupportedOpError with the op's location."""
 
 
 DTYPES = {torch.float32: "f32", torch.float64: "f64", torch.bfloat16: "bf16", torch.float16: "f16",
-           torch.int32: "i32", torch.int64: "i64", torch.bool: "i1"}
+          torch.int32: "i32", torch.int64: "i64", torch.bool: "i1"}
 FLOATS = ("f32", "f64", "bf16", "f16")
 
 
@@ -64,7 +65,7 @@ def _converts(*names: str) -> Callable[[Converter], Converter]:
 
 def supported_ops() -> List[str]:
     """The torch calls the importer maps, by name."""
-    return sorted(CONVERTERS)
+    return sorted(name for name in CONVERTERS if name.startswith("torch."))
 
 
 def _dim(d: int, rank: int) -> int:
@@ -329,6 +330,7 @@ def _mul(ctx, input, other):
 
 
 @_converts("torch.Tensor.div", "torch.div", "torch.Tensor.__truediv__", "torch.Tensor.__itruediv__",
+           "torch.Tensor.__idiv__",
            "torch.Tensor.div_", "torch.true_divide", "torch.Tensor.true_divide", "torch.divide",
            "torch.Tensor.divide")
 def _div(ctx, input, other, *, rounding_mode=None):
@@ -432,7 +434,7 @@ def _gelu(ctx, input, approximate="none"):
     return ctx.f.gelu(ctx.operand(input, ctx.out_shape, dtype), approximate=approximate == "tanh")
 
 
-@_converts("torch.nn.functional.dropout", "torch.dropout", "torch.Tensor.dropout")
+@_converts("torch.nn.functional.dropout", "torch.dropout")
 def _dropout(ctx, input, p=0.5, training=True, inplace=False, train=None):
     training = training if train is None else train
     value = ctx.v(input)
@@ -686,6 +688,14 @@ if hasattr(torch.nn.functional, "scaled_dot_product_attention"):          # PyTo
         dtype = _float_result(ctx, "attention")
         q, k, v = (ctx.convert(ctx.v(t), dtype) for t in (query, key, value))
         return ctx.f.attention(q, k, v, causal=bool(is_causal), scale=scale)
+
+
+@_converts("rtx.attention")
+def _fused_attention(ctx, query, key, value, causal=False, scale=None):
+    """Attention recognised by rtx.torch_fusion."""
+    dtype = _float_result(ctx, "attention")
+    q, k, v = (ctx.convert(ctx.v(t), dtype) for t in (query, key, value))
+    return ctx.f.attention(q, k, v, causal=bool(causal), scale=scale)
 
 
 @_converts("torch.ones_like", "torch.zeros_like", "torch.full_like", "torch.empty_like", "torch.Tensor.new_ones",
