@@ -101,9 +101,9 @@ class ProcessGroup:
         if self.world_size > 1:
             problems.append(Unsupported("world_size", self.world_size,
                                         f"multi-process runs (launched by {self.launcher}) come later"))
-        if len(self.devices) > 1:
+        if len(self.devices) > 1 and self.backend != "cpu":
             problems.append(Unsupported("devices", len(self.devices),
-                                        "training on more than one device comes later; use devices=1"))
+                                        "training on more than one GPU comes later; use devices=1"))
         return problems
 
 
@@ -197,11 +197,10 @@ class ParallelConfig:
         return self.dp * self.tp * self.pp * self.sp
 
     def unsupported(self) -> List[Unsupported]:
-        reasons = {"dp": "data parallelism", "tp": "tensor parallelism",
-                   "pp": "pipeline parallelism", "sp": "sequence parallelism"}
-        problems = [Unsupported(f"parallel.{name}", getattr(self, name),
-                                f"{what} comes with the partitioning passes; use {name}=1")
-                    for name, what in reasons.items() if getattr(self, name) != 1]
+        problems = []
+        if self.pp != 1:
+            problems.append(Unsupported("parallel.pp", self.pp,
+                                        "pipeline parallelism comes with the pipeline passes; use pp=1"))
         if self.bucket_bytes is not None:
             problems.append(Unsupported("parallel.bucket_bytes", self.bucket_bytes,
                                         "gradient bucketing comes with data parallelism; leave it None"))

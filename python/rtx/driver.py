@@ -78,9 +78,14 @@ def opt(source: Union[str, PathLike], passes: Sequence[str] = (), *, output: Opt
     return text
 
 
-def training_passes(optimizer_options: str, micro_batches: int = 1) -> List[str]:
+def training_passes(optimizer_options: str, micro_batches: int = 1,
+                    mesh: Optional[str] = None) -> List[str]:
     """The rtx-opt arguments that turn a forward model into a training step:
-    autodiff, gradient accumulation over `micro_batches`, the optimizer."""
+    autodiff, gradient accumulation over `micro_batches`, the optimizer; with
+    a `mesh` ("dp:2,tp:2"), rtx-distribute, which also partitions it."""
+    if mesh is not None:
+        options = optimizer_options.replace("kind=", "optimizer=", 1)
+        return [f"-rtx-distribute=mesh={mesh} micro-batches={micro_batches} {options}"]
     passes = ["-rtx-autodiff"]
     if micro_batches > 1:
         passes.append(f"-rtx-accumulate-gradients=micro-batches={micro_batches}")
@@ -123,7 +128,7 @@ _STEP_LINE = re.compile(r"^step \d+/\d+: loss=(\S+)")
 def run(program: PathLike, *, inputs: Optional[PathLike] = None, params: Optional[PathLike] = None,
         out: Optional[PathLike] = None, steps: int = 1, random: bool = False, seed: Optional[int] = None,
         entry: Optional[str] = None, read_results: bool = True,
-        build_dir: Optional[PathLike] = None) -> RunResult:
+        build_dir: Optional[PathLike] = None, ranks: int = 1) -> RunResult:
     """Runs rtx-run on a .mlir file. Inputs are read from `inputs`/NAME.npy,
     parameters from `params`/NAME.npy; results are written to `out` (with
     read_results and no `out`, a temporary directory) and, with
@@ -143,6 +148,8 @@ def run(program: PathLike, *, inputs: Optional[PathLike] = None, params: Optiona
         argv.append(f"--entry={entry}")
     if steps != 1:
         argv.append(f"--steps={steps}")
+    if ranks != 1:
+        argv.append(f"--ranks={ranks}")
     with tempfile.TemporaryDirectory(prefix="rtx-run-") as scratch:
         out_dir = Path(out) if out is not None else Path(scratch) if read_results else None
         if out_dir is not None:

@@ -75,7 +75,8 @@ class Program:
             program.write_text(self.train_ir)
             _save(work_dir / "inputs", arrays)
             params_dir = _save(work_dir / "params", self.params) if self.params is not None else None
-            run = driver.run(program, inputs=work_dir / "inputs", params=params_dir, steps=steps)
+            run = driver.run(program, inputs=work_dir / "inputs", params=params_dir, steps=steps,
+                             ranks=self.parallel.ranks)
         states = run.states()
         params = {key[len("param:"):]: value for key, value in states.items() if key.startswith("param:")}
         losses = run.losses if steps > 1 else [float(run.results[0].value)]
@@ -144,7 +145,11 @@ def compile(model: Any, example_inputs: Union[Sequence[Any], Mapping[str, Any], 
             if not spec.shape:
                 raise ConfigError(f"micro_batch={parallel.micro_batch}: input '{spec.name}' is a scalar and "
                                   "cannot be split into micro-batches along dimension 0")
-    train_ir = driver.opt(model_ir, driver.training_passes(optimizer.pass_options(), parallel.micro_batch))
+    # More than one rank: rtx-distribute partitions the step for the mesh,
+    # and rtx-run executes it as that many simulated ranks.
+    axes = [f"{name}:{getattr(parallel, name)}" for name in ("dp", "tp", "sp") if getattr(parallel, name) > 1]
+    mesh = ",".join(axes) if axes else None
+    train_ir = driver.opt(model_ir, driver.training_passes(optimizer.pass_options(), parallel.micro_batch, mesh))
     return Program(model_ir, train_ir, inputs, parallel.micro_batch, params, group, parallel, sharding, elastic,
                    optimizer)
 

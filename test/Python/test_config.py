@@ -80,11 +80,8 @@ def test_valid_future_options_are_accepted():
 # --- compile refuses what it cannot do yet -------------------------------------------------
 
 @pytest.mark.parametrize("kwargs, option", [
-    (dict(group=init("cpu", 2, env={}), parallel=ParallelConfig(dp=2)), "parallel.dp=2"),
-    (dict(group=init("cpu", 2, env={}), parallel=ParallelConfig(tp=2)), "parallel.tp=2"),
     (dict(group=init("cpu", 2, env={}), parallel=ParallelConfig(pp=2)), "parallel.pp=2"),
-    (dict(group=init("cpu", 2, env={}), parallel=ParallelConfig(sp=2)), "parallel.sp=2"),
-    (dict(group=init("cpu", 2, env={}), parallel=ParallelConfig(dp=2)), "devices=2"),
+    (dict(group=init("cuda", 2, env={}), parallel=ParallelConfig(dp=2)), "devices=2"),
     (dict(parallel=ParallelConfig(bucket_bytes=1 << 20)), "parallel.bucket_bytes=1048576"),
     (dict(sharding=ShardingConfig("zero1")), "sharding.shard_strategy='zero1'"),
     (dict(sharding=ShardingConfig("zero3", "cpu")), "sharding.offload='cpu'"),

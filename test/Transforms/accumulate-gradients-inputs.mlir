@@ -3,9 +3,12 @@
 // rtx.input values grow and are sliced too.
 // CHECK-LABEL: func.func @named_inputs
 // CHECK: %[[T:.*]] = rtx.input "tokens" : tensor<6x5xi32>
-// CHECK: rtx.slice %[[T]] [0:2, 0:5]
-// CHECK: rtx.slice %[[T]] [2:4, 0:5]
-// CHECK: rtx.slice %[[T]] [4:6, 0:5]
+// CHECK: %[[V0:.*]] = rtx.reshape %[[T]] : tensor<6x5xi32> -> tensor<2x3x5xi32>
+// CHECK: rtx.slice %[[V0]] [0:2, 0:1, 0:5]
+// CHECK: %[[V1:.*]] = rtx.reshape %[[T]] : tensor<6x5xi32> -> tensor<2x3x5xi32>
+// CHECK: rtx.slice %[[V1]] [0:2, 1:2, 0:5]
+// CHECK: %[[V2:.*]] = rtx.reshape %[[T]] : tensor<6x5xi32> -> tensor<2x3x5xi32>
+// CHECK: rtx.slice %[[V2]] [0:2, 2:3, 0:5]
 func.func @named_inputs() -> tensor<f32> {
   %t = rtx.input "tokens" : tensor<2x5xi32>
   %wte = rtx.param "wte" normal(0.0, 1.0) : tensor<7x4xf32>

@@ -64,16 +64,26 @@ LogicalResult RTXAccumulateGradientsPass::accumulate(func::FuncOp function) {
 
   OpBuilder b(ret);
   Location loc = function.getLoc();
-  // Batch inputs grow k times; each micro-batch reads a slice.
+  // Batch inputs grow k times; micro-batch j takes rows j, j+k, j+2k, ...
+  // (the whole [k*B, ...] input viewed as [B, k, ...], column j). Every row
+  // is in exactly one micro-batch, so the step is the same as with
+  // consecutive rows, and a data-parallel split of the batch stays local to
+  // each rank.
   auto sliceOf = [&](Value whole, int64_t index, RankedTensorType micro) {
-    SmallVector<int64_t> starts(micro.getRank(), 0);
-    SmallVector<int64_t> limits(micro.getShape());
-    starts[0] = index * micro.getDimSize(0);
-    limits[0] = starts[0] + micro.getDimSize(0);
-    return SliceOp::create(b, loc, micro, whole,
-                           b.getDenseI64ArrayAttr(starts),
-                           b.getDenseI64ArrayAttr(limits))
-        .getResult();
+    SmallVector<int64_t> viewShape = {micro.getDimSize(0), k};
+    viewShape.append(micro.getShape().begin() + 1, micro.getShape().end());
+    auto viewType = RankedTensorType::get(viewShape, micro.getElementType());
+    Value view = ReshapeOp::create(b, loc, viewType, whole);
+    SmallVector<int64_t> starts(viewShape.size(), 0);
+    SmallVector<int64_t> limits(viewShape);
+    starts[1] = index;
+    limits[1] = index + 1;
+    SmallVector<int64_t> pieceShape(viewShape);
+    pieceShape[1] = 1;
+    Value piece = SliceOp::create(
+        b, loc, RankedTensorType::get(pieceShape, micro.getElementType()), view,
+        b.getDenseI64ArrayAttr(starts), b.getDenseI64ArrayAttr(limits));
+    return ReshapeOp::create(b, loc, micro, piece).getResult();
   };
 
   SmallVector<InputOp> inputs(body.getOps<InputOp>());

@@ -297,7 +297,11 @@ struct RTXDistributePass
     RTXOptimizerOptions optimizerOptions;
     optimizerOptions.kind = optimizer;
     optimizerOptions.lr = lr;
+    optimizerOptions.beta1 = beta1;
+    optimizerOptions.beta2 = beta2;
+    optimizerOptions.eps = eps;
     optimizerOptions.weightDecay = weightDecay;
+    optimizerOptions.clipNorm = clipNorm;
     training.addPass(createRTXOptimizer(optimizerOptions));
     if (failed(runPipeline(training, module)))
       return signalPassFailure();

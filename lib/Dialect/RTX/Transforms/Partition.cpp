@@ -422,6 +422,17 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
     layouts.push_back(layout);
   }
   annotate(local, layouts);
+  // A slice may only be split along dimensions it takes whole; there its
+  // range becomes the local extent.
+  if (auto slice = dyn_cast<SliceOp>(local)) {
+    SmallVector<int64_t> limits(slice.getLimits());
+    ArrayRef<int64_t> shape =
+        cast<RankedTensorType>(slice.getType()).getShape();
+    for (size_t d = 0; d < limits.size(); ++d)
+      if (!layouts[0].dims[d].empty())
+        limits[d] = shape[d];
+    slice.setLimitsAttr(builder.getDenseI64ArrayAttr(limits));
+  }
 
   // Means over split dimensions: each rank's mean counts only its share, so
   // scale by 1/k to make the partial sums add up to the global mean.

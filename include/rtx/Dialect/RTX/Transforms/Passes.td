@@ -84,7 +84,8 @@ def RTXAccumulateGradients
     Runs after `rtx-autodiff` on a function written for one micro-batch. The
     function then takes `micro-batches` times as large a batch: every batch
     input (function arguments and `rtx.input` values) grows `micro-batches`
-    times along dimension 0 and is sliced into consecutive micro-batches; the
+    times along dimension 0, and micro-batch j takes its rows j, j+k, j+2k,
+    ... (a data-parallel split of the batch then needs no communication); the
     forward and backward computation is replicated per micro-batch (the
     parameters are shared); the loss and every other result are averaged, and
     the gradients are summed and divided by the count, in f32 for 16-bit
@@ -203,7 +204,12 @@ def RTXDistribute : Pass<"rtx-distribute", "mlir::ModuleOp"> {
     Option<"optimizer", "optimizer", "std::string", "\"adamw\"",
            "Optimizer: sgd or adamw">,
     Option<"lr", "lr", "double", "1e-3", "Learning rate">,
+    Option<"beta1", "beta1", "double", "0.9", "AdamW first-moment decay">,
+    Option<"beta2", "beta2", "double", "0.999", "AdamW second-moment decay">,
+    Option<"eps", "eps", "double", "1e-8", "AdamW denominator epsilon">,
     Option<"weightDecay", "weight-decay", "double", "0.0", "Weight decay">,
+    Option<"clipNorm", "clip-norm", "double", "0.0",
+           "Clip gradients to this global L2 norm (0: no clipping)">,
     Option<"microBatches", "micro-batches", "int64_t", "1",
            "Gradient accumulation: micro-batches per step">,
     Option<"sequenceParallel", "sequence-parallel", "bool", "false",
