@@ -8,7 +8,7 @@ from lit.llvm import llvm_config
 
 config.name = "RTX"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
-config.suffixes = [".mlir"]
+config.suffixes = [".mlir", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.rtx_obj_root, "test")
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "lib", "Unit", "Inputs"]
@@ -21,7 +21,7 @@ llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.rtx_tools_dir, config.llvm_tools_dir]
-llvm_config.add_tool_substitutions(["rtx-opt", "rtx-run", "rtx-parse-fuzzer"], tool_dirs)
+llvm_config.add_tool_substitutions(["rtx-opt", "rtx-run", "rtx-launch", "rtx-parse-fuzzer"], tool_dirs)
 
 # Debian's python3 has numpy (and later torch); a pyenv python on PATH may not.
 config.substitutions.append(("%python", "/usr/bin/python3"))

@@ -10,13 +10,6 @@
 using namespace mlir;
 using namespace mlir::rtx;
 
-static std::string shapeStr(ArrayRef<int64_t> shape) {
-  std::string s = "[";
-  llvm::raw_string_ostream os(s);
-  llvm::interleaveComma(shape, os);
-  os << ']';
-  return s;
-}
 
 /// The tensor a collective produces: its result, or the value its token
 /// carries. Null for ops that produce no tensor (send).
@@ -154,10 +147,10 @@ LogicalResult mlir::rtx::verifyCollective(Operation *op,
   }
 
   if (produced.getShape() != ArrayRef<int64_t>(expected))
-    return op->emitOpError() << "result shape " << shapeStr(produced.getShape())
-                             << " does not match " << shapeStr(expected)
+    return op->emitOpError() << "result shape " << formatShape(produced.getShape())
+                             << " does not match " << formatShape(expected)
                              << ", the shape it produces from input "
-                             << shapeStr(in) << " over " << axes << " ("
+                             << formatShape(in) << " over " << axes << " ("
                              << groupSize << " ranks)";
   return success();
 }

@@ -16,14 +16,14 @@
 using namespace mlir;
 using namespace mlir::rtx;
 
-/// Formats a shape as `[4, 8, 16]` for diagnostics.
-static std::string shapeStr(ArrayRef<int64_t> shape) {
+std::string mlir::rtx::formatShape(ArrayRef<int64_t> shape) {
   std::string s = "[";
   llvm::raw_string_ostream os(s);
   llvm::interleaveComma(shape, os);
   os << ']';
   return s;
 }
+
 
 static RankedTensorType tensorOf(Value value) {
   return cast<RankedTensorType>(value.getType());
@@ -54,9 +54,9 @@ static LogicalResult checkResultShape(Operation *op, ArrayRef<int64_t> expected,
                                       Value result) {
   if (tensorOf(result).getShape() != expected)
     return op->emitOpError() << "result shape "
-                             << shapeStr(tensorOf(result).getShape())
+                             << formatShape(tensorOf(result).getShape())
                              << " does not match the expected shape "
-                             << shapeStr(expected);
+                             << formatShape(expected);
   return success();
 }
 
@@ -246,8 +246,8 @@ static LogicalResult verifyContraction(Operation *op, Value lhs, Value rhs,
   size_t r = a.size();
   if (a.drop_back(2) != b.drop_back(2))
     return op->emitOpError() << "batch dimensions differ: "
-                             << shapeStr(a.drop_back(2)) << " vs "
-                             << shapeStr(b.drop_back(2));
+                             << formatShape(a.drop_back(2)) << " vs "
+                             << formatShape(b.drop_back(2));
   int64_t m = transposeLhs ? a[r - 1] : a[r - 2];
   int64_t kl = transposeLhs ? a[r - 2] : a[r - 1];
   int64_t kr = transposeRhs ? b[r - 1] : b[r - 2];
@@ -283,7 +283,7 @@ LogicalResult LinearOp::verify() {
     return emitOpError() << "input must have rank at least 1";
   if (w.size() != 2)
     return emitOpError() << "weight must be [out_features, in_features], got "
-                         << shapeStr(w);
+                         << formatShape(w);
   if (w[1] != x.back())
     return emitOpError() << "weight in_features " << w[1]
                          << " differs from the input's last dimension "
@@ -296,7 +296,7 @@ LogicalResult LinearOp::verify() {
   if (Value bias = getBias()) {
     if (tensorOf(bias).getShape() != ArrayRef<int64_t>{w[0]})
       return emitOpError() << "bias shape "
-                           << shapeStr(tensorOf(bias).getShape())
+                           << formatShape(tensorOf(bias).getShape())
                            << " must be [out_features] = [" << w[0] << "]";
     if (failed(checkSameElementType(*this, getInput(), "input", bias, "bias")))
       return failure();
@@ -336,7 +336,7 @@ static LogicalResult verifyNorm(Operation *op, Value input, Value scale,
       continue;
     if (tensorOf(value).getShape() != ArrayRef<int64_t>{x.back()})
       return op->emitOpError()
-             << name << " shape " << shapeStr(tensorOf(value).getShape())
+             << name << " shape " << formatShape(tensorOf(value).getShape())
              << " must be [" << x.back() << "], the input's last dimension";
     if (failed(checkSameElementType(op, input, "input", value, name)))
       return failure();
@@ -365,7 +365,7 @@ static LogicalResult verifyRope(Operation *op, RankedTensorType type,
   ArrayRef<int64_t> x = type.getShape();
   if (x.size() != 4)
     return op->emitOpError()
-           << "input must be [batch, heads, seq, head_dim], got " << shapeStr(x);
+           << "input must be [batch, heads, seq, head_dim], got " << formatShape(x);
   if (x[3] % 2 != 0)
     return op->emitOpError() << "head_dim must be even, got " << x[3];
   if (!(theta > 0.0))
@@ -401,8 +401,8 @@ LogicalResult AttentionOp::verify() {
                             "head_dim], got ranks "
                          << q.size() << ", " << k.size() << ", " << v.size();
   if (k != v)
-    return emitOpError() << "key shape " << shapeStr(k)
-                         << " differs from value shape " << shapeStr(v);
+    return emitOpError() << "key shape " << formatShape(k)
+                         << " differs from value shape " << formatShape(v);
   if (q[0] != k[0])
     return emitOpError() << "query batch " << q[0] << " differs from key batch "
                          << k[0];
@@ -435,7 +435,7 @@ LogicalResult EmbeddingOp::verify() {
   ArrayRef<int64_t> table = tensorOf(getTable()).getShape();
   if (table.size() != 2)
     return emitOpError() << "table must be [vocab, dim], got "
-                         << shapeStr(table);
+                         << formatShape(table);
   if (failed(checkSameElementType(*this, getTable(), "table", getResult(),
                                   "result")))
     return failure();
@@ -450,9 +450,9 @@ LogicalResult CrossEntropyOp::verify() {
   if (logits.empty())
     return emitOpError() << "logits must have rank at least 1";
   if (labels != logits.drop_back())
-    return emitOpError() << "labels shape " << shapeStr(labels)
+    return emitOpError() << "labels shape " << formatShape(labels)
                          << " must equal the logits' leading shape "
-                         << shapeStr(logits.drop_back());
+                         << formatShape(logits.drop_back());
   return success();
 }
 
@@ -463,9 +463,9 @@ LogicalResult CrossEntropyOp::verify() {
 LogicalResult ReshapeOp::verify() {
   RankedTensorType in = tensorOf(getInput()), out = getType();
   if (in.getNumElements() != out.getNumElements())
-    return emitOpError() << "cannot reshape " << shapeStr(in.getShape())
+    return emitOpError() << "cannot reshape " << formatShape(in.getShape())
                          << " (" << in.getNumElements() << " elements) into "
-                         << shapeStr(out.getShape()) << " ("
+                         << formatShape(out.getShape()) << " ("
                          << out.getNumElements() << " elements)";
   if (in.getElementType() != out.getElementType())
     return emitOpError() << "element type " << in.getElementType()
@@ -477,14 +477,14 @@ LogicalResult TransposeOp::verify() {
   ArrayRef<int64_t> in = tensorOf(getInput()).getShape();
   ArrayRef<int64_t> perm = getPermutation();
   if (perm.size() != in.size())
-    return emitOpError() << "permutation " << shapeStr(perm) << " has "
+    return emitOpError() << "permutation " << formatShape(perm) << " has "
                          << perm.size() << " entries for an input of rank "
                          << in.size();
   SmallVector<bool> seen(in.size(), false);
   SmallVector<int64_t> expected;
   for (int64_t p : perm) {
     if (p < 0 || p >= static_cast<int64_t>(in.size()) || seen[p])
-      return emitOpError() << "permutation " << shapeStr(perm)
+      return emitOpError() << "permutation " << formatShape(perm)
                            << " is not a permutation of 0.." << in.size() - 1;
     seen[p] = true;
     expected.push_back(in[p]);
@@ -578,7 +578,7 @@ LogicalResult BroadcastOp::verify() {
   ArrayRef<int64_t> out = getType().getShape();
   ArrayRef<int64_t> dims = getDims();
   if (dims.size() != in.size())
-    return emitOpError() << "dims " << shapeStr(dims) << " has " << dims.size()
+    return emitOpError() << "dims " << formatShape(dims) << " has " << dims.size()
                          << " entries for an input of rank " << in.size();
   for (size_t i = 0; i < dims.size(); ++i) {
     if (dims[i] < 0 || dims[i] >= static_cast<int64_t>(out.size()))
@@ -586,7 +586,7 @@ LogicalResult BroadcastOp::verify() {
                            << " is out of range for a result of rank "
                            << out.size();
     if (i > 0 && dims[i] <= dims[i - 1])
-      return emitOpError() << "dims " << shapeStr(dims)
+      return emitOpError() << "dims " << formatShape(dims)
                            << " must be strictly increasing";
     if (in[i] != 1 && in[i] != out[dims[i]])
       return emitOpError() << "input dimension " << i << " of size " << in[i]
@@ -606,7 +606,7 @@ LogicalResult ReduceOp::verify() {
     if (failed(checkDimIndex(*this, dims[i], in.size(), "reduced dim")))
       return failure();
     if (i > 0 && dims[i] <= dims[i - 1])
-      return emitOpError() << "dims " << shapeStr(dims)
+      return emitOpError() << "dims " << formatShape(dims)
                            << " must be strictly increasing";
   }
   for (size_t d = 0; d < in.size(); ++d) {
@@ -709,8 +709,8 @@ LogicalResult AttentionGradOp::verify() {
                          << q.size() << " and " << k.size();
   if (q[0] != k[0] || q[3] != k[3] || k[1] == 0 || q[1] == 0 ||
       q[1] % k[1] != 0)
-    return emitOpError() << "query " << shapeStr(q) << " and key "
-                         << shapeStr(k)
+    return emitOpError() << "query " << formatShape(q) << " and key "
+                         << formatShape(k)
                          << " do not match as in rtx.attention";
   if (getCausal() && q[2] != k[2])
     return emitOpError() << "causal attention needs equal query and key "
@@ -723,14 +723,14 @@ LogicalResult EmbeddingGradOp::verify() {
   ArrayRef<int64_t> table = tensorOf(getTableGrad()).getShape();
   if (table.size() != 2)
     return emitOpError() << "table gradient must be [vocab, dim], got "
-                         << shapeStr(table);
+                         << formatShape(table);
   SmallVector<int64_t> expected(tensorOf(getIds()).getShape());
   expected.push_back(table[1]);
   if (tensorOf(getResultGrad()).getShape() != ArrayRef<int64_t>(expected))
     return emitOpError() << "result gradient shape "
-                         << shapeStr(tensorOf(getResultGrad()).getShape())
+                         << formatShape(tensorOf(getResultGrad()).getShape())
                          << " must be ids shape + [dim] = "
-                         << shapeStr(expected);
+                         << formatShape(expected);
   return checkSameElementType(*this, getResultGrad(), "result gradient",
                               getTableGrad(), "table gradient");
 }
@@ -741,9 +741,9 @@ LogicalResult CrossEntropyGradOp::verify() {
   if (logits.empty())
     return emitOpError() << "logits must have rank at least 1";
   if (labels != logits.drop_back())
-    return emitOpError() << "labels shape " << shapeStr(labels)
+    return emitOpError() << "labels shape " << formatShape(labels)
                          << " must equal the logits' leading shape "
-                         << shapeStr(logits.drop_back());
+                         << formatShape(logits.drop_back());
   return success();
 }
 

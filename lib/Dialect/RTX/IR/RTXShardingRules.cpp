@@ -169,27 +169,49 @@ OpShardingRule RopeOp::getShardingRule() {
 // splitting heads keeps each query head with its key/value head. The key
 // sequence is a softmax dimension and head_dim is contracted and produced:
 // both stay whole. A causal query sequence needs global positions.
-OpShardingRule AttentionOp::getShardingRule() {
-  RuleBuilder b(*this);
-  ArrayRef<int64_t> q = shapeOf(getQuery());
-  ArrayRef<int64_t> k = shapeOf(getKey());
+// `queryLike`/`keyLike` list the operands (false) and results (true) shaped
+// like the query and like the key; for attention_grad the key/value
+// gradients lack the query-group factor, so a split of it leaves partial
+// sums there (each kv head sums its query heads).
+static OpShardingRule
+getAttentionRule(Operation *op, bool causal,
+                 ArrayRef<std::pair<bool, unsigned>> queryLike,
+                 ArrayRef<std::pair<bool, unsigned>> keyLike) {
+  RuleBuilder b(op);
+  ArrayRef<int64_t> q = shapeOf(op->getOperand(0));
+  ArrayRef<int64_t> k = shapeOf(op->getOperand(1));
   int64_t batch = b.factor(q[0]);
   int64_t kvHeads = b.factor(k[1]);
   int64_t groupHeads = q[1] / k[1] > 1 ? b.factor(q[1] / k[1]) : -1;
-  int64_t querySeq = b.factor(q[2], getCausal() ? FactorKind::NeedReplication
-                                                : FactorKind::Parallel);
+  int64_t querySeq = b.factor(q[2], causal ? FactorKind::NeedReplication
+                                           : FactorKind::Parallel);
   int64_t keySeq = b.factor(k[2], FactorKind::NeedReplication);
   int64_t headDim = b.factor(q[3], FactorKind::NeedReplication);
-  for (unsigned i : {0u, 1u, 2u})
-    b.operand(i, 0, batch).operand(i, 1, kvHeads).operand(i, 3, headDim);
-  for (unsigned i : {1u, 2u})
-    b.operand(i, 2, keySeq);
-  b.result(0, 0, batch).result(0, 1, kvHeads);
-  if (groupHeads >= 0)
-    b.operand(0, 1, groupHeads).result(0, 1, groupHeads);
-  b.operand(0, 2, querySeq).result(0, 2, querySeq);
-  b.result(0, 3, headDim);
+  auto add = [&](std::pair<bool, unsigned> tensor, int64_t d, int64_t f) {
+    tensor.first ? b.result(tensor.second, d, f)
+                 : b.operand(tensor.second, d, f);
+  };
+  for (auto tensor : queryLike) {
+    add(tensor, 0, batch);
+    add(tensor, 1, kvHeads);
+    if (groupHeads >= 0)
+      add(tensor, 1, groupHeads);
+    add(tensor, 2, querySeq);
+    add(tensor, 3, headDim);
+  }
+  for (auto tensor : keyLike) {
+    add(tensor, 0, batch);
+    add(tensor, 1, kvHeads);
+    add(tensor, 2, keySeq);
+    add(tensor, 3, headDim);
+  }
   return b.rule;
+}
+
+OpShardingRule AttentionOp::getShardingRule() {
+  // Operands q, k, v; result o.
+  return getAttentionRule(*this, getCausal(), {{false, 0}, {true, 0}},
+                          {{false, 1}, {false, 2}});
 }
 
 // A split vocabulary gives each rank the rows it owns and zeros elsewhere:
@@ -401,48 +423,11 @@ OpShardingRule RopeGradOp::getShardingRule() {
   return b.rule;
 }
 
-// As rtx.attention; the key/value gradients lack the query-group factor, so a
-// split of it leaves partial sums there (each kv head sums its query heads).
 OpShardingRule AttentionGradOp::getShardingRule() {
-  RuleBuilder b(*this);
-  ArrayRef<int64_t> q = shapeOf(getQuery());
-  ArrayRef<int64_t> k = shapeOf(getKey());
-  int64_t batch = b.factor(q[0]);
-  int64_t kvHeads = b.factor(k[1]);
-  int64_t groupHeads = q[1] / k[1] > 1 ? b.factor(q[1] / k[1]) : -1;
-  int64_t querySeq = b.factor(q[2], getCausal() ? FactorKind::NeedReplication
-                                                : FactorKind::Parallel);
-  int64_t keySeq = b.factor(k[2], FactorKind::NeedReplication);
-  int64_t headDim = b.factor(q[3], FactorKind::NeedReplication);
   // Operands q, k, v, dout; results dq, dk, dv.
-  auto addQueryLike = [&](bool isResult, unsigned i) {
-    auto add = [&](int64_t d, int64_t f) {
-      isResult ? b.result(i, d, f) : b.operand(i, d, f);
-    };
-    add(0, batch);
-    add(1, kvHeads);
-    if (groupHeads >= 0)
-      add(1, groupHeads);
-    add(2, querySeq);
-    add(3, headDim);
-  };
-  auto addKeyLike = [&](bool isResult, unsigned i) {
-    auto add = [&](int64_t d, int64_t f) {
-      isResult ? b.result(i, d, f) : b.operand(i, d, f);
-    };
-    add(0, batch);
-    add(1, kvHeads);
-    add(2, keySeq);
-    add(3, headDim);
-  };
-  addQueryLike(false, 0);
-  addKeyLike(false, 1);
-  addKeyLike(false, 2);
-  addQueryLike(false, 3);
-  addQueryLike(true, 0);
-  addKeyLike(true, 1);
-  addKeyLike(true, 2);
-  return b.rule;
+  return getAttentionRule(*this, getCausal(),
+                          {{false, 0}, {false, 3}, {true, 0}},
+                          {{false, 1}, {false, 2}, {true, 1}, {true, 2}});
 }
 
 OpShardingRule EmbeddingGradOp::getShardingRule() {

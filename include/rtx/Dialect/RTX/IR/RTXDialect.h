@@ -30,6 +30,9 @@
 
 namespace mlir {
 namespace rtx {
+/// "[4, 8, 16]", for diagnostics.
+std::string formatShape(ArrayRef<int64_t> shape);
+
 /// Verifies a collective (sync or async start form) against its mesh: the
 /// mesh exists, the axes exist and are distinct, and the result shape is the
 /// one the collective produces from its input over those axes.

@@ -1,0 +1,297 @@
+//===- rtx-launch.cpp - start the ranks of a training program -------------===//
+//
+//   rtx-launch -n N [--store file:DIR | redis://HOST:PORT] [--grace S] -- PROGRAM ARGS...
+//
+// Spawns N local ranks of PROGRAM with RANK, WORLD_SIZE, LOCAL_RANK,
+// LOCAL_WORLD_SIZE and RTX_STORE set, prefixes every line they print with
+// their rank, forwards SIGINT/SIGTERM to them, and, when a rank fails, stops
+// the others promptly and exits with that rank's status. Under torchrun,
+// Slurm or mpirun (one launcher per node), the node's rank offset and the
+// number of nodes come from their variables (GROUP_RANK/NODE_RANK/NNODES,
+// SLURM_NODEID/SLURM_NNODES, OMPI_COMM_WORLD_NODE_RANK...).
+//
+// No existing tool fits: torchrun is Python and not packaged without
+// PyTorch's launcher; mpirun needs MPI in the program. This is a small POSIX
+// process supervisor.
+//
+//===----------------------------------------------------------------------===//
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace {
+
+struct Options {
+  int ranks = 0;
+  std::string store;
+  double graceSeconds = 5.0;
+  std::vector<std::string> program;
+};
+
+[[noreturn]] void usage(const std::string &error) {
+  if (!error.empty())
+    std::fprintf(stderr, "rtx-launch: error: %s\n", error.c_str());
+  std::fprintf(stderr,
+               "usage: rtx-launch -n N [--store file:DIR | redis://HOST:PORT] "
+               "[--grace SECONDS] -- PROGRAM [ARGS...]\n"
+               "  Starts N ranks of PROGRAM on this machine with RANK, "
+               "WORLD_SIZE,\n  LOCAL_RANK, LOCAL_WORLD_SIZE and RTX_STORE set; "
+               "prefixes their output\n  with their rank; stops all ranks when "
+               "one fails and exits with its status.\n");
+  std::exit(2);
+}
+
+int parsePositive(const std::string &flag, const std::string &value) {
+  char *end = nullptr;
+  long n = std::strtol(value.c_str(), &end, 10);
+  if (value.empty() || *end != '\0' || n < 1 || n > 4096)
+    usage(flag + " needs a positive number of ranks, got '" + value + "'");
+  return static_cast<int>(n);
+}
+
+Options parse(int argc, char **argv) {
+  Options options;
+  int i = 1;
+  for (; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc)
+        usage(arg + " needs a value");
+      return argv[++i];
+    };
+    if (arg == "--") {
+      ++i;
+      break;
+    }
+    if (arg == "-h" || arg == "--help")
+      usage("");
+    if (arg == "-n" || arg == "--nproc")
+      options.ranks = parsePositive(arg, value());
+    else if (arg == "--store")
+      options.store = value();
+    else if (arg == "--grace")
+      options.graceSeconds = std::atof(value().c_str());
+    else
+      usage("unknown flag '" + arg + "' (put the program after --)");
+  }
+  for (; i < argc; ++i)
+    options.program.push_back(argv[i]);
+  if (options.ranks == 0)
+    usage("-n N is required");
+  if (options.program.empty())
+    usage("no program to launch: give it after --");
+  if (!options.store.empty() && options.store.rfind("file:", 0) != 0 &&
+      options.store.rfind("redis://", 0) != 0)
+    usage("--store must be file:DIR or redis://HOST:PORT, got '" +
+          options.store + "'");
+  return options;
+}
+
+/// The first of `names` that is set in the environment, as an integer.
+int envInt(std::initializer_list<const char *> names, int fallback) {
+  for (const char *name : names)
+    if (const char *value = std::getenv(name))
+      return std::atoi(value);
+  return fallback;
+}
+
+volatile sig_atomic_t forwardedSignal = 0;
+void onSignal(int signal) { forwardedSignal = signal; }
+
+struct Child {
+  pid_t pid = -1;
+  int rank = 0;
+  int out = -1, err = -1;
+  std::string outBuffer, errBuffer;
+  bool exited = false;
+  int status = 0;
+};
+
+/// Prints complete lines of `buffer` prefixed with the rank.
+void flushLines(std::string &buffer, int rank, FILE *stream, bool all) {
+  size_t start = 0, newline;
+  while ((newline = buffer.find('\n', start)) != std::string::npos) {
+    std::fprintf(stream, "[rank %d] %.*s\n", rank,
+                 static_cast<int>(newline - start), buffer.data() + start);
+    start = newline + 1;
+  }
+  buffer.erase(0, start);
+  if (all && !buffer.empty()) {
+    std::fprintf(stream, "[rank %d] %s\n", rank, buffer.c_str());
+    buffer.clear();
+  }
+  std::fflush(stream);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options options = parse(argc, argv);
+
+  // One launcher per node under torchrun / Slurm / mpirun: place this node's
+  // ranks after those of the nodes before it.
+  int node = envInt({"GROUP_RANK", "NODE_RANK", "SLURM_NODEID",
+                     "OMPI_COMM_WORLD_NODE_RANK"},
+                    0);
+  int nodes = envInt({"NNODES", "SLURM_NNODES", "SLURM_JOB_NUM_NODES"}, 1);
+  int world = options.ranks * nodes;
+
+  struct sigaction action {};
+  action.sa_handler = onSignal;
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+
+  std::vector<Child> children(options.ranks);
+  for (int local = 0; local < options.ranks; ++local) {
+    int out[2], err[2];
+    if (pipe(out) != 0 || pipe(err) != 0) {
+      std::perror("rtx-launch: pipe");
+      return 1;
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+      std::perror("rtx-launch: fork");
+      return 1;
+    }
+    int rank = node * options.ranks + local;
+    if (pid == 0) {
+      // Its own process group, so stopping a rank stops what it started.
+      setpgid(0, 0);
+      dup2(out[1], STDOUT_FILENO);
+      dup2(err[1], STDERR_FILENO);
+      close(out[0]);
+      close(err[0]);
+      setenv("RANK", std::to_string(rank).c_str(), 1);
+      setenv("WORLD_SIZE", std::to_string(world).c_str(), 1);
+      setenv("LOCAL_RANK", std::to_string(local).c_str(), 1);
+      setenv("LOCAL_WORLD_SIZE", std::to_string(options.ranks).c_str(), 1);
+      if (!options.store.empty())
+        setenv("RTX_STORE", options.store.c_str(), 1);
+      std::vector<char *> args;
+      for (std::string &a : options.program)
+        args.push_back(a.data());
+      args.push_back(nullptr);
+      execvp(args[0], args.data());
+      std::fprintf(stderr, "cannot start '%s': %s\n", args[0],
+                   std::strerror(errno));
+      _exit(127);
+    }
+    setpgid(pid, pid);
+    close(out[1]);
+    close(err[1]);
+    Child &child = children[local];
+    child.pid = pid;
+    child.rank = rank;
+    child.out = out[0];
+    child.err = err[0];
+  }
+
+  int exitCode = 0;
+  int failedRank = -1;
+  bool stopping = false;
+  auto stopDeadline = std::chrono::steady_clock::time_point::max();
+  // Signals go to each rank's process group: a rank's own children (a
+  // shell's commands, data loaders) stop with it.
+  auto stopAll = [&](int signal) {
+    for (Child &c : children)
+      kill(-c.pid, signal);
+  };
+
+  while (true) {
+    // Read whatever the ranks printed.
+    std::vector<pollfd> fds;
+    std::vector<std::pair<Child *, bool>> owners;
+    for (Child &c : children) {
+      if (c.out >= 0) {
+        fds.push_back({c.out, POLLIN, 0});
+        owners.push_back({&c, false});
+      }
+      if (c.err >= 0) {
+        fds.push_back({c.err, POLLIN, 0});
+        owners.push_back({&c, true});
+      }
+    }
+    if (!fds.empty())
+      poll(fds.data(), fds.size(), 100);
+    else
+      usleep(20000);
+    for (size_t i = 0; i < fds.size(); ++i) {
+      if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
+        continue;
+      Child &c = *owners[i].first;
+      bool isErr = owners[i].second;
+      char buffer[4096];
+      ssize_t n = read(fds[i].fd, buffer, sizeof buffer);
+      std::string &pending = isErr ? c.errBuffer : c.outBuffer;
+      if (n > 0) {
+        pending.append(buffer, n);
+        flushLines(pending, c.rank, isErr ? stderr : stdout, false);
+      } else {
+        flushLines(pending, c.rank, isErr ? stderr : stdout, true);
+        close(fds[i].fd);
+        (isErr ? c.err : c.out) = -1;
+      }
+    }
+
+    // Reap ranks; the first failure stops the rest.
+    for (Child &c : children) {
+      if (c.exited)
+        continue;
+      int status;
+      if (waitpid(c.pid, &status, WNOHANG) != c.pid)
+        continue;
+      c.exited = true;
+      c.status = status;
+      int code = WIFEXITED(status) ? WEXITSTATUS(status)
+                                   : 128 + WTERMSIG(status);
+      if (code != 0 && failedRank < 0 && !stopping) {
+        failedRank = c.rank;
+        exitCode = code;
+        std::fprintf(stderr,
+                     "rtx-launch: rank %d %s %d; stopping the other ranks\n",
+                     c.rank,
+                     WIFEXITED(status) ? "exited with status"
+                                       : "was killed by signal",
+                     WIFEXITED(status) ? code : WTERMSIG(status));
+        stopping = true;
+        stopAll(SIGTERM);
+        stopDeadline = std::chrono::steady_clock::now() +
+                       std::chrono::milliseconds(
+                           static_cast<int>(options.graceSeconds * 1000));
+      }
+    }
+    if (forwardedSignal && !stopping) {
+      std::fprintf(stderr, "rtx-launch: forwarding signal %d to every rank\n",
+                   static_cast<int>(forwardedSignal));
+      stopping = true;
+      exitCode = 128 + forwardedSignal;
+      stopAll(forwardedSignal);
+      stopDeadline = std::chrono::steady_clock::now() +
+                     std::chrono::milliseconds(
+                         static_cast<int>(options.graceSeconds * 1000));
+    }
+    if (stopping && std::chrono::steady_clock::now() > stopDeadline) {
+      stopAll(SIGKILL);
+      stopDeadline = std::chrono::steady_clock::time_point::max();
+    }
+    bool allDone = true;
+    for (Child &c : children)
+      allDone = allDone && c.exited && c.out < 0 && c.err < 0;
+    if (allDone)
+      break;
+  }
+  return exitCode;
+}
