@@ -1,7 +1,7 @@
-//===- Distribution.h - global <-> per-rank tensors -------------*- C++ -*-===//
+//===- Distribution.h - shardings of rtx values as runtime blocks -*- C++ -*-===//
 //
-// Where a rank's local block of a sharded value sits in the global tensor,
-// and the slicing and reassembly that follow from it.
+// Converts #rtx.sharding attributes to the runtime's plain Sharding, whose
+// block arithmetic (rtxrt/Block.h) rtx-run and emitted programs share.
 //
 //===----------------------------------------------------------------------===//
 
@@ -9,38 +9,30 @@
 #define RTX_LIB_EXECUTOR_DISTRIBUTION_H
 
 #include "rtx/Dialect/RTX/IR/RTXDialect.h"
-#include "rtxrt/MeshLayout.h"
-#include "rtxrt/Tensor.h"
-
-#include <vector>
+#include "rtxrt/Block.h"
 
 namespace mlir::rtx {
 
-/// A rank's block of a global tensor.
-struct LocalBlock {
-  rtxrt::Shape globalShape;
-  std::vector<int64_t> offsets;
-};
+/// The runtime form of `attr` (null: whole, replicated).
+rtxrt::Sharding toRuntimeSharding(ShardingAttr attr);
 
 /// The block of `rank` for a value of local shape `localShape` distributed
 /// by `sharding` (null: replicated, the local shape is the global one).
-LocalBlock getLocalBlock(ShardingAttr sharding, const rtxrt::Shape &localShape,
-                         const rtxrt::MeshLayout &mesh, int64_t rank);
+inline rtxrt::LocalBlock getLocalBlock(ShardingAttr sharding,
+                                       const rtxrt::Shape &localShape,
+                                       const rtxrt::MeshLayout &mesh,
+                                       int64_t rank) {
+  return rtxrt::localBlock(toRuntimeSharding(sharding), localShape, mesh, rank);
+}
 
-/// True when `rank` holds the copy of the value that reassembly uses: its
-/// coordinates on every mesh axis that neither splits nor partially sums the
-/// value are 0.
-bool isCanonicalReplica(ShardingAttr sharding, const rtxrt::MeshLayout &mesh,
-                        int64_t rank);
+inline bool isCanonicalReplica(ShardingAttr sharding,
+                               const rtxrt::MeshLayout &mesh, int64_t rank) {
+  return rtxrt::isCanonicalReplica(toRuntimeSharding(sharding), mesh, rank);
+}
 
-/// The block of `global` at `block` with shape `localShape`.
-rtxrt::Tensor sliceBlock(const rtxrt::Tensor &global,
-                         const rtxrt::Shape &localShape,
-                         const std::vector<int64_t> &offsets);
-
-/// Adds `local` into `global` at `offsets` (partial sums add up).
-void accumulateBlock(rtxrt::Tensor &global, const rtxrt::Tensor &local,
-                     const std::vector<int64_t> &offsets);
+using rtxrt::accumulateBlock;
+using rtxrt::LocalBlock;
+using rtxrt::sliceBlock;
 
 } // namespace mlir::rtx
 

@@ -10,6 +10,7 @@
 #include "Interpreter.h"
 #include "Distribution.h"
 
+#include "rtxrt/Collectives.h"
 #include "rtxrt/Kernels.h"
 
 #include "llvm/ADT/TypeSwitch.h"
@@ -108,23 +109,6 @@ static rtxrt::ReduceKind toReduceKind(ReductionKind kind) {
     return rtxrt::ReduceKind::Min;
   }
   llvm_unreachable("unknown reduction kind");
-}
-
-/// Combines the group's tensors elementwise, in group order.
-static Tensor combine(ReductionKind kind, const std::vector<Tensor> &all) {
-  Tensor acc = all.front().clone();
-  rtxrt::BinaryKind op = kind == ReductionKind::Max   ? rtxrt::BinaryKind::Maximum
-                         : kind == ReductionKind::Min ? rtxrt::BinaryKind::Minimum
-                                                      : rtxrt::BinaryKind::Add;
-  for (size_t i = 1; i < all.size(); ++i)
-    acc = rtxrt::binary(op, acc, all[i]);
-  if (kind == ReductionKind::Mean) {
-    Tensor scale(acc.shape(), acc.dtype());
-    for (int64_t i = 0; i < scale.numel(); ++i)
-      scale.setFromDouble(i, 1.0 / static_cast<double>(all.size()));
-    acc = rtxrt::binary(rtxrt::BinaryKind::Mul, acc, scale);
-  }
-  return acc;
 }
 
 namespace {
@@ -231,7 +215,6 @@ private:
     int64_t index = env.mesh.indexInGroup(env.rank, axes);
     std::vector<Tensor> all =
         world(op).exchange(env.rank, group, signature(op), input, where(op));
-    int64_t n = static_cast<int64_t>(all.size());
     auto intAttr = [&](StringRef name) {
       return op->getAttrOfType<IntegerAttr>(name).getValue().getSExtValue();
     };
@@ -239,34 +222,22 @@ private:
       return op->getAttrOfType<ReductionKindAttr>("kind").getValue();
     };
     if (isa<AllReduceOp, AllReduceStartOp>(op))
-      return combine(kindAttr(), all);
+      return rtxrt::reduceGroup(toReduceKind(kindAttr()), all);
     if (isa<AllGatherOp, AllGatherStartOp>(op))
-      return rtxrt::concat(all, intAttr("gather_dim"));
-    if (isa<ReduceScatterOp, ReduceScatterStartOp>(op)) {
-      int64_t dim = intAttr("scatter_dim");
-      Tensor sum = combine(kindAttr(), all);
-      std::vector<int64_t> sizes(n, sum.dim(dim) / n);
-      return rtxrt::split(sum, dim, sizes)[index];
-    }
-    if (isa<AllToAllOp, AllToAllStartOp>(op)) {
-      int64_t splitDim = intAttr("split_dim"), concatDim = intAttr("concat_dim");
-      std::vector<Tensor> received;
-      for (const Tensor &source : all) {
-        std::vector<int64_t> sizes(n, source.dim(splitDim) / n);
-        received.push_back(rtxrt::split(source, splitDim, sizes)[index]);
-      }
-      return rtxrt::concat(received, concatDim);
-    }
+      return rtxrt::gatherGroup(all, intAttr("gather_dim"));
+    if (isa<ReduceScatterOp, ReduceScatterStartOp>(op))
+      return rtxrt::reduceScatterGroup(toReduceKind(kindAttr()), all,
+                                       intAttr("scatter_dim"), index);
+    if (isa<AllToAllOp, AllToAllStartOp>(op))
+      return rtxrt::allToAllGroup(all, intAttr("split_dim"),
+                                  intAttr("concat_dim"), index);
     if (isa<BroadcastFromOp, BroadcastFromStartOp>(op))
       return all[intAttr("root")];
-    if (isa<PermuteOp, PermuteStartOp>(op)) {
-      ArrayRef<int64_t> pairs =
-          op->getAttrOfType<DenseI64ArrayAttr>("pairs").asArrayRef();
-      for (size_t i = 0; i + 1 < pairs.size(); i += 2)
-        if (pairs[i + 1] == index)
-          return all[pairs[i]];
-      return Tensor(input.shape(), input.dtype());
-    }
+    if (isa<PermuteOp, PermuteStartOp>(op))
+      return rtxrt::permuteGroup(
+          all,
+          toVector(op->getAttrOfType<DenseI64ArrayAttr>("pairs").asArrayRef()),
+          index, input);
     throw Error("unknown collective");
   }
 
@@ -498,9 +469,8 @@ private:
           std::vector<std::string> axes = axesOf(m);
           int64_t n = env.mesh.groupSize(axes);
           int64_t dim = static_cast<int64_t>(m.getDim());
-          std::vector<int64_t> sizes(n, input.dim(dim) / n);
-          set(m, rtxrt::split(input, dim, sizes)[env.mesh.indexInGroup(
-                     env.rank, axes)]);
+          set(m, rtxrt::sliceGroup(input, dim, n,
+                                   env.mesh.indexInGroup(env.rank, axes)));
         })
         .Case([&](SendOp s) {
           world(s).send(env.rank, peerRank(s), tagOf(s), get(s.getInput()));

@@ -1,0 +1,56 @@
+//===- Collectives.cpp - what each collective computes --------------------===//
+
+#include "rtxrt/Collectives.h"
+
+using namespace rtxrt;
+
+Tensor rtxrt::reduceGroup(ReduceKind kind, const std::vector<Tensor> &all) {
+  Tensor acc = all.front().clone();
+  BinaryKind op = kind == ReduceKind::Max   ? BinaryKind::Maximum
+                  : kind == ReduceKind::Min ? BinaryKind::Minimum
+                                            : BinaryKind::Add;
+  for (size_t i = 1; i < all.size(); ++i)
+    acc = binary(op, acc, all[i]);
+  if (kind == ReduceKind::Mean) {
+    Tensor scale(acc.shape(), acc.dtype());
+    for (int64_t i = 0; i < scale.numel(); ++i)
+      scale.setFromDouble(i, 1.0 / static_cast<double>(all.size()));
+    acc = binary(BinaryKind::Mul, acc, scale);
+  }
+  return acc;
+}
+
+Tensor rtxrt::gatherGroup(const std::vector<Tensor> &all, int64_t dim) {
+  return concat(all, dim);
+}
+
+Tensor rtxrt::sliceGroup(const Tensor &input, int64_t dim, int64_t n,
+                         int64_t index) {
+  std::vector<int64_t> sizes(n, input.dim(dim) / n);
+  return split(input, dim, sizes)[index];
+}
+
+Tensor rtxrt::reduceScatterGroup(ReduceKind kind,
+                                 const std::vector<Tensor> &all, int64_t dim,
+                                 int64_t index) {
+  return sliceGroup(reduceGroup(kind, all), dim,
+                    static_cast<int64_t>(all.size()), index);
+}
+
+Tensor rtxrt::allToAllGroup(const std::vector<Tensor> &all, int64_t splitDim,
+                            int64_t concatDim, int64_t index) {
+  std::vector<Tensor> received;
+  for (const Tensor &source : all)
+    received.push_back(sliceGroup(source, splitDim,
+                                  static_cast<int64_t>(all.size()), index));
+  return concat(received, concatDim);
+}
+
+Tensor rtxrt::permuteGroup(const std::vector<Tensor> &all,
+                           const std::vector<int64_t> &pairs, int64_t index,
+                           const Tensor &like) {
+  for (size_t i = 0; i + 1 < pairs.size(); i += 2)
+    if (pairs[i + 1] == index)
+      return all[pairs[i]];
+  return Tensor(like.shape(), like.dtype());
+}
