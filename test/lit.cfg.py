@@ -21,7 +21,7 @@ llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.rtx_tools_dir, config.llvm_tools_dir]
-llvm_config.add_tool_substitutions(["rtx-opt", "rtx-run", "rtx-launch", "rtx-parse-fuzzer"], tool_dirs)
+llvm_config.add_tool_substitutions(["rtx-opt", "rtx-run", "rtx-launch", "rtx-translate", "rtx-parse-fuzzer"], tool_dirs)
 
 # Debian's python3 has numpy (and later torch); a pyenv python on PATH may not.
 config.substitutions.append(("%python", "/usr/bin/python3"))

@@ -1,0 +1,22 @@
+//===- Cpp.h - emit a C++ training program ----------------------*- C++ -*-===//
+
+#ifndef RTX_TARGET_CPP_H
+#define RTX_TARGET_CPP_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace mlir::rtx {
+
+/// Writes a self-contained C++ program for `function` (a training step from
+/// rtx-optimizer, possibly partitioned by rtx-partition for the module's
+/// mesh) that links librtxrt: its step function calls the runtime's CPU
+/// kernels and collectives, and rtxrt::runProgram does the rest. Emits a
+/// diagnostic and fails on ops it cannot translate.
+LogicalResult translateToCpp(ModuleOp module, func::FuncOp function,
+                             llvm::raw_ostream &os);
+
+} // namespace mlir::rtx
+
+#endif // RTX_TARGET_CPP_H

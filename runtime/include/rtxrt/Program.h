@@ -1,0 +1,122 @@
+//===- Program.h - the runtime of emitted training programs -----*- C++ -*-===//
+//
+// A program emitted by rtx-translate is a step function plus a description
+// of its arguments and results; runProgram() does the rest: reads the rank
+// from the launcher's environment, rendezvouses and creates the process
+// groups, initialises parameters exactly as rtx-run does (same counter-based
+// generator and block offsets), reads or draws the data, runs the steps with
+// a progress line on rank 0, and writes the final results on request.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RTXRT_PROGRAM_H
+#define RTXRT_PROGRAM_H
+
+#include "rtxrt/Block.h"
+#include "rtxrt/Kernels.h"
+#include "rtxrt/MeshLayout.h"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace rtxrt {
+
+/// Exchanges tensors between the ranks of groups. Collectives are computed
+/// from the exchanged inputs (rtxrt/Collectives.h).
+class Communicator {
+public:
+  virtual ~Communicator() = default;
+  /// Every rank of `group` (global ranks, in group order, including this
+  /// one) calls this with a tensor of the same shape; each receives all of
+  /// them in group order. `what` names the op for error messages.
+  virtual std::vector<Tensor> exchange(const std::vector<int64_t> &group,
+                                       const Tensor &input,
+                                       const std::string &what) = 0;
+};
+
+/// One process, one rank: exchanges return the input.
+std::unique_ptr<Communicator> makeLocalCommunicator();
+/// Gloo over TCP, rendezvous through a FileStore (`file:DIR`). Contexts for
+/// `groups` (each a list of global ranks) are created eagerly, in order.
+/// Throws Error when Gloo support was not built.
+std::unique_ptr<Communicator>
+makeGlooCommunicator(int64_t rank, int64_t size, const std::string &store,
+                     const std::vector<std::vector<int64_t>> &groups,
+                     double timeoutSeconds);
+
+struct ArgSpec {
+  enum Kind { Param, State, Input } kind = Input;
+  std::string name;      // parameter name, state key, or input name
+  InitKind init = InitKind::Zeros;
+  double a = 0, b = 0;
+  int64_t seed = 0;
+  Shape shape;           // local shape
+  DType dtype = DType::F32;
+  Sharding sharding;
+  int64_t bound = 2;     // integer inputs are drawn below this
+};
+
+struct ResultSpec {
+  std::string state;     // the state key it carries to the next step, or ""
+  Shape shape;           // local shape
+  Sharding sharding;
+};
+
+/// What the emitted step function sees: its rank and the collectives.
+class StepContext {
+public:
+  StepContext(int64_t rank, const MeshLayout &mesh, Communicator &comm)
+      : rank_(rank), mesh_(mesh), comm_(comm) {}
+  using Axes = std::vector<std::string>;
+  Tensor allReduce(const char *what, const Axes &axes, ReduceKind kind,
+                   const Tensor &t);
+  Tensor allGather(const char *what, const Axes &axes, int64_t dim,
+                   const Tensor &t);
+  Tensor reduceScatter(const char *what, const Axes &axes, ReduceKind kind,
+                       int64_t dim, const Tensor &t);
+  Tensor allToAll(const char *what, const Axes &axes, int64_t splitDim,
+                  int64_t concatDim, const Tensor &t);
+  Tensor broadcastFrom(const char *what, const Axes &axes, int64_t root,
+                       const Tensor &t);
+  Tensor permute(const char *what, const Axes &axes,
+                 const std::vector<int64_t> &pairs, const Tensor &t);
+  Tensor meshSlice(const Axes &axes, int64_t dim, const Tensor &t);
+  /// Where this rank's block of a value with `sharding` sits.
+  LocalBlock block(const Sharding &sharding, const Shape &local) const {
+    return localBlock(sharding, local, mesh_, rank_);
+  }
+
+private:
+  std::vector<Tensor> exchange(const char *what, const Axes &axes,
+                               const Tensor &t, int64_t &index);
+  int64_t rank_;
+  const MeshLayout &mesh_;
+  Communicator &comm_;
+};
+
+struct ProgramSpec {
+  std::string name;
+  MeshLayout mesh;
+  std::vector<ArgSpec> args;
+  std::vector<ResultSpec> results;
+  int64_t lossResult = -1;
+  /// Every axis list a collective of the step uses (the groups to create).
+  std::vector<std::vector<std::string>> collectiveAxes;
+  std::function<std::vector<Tensor>(StepContext &, const std::vector<Tensor> &)>
+      step;
+};
+
+/// The program's main: parses the command line (--help lists it), runs, and
+/// returns the exit status.
+int runProgram(const ProgramSpec &spec, int argc, char **argv);
+
+/// A drawn input, the same as rtx-run --random draws: floats from a standard
+/// normal, integers uniformly below `bound`, keyed by (seed, "input:NAME").
+Tensor randomInput(const std::string &name, int64_t seed, const Shape &shape,
+                   DType dtype, int64_t bound);
+
+} // namespace rtxrt
+
+#endif // RTXRT_PROGRAM_H

@@ -1,0 +1,355 @@
+//===- Program.cpp - the runtime of emitted training programs -------------===//
+
+#include "rtxrt/Program.h"
+
+#include "rtxrt/Collectives.h"
+#include "rtxrt/Npy.h"
+#include "rtxrt/Random.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sys/stat.h>
+
+using namespace rtxrt;
+
+Tensor rtxrt::randomInput(const std::string &name, int64_t seed,
+                          const Shape &shape, DType dtype, int64_t bound) {
+  Tensor t(shape, dtype);
+  uint64_t key = randomKey(seed, "input:" + name);
+  if (isFloat(dtype)) {
+    for (int64_t i = 0; i < t.numel(); ++i)
+      t.setFromDouble(i, normalAt(key, i));
+    return t;
+  }
+  if (dtype == DType::I1)
+    bound = 2;
+  for (int64_t i = 0; i < t.numel(); ++i)
+    t.setFromDouble(i, std::min<int64_t>(bound - 1,
+                                         static_cast<int64_t>(
+                                             uniformAt(key, i) * bound)));
+  return t;
+}
+
+namespace {
+class LocalCommunicator : public Communicator {
+public:
+  std::vector<Tensor> exchange(const std::vector<int64_t> &, const Tensor &t,
+                               const std::string &) override {
+    return {t};
+  }
+};
+} // namespace
+
+std::unique_ptr<Communicator> rtxrt::makeLocalCommunicator() {
+  return std::make_unique<LocalCommunicator>();
+}
+
+#ifndef RTXRT_HAVE_GLOO
+std::unique_ptr<Communicator>
+rtxrt::makeGlooCommunicator(int64_t, int64_t, const std::string &,
+                            const std::vector<std::vector<int64_t>> &, double) {
+  throw Error("this runtime was built without Gloo (install libgloo-dev): "
+              "it runs on one rank only");
+}
+#endif
+
+//===----------------------------------------------------------------------===//
+// StepContext
+//===----------------------------------------------------------------------===//
+
+std::vector<Tensor> StepContext::exchange(const char *what, const Axes &axes,
+                                          const Tensor &t, int64_t &index) {
+  index = mesh_.indexInGroup(rank_, axes);
+  return comm_.exchange(mesh_.group(rank_, axes), t, what);
+}
+
+Tensor StepContext::allReduce(const char *what, const Axes &axes,
+                              ReduceKind kind, const Tensor &t) {
+  int64_t index;
+  return reduceGroup(kind, exchange(what, axes, t, index));
+}
+Tensor StepContext::allGather(const char *what, const Axes &axes, int64_t dim,
+                              const Tensor &t) {
+  int64_t index;
+  return gatherGroup(exchange(what, axes, t, index), dim);
+}
+Tensor StepContext::reduceScatter(const char *what, const Axes &axes,
+                                  ReduceKind kind, int64_t dim,
+                                  const Tensor &t) {
+  int64_t index;
+  std::vector<Tensor> all = exchange(what, axes, t, index);
+  return reduceScatterGroup(kind, all, dim, index);
+}
+Tensor StepContext::allToAll(const char *what, const Axes &axes,
+                             int64_t splitDim, int64_t concatDim,
+                             const Tensor &t) {
+  int64_t index;
+  std::vector<Tensor> all = exchange(what, axes, t, index);
+  return allToAllGroup(all, splitDim, concatDim, index);
+}
+Tensor StepContext::broadcastFrom(const char *what, const Axes &axes,
+                                  int64_t root, const Tensor &t) {
+  int64_t index;
+  return exchange(what, axes, t, index)[root];
+}
+Tensor StepContext::permute(const char *what, const Axes &axes,
+                            const std::vector<int64_t> &pairs,
+                            const Tensor &t) {
+  int64_t index;
+  std::vector<Tensor> all = exchange(what, axes, t, index);
+  return permuteGroup(all, pairs, index, t);
+}
+Tensor StepContext::meshSlice(const Axes &axes, int64_t dim, const Tensor &t) {
+  return sliceGroup(t, dim, mesh_.groupSize(axes),
+                    mesh_.indexInGroup(rank_, axes));
+}
+
+//===----------------------------------------------------------------------===//
+// runProgram
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct Flags {
+  int64_t steps = 1;
+  int64_t seed = 0;
+  std::string inputs, params, out, store;
+  double timeout = 60;
+  bool help = false;
+};
+
+Flags parseFlags(const std::string &program, int argc, char **argv) {
+  Flags flags;
+  if (const char *store = std::getenv("RTX_STORE"))
+    flags.store = store;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    std::string value;
+    auto eq = arg.find('=');
+    if (arg.rfind("--", 0) == 0 && eq != std::string::npos) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+    } else if (arg != "--help" && arg != "-h") {
+      if (i + 1 >= argc)
+        throw Error(arg + " needs a value (see --help)");
+      value = argv[++i];
+    }
+    auto number = [&](const std::string &what) {
+      char *end = nullptr;
+      double v = std::strtod(value.c_str(), &end);
+      if (value.empty() || *end)
+        throw Error(arg + " needs " + what + ", got '" + value + "'");
+      return v;
+    };
+    if (arg == "--help" || arg == "-h")
+      flags.help = true;
+    else if (arg == "--steps") {
+      flags.steps = static_cast<int64_t>(number("a number of steps"));
+      if (flags.steps < 1)
+        throw Error("--steps must be at least 1");
+    } else if (arg == "--seed")
+      flags.seed = static_cast<int64_t>(number("a number"));
+    else if (arg == "--inputs")
+      flags.inputs = value;
+    else if (arg == "--params")
+      flags.params = value;
+    else if (arg == "--out")
+      flags.out = value;
+    else if (arg == "--store")
+      flags.store = value;
+    else if (arg == "--timeout")
+      flags.timeout = number("seconds");
+    else
+      throw Error("unknown flag '" + arg + "' (see " + program + " --help)");
+  }
+  return flags;
+}
+
+bool fileExists(const std::string &path) { return std::ifstream(path).good(); }
+
+int64_t envInt(const char *name, int64_t fallback) {
+  const char *value = std::getenv(name);
+  return value ? std::atoll(value) : fallback;
+}
+} // namespace
+
+int rtxrt::runProgram(const ProgramSpec &spec, int argc, char **argv) {
+  int64_t rank = envInt("RANK", 0), world = envInt("WORLD_SIZE", 1);
+  try {
+    Flags flags = parseFlags(argv[0], argc, argv);
+    if (flags.help) {
+      std::printf(
+          "%s: a training program compiled by rtx for %lld rank(s)\n"
+          "  --steps N          training steps (default 1)\n"
+          "  --inputs DIR       data: DIR/NAME.npy (global shapes); missing "
+          "inputs are drawn with --seed\n"
+          "  --params DIR       initial parameters: DIR/NAME.npy (else their "
+          "initializers)\n"
+          "  --out DIR          write the final results as DIR/resultN.npy "
+          "(rank 0)\n"
+          "  --seed S           seed of drawn inputs (default 0)\n"
+          "  --store file:DIR   rendezvous (default $RTX_STORE); rank and "
+          "size from RANK/WORLD_SIZE\n"
+          "  --timeout S        seconds a collective may wait (default 60)\n",
+          argv[0], static_cast<long long>(spec.mesh.numRanks()));
+      return 0;
+    }
+    if (world != spec.mesh.numRanks())
+      throw Error("this program was compiled for " +
+                  std::to_string(spec.mesh.numRanks()) +
+                  " ranks, but WORLD_SIZE is " + std::to_string(world) +
+                  " (start it with rtx-launch -n " +
+                  std::to_string(spec.mesh.numRanks()) + ")");
+    if (rank < 0 || rank >= world)
+      throw Error("RANK " + std::to_string(rank) + " is outside [0, " +
+                  std::to_string(world) + ")");
+
+    // Process groups: every group a collective uses, plus the world (to
+    // assemble the loss and results), created eagerly in one order.
+    std::unique_ptr<Communicator> comm;
+    std::vector<int64_t> everyone;
+    for (int64_t r = 0; r < world; ++r)
+      everyone.push_back(r);
+    if (world == 1) {
+      comm = makeLocalCommunicator();
+    } else {
+      if (flags.store.empty())
+        throw Error("several ranks need a rendezvous store: pass --store "
+                    "file:DIR or set RTX_STORE (rtx-launch --store does)");
+      std::vector<std::vector<int64_t>> groups;
+      for (const auto &axes : spec.collectiveAxes)
+        groups.push_back(spec.mesh.group(rank, axes));
+      groups.push_back(everyone);
+      comm = makeGlooCommunicator(rank, world, flags.store, groups,
+                                  flags.timeout);
+    }
+
+    // Arguments: parameters from --params or their initializers, optimizer
+    // state zeroed, data from --inputs or drawn.
+    std::map<std::string, size_t> argOfState;
+    std::vector<Tensor> args;
+    for (size_t i = 0; i < spec.args.size(); ++i) {
+      const ArgSpec &arg = spec.args[i];
+      LocalBlock block = localBlock(arg.sharding, arg.shape, spec.mesh, rank);
+      switch (arg.kind) {
+      case ArgSpec::Param: {
+        std::string path = flags.params + "/" + arg.name + ".npy";
+        if (!flags.params.empty() && fileExists(path)) {
+          Tensor global = readNpy(path);
+          if (global.shape() != block.globalShape)
+            throw Error("parameter '" + arg.name + "' in " + path +
+                        " has shape " + shapeToString(global.shape()) +
+                        ", the program expects " +
+                        shapeToString(block.globalShape));
+          args.push_back(
+              sliceBlock(global.to(arg.dtype), arg.shape, block.offsets));
+        } else {
+          args.push_back(initParameter(arg.name, arg.init, arg.a, arg.b,
+                                       arg.seed, arg.shape, arg.dtype,
+                                       block.globalShape, block.offsets));
+        }
+        argOfState["param:" + arg.name] = i;
+        break;
+      }
+      case ArgSpec::State:
+        args.push_back(Tensor(arg.shape, arg.dtype));
+        argOfState[arg.name] = i;
+        break;
+      case ArgSpec::Input: {
+        std::string path = flags.inputs + "/" + arg.name + ".npy";
+        Tensor global;
+        if (!flags.inputs.empty() && fileExists(path)) {
+          global = readNpy(path);
+          if (global.shape() != block.globalShape)
+            throw Error("input '" + arg.name + "' in " + path +
+                        " has shape " + shapeToString(global.shape()) +
+                        ", the program expects " +
+                        shapeToString(block.globalShape));
+          global = global.to(arg.dtype);
+        } else if (!flags.inputs.empty()) {
+          throw Error("missing input '" + arg.name + "': expected " + path +
+                      " of shape " + shapeToString(block.globalShape));
+        } else {
+          global = randomInput(arg.name, flags.seed, block.globalShape,
+                               arg.dtype, arg.bound);
+        }
+        args.push_back(sliceBlock(global, arg.shape, block.offsets));
+        break;
+      }
+      }
+    }
+
+    StepContext context(rank, spec.mesh, *comm);
+    std::vector<Tensor> results;
+    // Sums the canonical replicas' values of a scalar across all ranks.
+    auto globalScalar = [&](const Tensor &local, const Sharding &sharding) {
+      std::vector<Tensor> all =
+          comm->exchange(everyone, local, "the loss of the step");
+      double value = 0;
+      for (int64_t r = 0; r < world; ++r)
+        if (isCanonicalReplica(sharding, spec.mesh, r))
+          value += all[r].getAsDouble(0);
+      return value;
+    };
+    auto start = std::chrono::steady_clock::now();
+    for (int64_t step = 1; step <= flags.steps; ++step) {
+      auto stepStart = std::chrono::steady_clock::now();
+      results = spec.step(context, args);
+      double ms = std::chrono::duration<double, std::milli>(
+                      std::chrono::steady_clock::now() - stepStart)
+                      .count();
+      if (spec.lossResult >= 0) {
+        double loss = globalScalar(results[spec.lossResult],
+                                   spec.results[spec.lossResult].sharding);
+        if (rank == 0)
+          std::printf("step %lld/%lld: loss=%.6e time=%.1fms\n",
+                      static_cast<long long>(step),
+                      static_cast<long long>(flags.steps), loss, ms);
+        std::fflush(stdout);
+      }
+      for (size_t i = 0; i < results.size(); ++i) {
+        auto it = argOfState.find(spec.results[i].state);
+        if (!spec.results[i].state.empty() && it != argOfState.end())
+          args[it->second] = results[i];
+      }
+    }
+    double seconds = std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - start)
+                         .count();
+    if (rank == 0)
+      std::printf("done: %lld step(s) in %.3f s\n",
+                  static_cast<long long>(flags.steps), seconds);
+
+    // Final results, reassembled on rank 0.
+    if (!flags.out.empty()) {
+      if (rank == 0)
+        mkdir(flags.out.c_str(), 0755);
+      for (size_t i = 0; i < results.size(); ++i) {
+        std::vector<Tensor> all =
+            comm->exchange(everyone, results[i], "writing the results");
+        if (rank != 0)
+          continue;
+        const ResultSpec &result = spec.results[i];
+        Tensor global(
+            localBlock(result.sharding, result.shape, spec.mesh, 0).globalShape,
+            results[i].dtype());
+        for (int64_t r = 0; r < world; ++r)
+          if (isCanonicalReplica(result.sharding, spec.mesh, r))
+            accumulateBlock(
+                global, all[r],
+                localBlock(result.sharding, result.shape, spec.mesh, r)
+                    .offsets);
+        writeNpy(flags.out + "/result" + std::to_string(i) + ".npy", global);
+      }
+    }
+    return 0;
+  } catch (const std::exception &error) {
+    std::fprintf(stderr, "%s: rank %lld: error: %s\n", spec.name.c_str(),
+                 static_cast<long long>(rank), error.what());
+    return 1;
+  }
+}

@@ -1,0 +1,121 @@
+//===- GlooCommunicator.cpp - process groups over Gloo --------------------===//
+//
+// One Gloo context per group, connected through a FileStore with a prefix
+// naming the group, created eagerly in the order the program lists its
+// groups (the same on every rank). An exchange is a Gloo all-gather of the
+// raw bytes; collectives are computed from it (rtxrt/Collectives.h), so
+// every rank combines in the same order. Errors and timeouts name the rank,
+// the op and the group.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rtxrt/Program.h"
+
+#include <gloo/allgather.h>
+#include <gloo/rendezvous/context.h>
+#include <gloo/rendezvous/file_store.h>
+#include <gloo/rendezvous/prefix_store.h>
+#include <gloo/transport/tcp/device.h>
+
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <sys/stat.h>
+
+using namespace rtxrt;
+
+namespace {
+std::string groupName(const std::vector<int64_t> &group) {
+  std::string name = "[";
+  for (size_t i = 0; i < group.size(); ++i)
+    name += (i ? "," : "") + std::to_string(group[i]);
+  return name + "]";
+}
+
+class GlooCommunicator : public Communicator {
+public:
+  GlooCommunicator(int64_t rank, const std::string &store,
+                   const std::vector<std::vector<int64_t>> &groups,
+                   double timeoutSeconds)
+      : rank_(rank) {
+    if (store.rfind("file:", 0) != 0)
+      throw Error("store '" + store +
+                  "' is not supported here: use file:DIR");
+    std::string path = store.substr(5);
+    mkdir(path.c_str(), 0755);
+    store_ = std::make_unique<gloo::rendezvous::FileStore>(path);
+    gloo::transport::tcp::attr attr;
+    attr.hostname = "127.0.0.1";
+    device_ = gloo::transport::tcp::CreateDevice(attr);
+    auto timeout = std::chrono::milliseconds(
+        static_cast<int64_t>(timeoutSeconds * 1000));
+    for (const auto &group : groups) {
+      std::string name = groupName(group);
+      if (group.size() < 2 || contexts_.count(name))
+        continue;
+      int64_t index = 0;
+      while (group[index] != rank)
+        ++index;
+      gloo::rendezvous::PrefixStore prefixed("group" + name, *store_);
+      auto context = std::make_shared<gloo::rendezvous::Context>(
+          static_cast<int>(index), static_cast<int>(group.size()));
+      context->setTimeout(timeout);
+      try {
+        context->connectFullMesh(prefixed, device_);
+      } catch (const std::exception &error) {
+        throw Error("rank " + std::to_string(rank) +
+                    " could not connect process group " + name + ": " +
+                    error.what());
+      }
+      contexts_[name] = context;
+    }
+  }
+
+  std::vector<Tensor> exchange(const std::vector<int64_t> &group,
+                               const Tensor &input,
+                               const std::string &what) override {
+    if (group.size() == 1)
+      return {input};
+    std::string name = groupName(group);
+    auto it = contexts_.find(name);
+    if (it == contexts_.end())
+      throw Error("rank " + std::to_string(rank_) + ": " + what +
+                  " uses process group " + name + ", which was not created");
+    size_t bytes = input.nbytes();
+    std::vector<unsigned char> out(bytes * group.size());
+    try {
+      gloo::AllgatherOptions options(it->second);
+      options.setInput(
+          const_cast<unsigned char *>(
+              static_cast<const unsigned char *>(input.raw())),
+          bytes);
+      options.setOutput(out.data(), out.size());
+      gloo::allgather(options);
+    } catch (const std::exception &error) {
+      throw Error("rank " + std::to_string(rank_) + ": " + what +
+                  " in process group " + name + " failed: " + error.what());
+    }
+    std::vector<Tensor> all;
+    for (size_t i = 0; i < group.size(); ++i) {
+      Tensor t(input.shape(), input.dtype());
+      std::memcpy(t.raw(), out.data() + i * bytes, bytes);
+      all.push_back(t);
+    }
+    return all;
+  }
+
+private:
+  int64_t rank_;
+  std::unique_ptr<gloo::rendezvous::FileStore> store_;
+  std::shared_ptr<gloo::transport::Device> device_;
+  std::map<std::string, std::shared_ptr<gloo::rendezvous::Context>> contexts_;
+};
+} // namespace
+
+std::unique_ptr<Communicator>
+rtxrt::makeGlooCommunicator(int64_t rank, int64_t, const std::string &store,
+                            const std::vector<std::vector<int64_t>> &groups,
+                            double timeoutSeconds) {
+  return std::make_unique<GlooCommunicator>(rank, store, groups,
+                                            timeoutSeconds);
+}
