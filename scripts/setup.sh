@@ -17,8 +17,10 @@ PACKAGES=(
   cmake ninja-build clang-14 g++ python3
   # MLIR/LLVM 22 (mlir-tools provides mlir-tblgen, which MLIR's CMake needs)
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
-  # libraries rtx builds on
-  libopenblas-dev nlohmann-json3-dev
+  # libraries rtx builds on (Gloo and its Redis client: process groups)
+  libopenblas-dev nlohmann-json3-dev libgloo-dev libhiredis-dev
+  # a rendezvous store across machines (and for the tests)
+  redis-server
   # tests and benchmarks
   googletest libgtest-dev libbenchmark-dev python3-numpy python3-pytest
   # the PyTorch importer (Debian's PyTorch 1.13, for /usr/bin/python3)

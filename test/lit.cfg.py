@@ -30,3 +30,7 @@ llvm_config.with_environment("PATH", config.rtx_tools_dir, append_path=True)
 
 if config.rtx_have_fuzzer:
     config.available_features.add("fuzzer")
+
+import shutil
+if shutil.which("redis-server") and shutil.which("redis-cli"):
+    config.available_features.add("redis")

@@ -154,6 +154,10 @@ int main(int argc, char **argv) {
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
 
+  std::string runId = std::to_string(getpid()) + "-" +
+                      std::to_string(std::chrono::system_clock::now()
+                                         .time_since_epoch()
+                                         .count());
   std::vector<Child> children(options.ranks);
   for (int local = 0; local < options.ranks; ++local) {
     int out[2], err[2];
@@ -180,6 +184,9 @@ int main(int argc, char **argv) {
       setenv("LOCAL_WORLD_SIZE", std::to_string(options.ranks).c_str(), 1);
       if (!options.store.empty())
         setenv("RTX_STORE", options.store.c_str(), 1);
+      // One id per launch, so ranks of different runs sharing a store
+      // never meet (keep one given by an outer launcher).
+      setenv("RTX_RUN_ID", runId.c_str(), 0);
       std::vector<char *> args;
       for (std::string &a : options.program)
         args.push_back(a.data());

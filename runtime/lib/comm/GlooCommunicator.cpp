@@ -1,6 +1,7 @@
 //===- GlooCommunicator.cpp - process groups over Gloo --------------------===//
 //
-// One Gloo context per group, connected through a FileStore with a prefix
+// One Gloo context per group, connected through a FileStore or a RedisStore
+// (keys prefixed by the run, from RTX_RUN_ID, and the group), with a prefix
 // naming the group, created eagerly in the order the program lists its
 // groups (the same on every rank). An exchange is a Gloo all-gather of the
 // raw bytes; collectives are computed from it (rtxrt/Collectives.h), so
@@ -15,9 +16,11 @@
 #include <gloo/rendezvous/context.h>
 #include <gloo/rendezvous/file_store.h>
 #include <gloo/rendezvous/prefix_store.h>
+#include <gloo/rendezvous/redis_store.h>
 #include <gloo/transport/tcp/device.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <sys/stat.h>
@@ -38,12 +41,31 @@ public:
                    const std::vector<std::vector<int64_t>> &groups,
                    double timeoutSeconds)
       : rank_(rank) {
-    if (store.rfind("file:", 0) != 0)
+    if (store.rfind("file:", 0) == 0) {
+      std::string path = store.substr(5);
+      mkdir(path.c_str(), 0755);
+      store_ = std::make_unique<gloo::rendezvous::FileStore>(path);
+    } else if (store.rfind("redis://", 0) == 0) {
+      std::string address = store.substr(8);
+      auto colon = address.rfind(':');
+      if (colon == std::string::npos)
+        throw Error("store '" + store + "' needs a port: redis://HOST:PORT");
+      try {
+        store_ = std::make_unique<gloo::rendezvous::RedisStore>(
+            address.substr(0, colon), std::stoi(address.substr(colon + 1)));
+      } catch (const std::exception &error) {
+        throw Error("cannot reach the rendezvous store " + store + ": " +
+                    error.what());
+      }
+    } else {
       throw Error("store '" + store +
-                  "' is not supported here: use file:DIR");
-    std::string path = store.substr(5);
-    mkdir(path.c_str(), 0755);
-    store_ = std::make_unique<gloo::rendezvous::FileStore>(path);
+                  "' is not supported: use file:DIR or redis://HOST:PORT");
+    }
+    // Keys of this run only: a store reused by an earlier run (a redis
+    // server, a directory) must not pair ranks of different runs.
+    const char *run = std::getenv("RTX_RUN_ID");
+    runStore_ = std::make_unique<gloo::rendezvous::PrefixStore>(
+        std::string("run:") + (run ? run : "default"), *store_);
     gloo::transport::tcp::attr attr;
     attr.hostname = "127.0.0.1";
     device_ = gloo::transport::tcp::CreateDevice(attr);
@@ -56,7 +78,7 @@ public:
       int64_t index = 0;
       while (group[index] != rank)
         ++index;
-      gloo::rendezvous::PrefixStore prefixed("group" + name, *store_);
+      gloo::rendezvous::PrefixStore prefixed("group" + name, *runStore_);
       auto context = std::make_shared<gloo::rendezvous::Context>(
           static_cast<int>(index), static_cast<int>(group.size()));
       context->setTimeout(timeout);
@@ -106,7 +128,8 @@ public:
 
 private:
   int64_t rank_;
-  std::unique_ptr<gloo::rendezvous::FileStore> store_;
+  std::unique_ptr<gloo::rendezvous::Store> store_;
+  std::unique_ptr<gloo::rendezvous::PrefixStore> runStore_;
   std::shared_ptr<gloo::transport::Device> device_;
   std::map<std::string, std::shared_ptr<gloo::rendezvous::Context>> contexts_;
 };
