@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""Single-rank CPU training throughput: rtx's emitted program vs PyTorch 1.13.
+
+The same GPT-2-style model (nanoGPT's, examples/torch_models.py, and its
+builder twin python/rtx/models.py), the same batch and AdamW, the same number
+of threads (OMP_NUM_THREADS for both; torch.set_num_threads). Both train on
+one fixed next-token batch; the first steps are warm-up. Prints tokens/s of
+each and the ratio rtx / PyTorch (goal: >= 1.0).
+
+    python3 bench/cpu/gpt2_vs_torch.py [--build build] [--layers 4 --width 256
+        --heads 4 --seq 128 --batch 8 --vocab 1024 --steps 10 --threads 2]
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.join(HERE, "..", "..")
+sys.path.insert(0, os.path.join(ROOT, "python"))
+sys.path.insert(0, os.path.join(ROOT, "examples"))
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--build", default=os.path.join(ROOT, "build"))
+    p.add_argument("--layers", type=int, default=4)
+    p.add_argument("--width", type=int, default=256)
+    p.add_argument("--heads", type=int, default=4)
+    p.add_argument("--seq", type=int, default=128)
+    p.add_argument("--batch", type=int, default=8)
+    p.add_argument("--vocab", type=int, default=1024)
+    p.add_argument("--steps", type=int, default=10)
+    p.add_argument("--warmup", type=int, default=2)
+    p.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    a = p.parse_args()
+
+    import numpy as np
+    import torch
+    from rtx import models
+    from torch_models import GPT, GPTConfig
+
+    tokens_per_step = a.batch * a.seq
+    rng = np.random.default_rng(0)
+    data = rng.integers(0, a.vocab, (a.batch, a.seq + 1)).astype(np.int32)
+    bin_dir = os.path.join(a.build, "bin")
+
+    with tempfile.TemporaryDirectory() as work:
+        # rtx: builder model -> train step -> C++ program.
+        config = models.GPTConfig(vocab=a.vocab, seq=a.seq, batch=a.batch, layers=a.layers,
+                                  heads=a.heads, width=a.width)
+        with open(f"{work}/model.mlir", "w") as f:
+            f.write(models.gpt2(config).text())
+        np.save(f"{work}/tokens.npy", data[:, :-1])
+        np.save(f"{work}/labels.npy", data[:, 1:])
+        subprocess.run([f"{bin_dir}/rtx-opt", f"{work}/model.mlir", "-rtx-autodiff",
+                        "-rtx-optimizer=kind=adamw lr=0.001 weight-decay=0.01", "-o",
+                        f"{work}/train.mlir"], check=True)
+        subprocess.run([f"{bin_dir}/rtx-translate", f"{work}/train.mlir", "-o", f"{work}/p.cpp",
+                        "--build-script", f"{work}/build.sh"], check=True)
+        subprocess.run(["sh", f"{work}/build.sh", f"{work}/p.cpp", f"{work}/p"], check=True)
+        env = dict(os.environ, OMP_NUM_THREADS=str(a.threads))
+        out = subprocess.run([f"{work}/p", "--inputs", work, "--steps", str(a.steps + a.warmup)],
+                             check=True, capture_output=True, text=True, env=env).stdout
+        times = [float(m.group(1)) for m in re.finditer(r"time=([\d.]+)ms", out)][a.warmup:]
+        rtx_tps = tokens_per_step / (sum(times) / len(times) / 1000)
+
+    # PyTorch: the same model and optimizer.
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(n_layer=a.layers, n_head=a.heads, n_embd=a.width, vocab_size=a.vocab,
+                          block_size=a.seq))
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
+    idx = torch.from_numpy(data[:, :-1].astype(np.int64))
+    targets = torch.from_numpy(data[:, 1:].astype(np.int64))
+    step_times = []
+    for step in range(a.steps + a.warmup):
+        start = time.perf_counter()
+        opt.zero_grad(set_to_none=True)
+        _, loss = model(idx, targets)
+        loss.backward()
+        opt.step()
+        step_times.append(time.perf_counter() - start)
+    torch_tps = tokens_per_step / (sum(step_times[a.warmup:]) / a.steps)
+
+    print(f"GPT-2 style: {a.layers} layers, width {a.width}, {a.heads} heads, seq {a.seq}, "
+          f"batch {a.batch}, vocab {a.vocab}; AdamW; {a.threads} thread(s); {a.steps} timed steps")
+    print(f"rtx (emitted C++ + librtxrt): {rtx_tps:10.0f} tokens/s")
+    print(f"PyTorch {torch.__version__}:        {torch_tps:10.0f} tokens/s")
+    print(f"ratio rtx / PyTorch: {rtx_tps / torch_tps:.2f} (goal >= 1.0)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
