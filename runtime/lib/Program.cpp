@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <sys/stat.h>
 
@@ -117,7 +118,7 @@ namespace {
 struct Flags {
   int64_t steps = 1;
   int64_t seed = 0;
-  std::string inputs, params, out, store;
+  std::string inputs, params, out, store, data;
   double timeout = 60;
   bool help = false;
 };
@@ -161,6 +162,8 @@ Flags parseFlags(const std::string &program, int argc, char **argv) {
       flags.out = value;
     else if (arg == "--store")
       flags.store = value;
+    else if (arg == "--data")
+      flags.data = value;
     else if (arg == "--timeout")
       flags.timeout = number("seconds");
     else
@@ -170,6 +173,39 @@ Flags parseFlags(const std::string &program, int argc, char **argv) {
 }
 
 bool fileExists(const std::string &path) { return std::ifstream(path).good(); }
+
+/// A token file: nanoGPT's raw uint16 tokens, or llm.c's .bin (a header of
+/// 256 int32 starting with magic 20240520, version 1: uint16 tokens, or
+/// version 2: uint32 tokens, the token count at index 2).
+std::vector<int64_t> readTokens(const std::string &path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file)
+    throw Error("cannot open the token file " + path);
+  std::vector<char> bytes((std::istreambuf_iterator<char>(file)),
+                          std::istreambuf_iterator<char>());
+  std::vector<int64_t> tokens;
+  int32_t header[256] = {};
+  size_t offset = 0, width = 2;
+  if (bytes.size() >= sizeof header) {
+    std::memcpy(header, bytes.data(), sizeof header);
+    if (header[0] == 20240520) {
+      if (header[1] != 1 && header[1] != 2)
+        throw Error("token file " + path + ": unknown llm.c version " +
+                    std::to_string(header[1]));
+      offset = sizeof header;
+      width = header[1] == 1 ? 2 : 4;
+    }
+  }
+  if ((bytes.size() - offset) % width != 0)
+    throw Error("token file " + path + ": its size is not a whole number of " +
+                std::to_string(width) + "-byte tokens");
+  for (size_t i = offset; i + width <= bytes.size(); i += width) {
+    uint32_t token = 0;
+    std::memcpy(&token, bytes.data() + i, width);
+    tokens.push_back(token);
+  }
+  return tokens;
+}
 
 int64_t envInt(const char *name, int64_t fallback) {
   const char *value = std::getenv(name);
@@ -191,6 +227,11 @@ int rtxrt::runProgram(const ProgramSpec &spec, int argc, char **argv) {
           "initializers)\n"
           "  --out DIR          write the final results as DIR/resultN.npy "
           "(rank 0)\n"
+          "  --data FILE.bin    token file (nanoGPT uint16, or llm.c with its "
+          "header):\n"
+          "                     each step reads the next batch of windows into "
+          "'tokens' and\n"
+          "                     'labels' (the same windows shifted by one)\n"
           "  --seed S           seed of drawn inputs (default 0)\n"
           "  --store file:DIR   rendezvous (default $RTX_STORE); rank and "
           "size from RANK/WORLD_SIZE\n"
@@ -283,6 +324,55 @@ int rtxrt::runProgram(const ProgramSpec &spec, int argc, char **argv) {
       }
     }
 
+    // A token file feeds `tokens` and `labels` ([batch, seq]) step by step:
+    // batch row b of step t is the window at ((t * batch + b) * seq) modulo
+    // the file, and labels are the tokens shifted by one (nanoGPT).
+    std::vector<int64_t> fileTokens;
+    int64_t tokensArg = -1, labelsArg = -1;
+    if (!flags.data.empty()) {
+      fileTokens = readTokens(flags.data);
+      for (size_t i = 0; i < spec.args.size(); ++i) {
+        if (spec.args[i].kind != ArgSpec::Input)
+          continue;
+        if (spec.args[i].name == "tokens")
+          tokensArg = i;
+        if (spec.args[i].name == "labels")
+          labelsArg = i;
+      }
+      if (tokensArg < 0 || labelsArg < 0)
+        throw Error("--data needs inputs named 'tokens' and 'labels'; this "
+                    "program has other inputs");
+    }
+    auto loadBatch = [&](int64_t step) {
+      const ArgSpec &spec0 = spec.args[tokensArg];
+      LocalBlock block = localBlock(spec0.sharding, spec0.shape, spec.mesh,
+                                    rank);
+      if (block.globalShape.size() != 2)
+        throw Error("--data needs [batch, seq] tokens, got " +
+                    shapeToString(block.globalShape));
+      int64_t batch = block.globalShape[0], seq = block.globalShape[1];
+      int64_t n = static_cast<int64_t>(fileTokens.size());
+      if (n < seq + 1)
+        throw Error("token file " + flags.data + " holds " +
+                    std::to_string(n) + " tokens; a window needs " +
+                    std::to_string(seq + 1));
+      Tensor tokens(block.globalShape, spec0.dtype);
+      Tensor labels(block.globalShape, spec.args[labelsArg].dtype);
+      for (int64_t b = 0; b < batch; ++b) {
+        int64_t start = ((step * batch + b) * seq) % (n - seq);
+        for (int64_t t = 0; t < seq; ++t) {
+          tokens.setFromDouble(b * seq + t, fileTokens[start + t]);
+          labels.setFromDouble(b * seq + t, fileTokens[start + t + 1]);
+        }
+      }
+      args[tokensArg] = sliceBlock(tokens, spec0.shape, block.offsets);
+      args[labelsArg] =
+          sliceBlock(labels, spec.args[labelsArg].shape,
+                     localBlock(spec.args[labelsArg].sharding,
+                                spec.args[labelsArg].shape, spec.mesh, rank)
+                         .offsets);
+    };
+
     StepContext context(rank, spec.mesh, *comm);
     std::vector<Tensor> results;
     // Sums the canonical replicas' values of a scalar across all ranks.
@@ -297,6 +387,8 @@ int rtxrt::runProgram(const ProgramSpec &spec, int argc, char **argv) {
     };
     auto start = std::chrono::steady_clock::now();
     for (int64_t step = 1; step <= flags.steps; ++step) {
+      if (!fileTokens.empty())
+        loadBatch(step - 1);
       auto stepStart = std::chrono::steady_clock::now();
       results = spec.step(context, args);
       double ms = std::chrono::duration<double, std::milli>(
