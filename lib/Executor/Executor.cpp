@@ -7,6 +7,7 @@
 
 #include "rtxrt/Kernels.h"
 #include "rtxrt/Npy.h"
+#include "rtxrt/Program.h"
 #include "rtxrt/Random.h"
 
 #include <fstream>
@@ -102,40 +103,6 @@ struct ArgumentRole {
 };
 } // namespace
 
-/// Upper bound for random integer inputs: the vocabulary of the embedding or
-/// the loss that reads them, else 2.
-static int64_t integerInputBound(Value value) {
-  for (Operation *user : value.getUsers()) {
-    if (auto embedding = dyn_cast<EmbeddingOp>(user))
-      if (embedding.getIds() == value)
-        return cast<RankedTensorType>(embedding.getTable().getType())
-            .getDimSize(0);
-    if (auto loss = dyn_cast<CrossEntropyOp>(user))
-      if (loss.getLabels() == value)
-        return cast<RankedTensorType>(loss.getLogits().getType())
-            .getShape()
-            .back();
-  }
-  return 2;
-}
-
-static Tensor randomInput(const InputSlot &slot, const Shape &shape,
-                          int64_t seed) {
-  rtxrt::DType dtype = toDType(cast<RankedTensorType>(slot.type).getElementType());
-  Tensor t(shape, dtype);
-  uint64_t key = rtxrt::randomKey(seed, "input:" + slot.name);
-  if (rtxrt::isFloat(dtype)) {
-    for (int64_t i = 0; i < t.numel(); ++i)
-      t.setFromDouble(i, rtxrt::normalAt(key, i));
-    return t;
-  }
-  int64_t bound = dtype == rtxrt::DType::I1 ? 2 : integerInputBound(slot.value);
-  for (int64_t i = 0; i < t.numel(); ++i)
-    t.setFromDouble(i, std::min<int64_t>(
-                           bound - 1, static_cast<int64_t>(
-                                          rtxrt::uniformAt(key, i) * bound)));
-  return t;
-}
 
 static ArgumentRole getArgumentRole(func::FuncOp function, unsigned index) {
   ArgumentRole role;
@@ -272,7 +239,8 @@ ExecutionResult mlir::rtx::execute(ModuleOp module,
       source = options.inputsDir + "/" + slot.name + ".npy";
       value = rtxrt::readNpy(source);
     } else if (options.randomInputs) {
-      value = randomInput(slot, global, options.seed);
+      value = rtxrt::randomInput(slot.name, options.seed, global, dtype,
+                                 getIntegerDataBound(slot.value));
       source = "random";
     } else {
       throw Error("missing input '" + slot.name + "': expected " +

@@ -29,6 +29,21 @@ static RankedTensorType tensorOf(Value value) {
   return cast<RankedTensorType>(value.getType());
 }
 
+int64_t mlir::rtx::getIntegerDataBound(Value value) {
+  for (Operation *user : value.getUsers()) {
+    if (auto embedding = dyn_cast<EmbeddingOp>(user))
+      if (embedding.getIds() == value)
+        return cast<RankedTensorType>(embedding.getTable().getType())
+            .getDimSize(0);
+    if (auto loss = dyn_cast<CrossEntropyOp>(user))
+      if (loss.getLabels() == value)
+        return cast<RankedTensorType>(loss.getLogits().getType())
+            .getShape()
+            .back();
+  }
+  return 2;
+}
+
 /// Checks that `dim` indexes a tensor of rank `rank` (dimension name `what`).
 static LogicalResult checkDimIndex(Operation *op, int64_t dim, int64_t rank,
                                    StringRef what) {

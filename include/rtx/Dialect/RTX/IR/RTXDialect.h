@@ -33,6 +33,11 @@ namespace rtx {
 /// "[4, 8, 16]", for diagnostics.
 std::string formatShape(ArrayRef<int64_t> shape);
 
+/// The exclusive upper bound for drawn integer data in `value`: the
+/// vocabulary of the embedding or loss that reads it, else 2. rtx-run and
+/// emitted programs draw the same data from it.
+int64_t getIntegerDataBound(Value value);
+
 /// Verifies a collective (sync or async start form) against its mesh: the
 /// mesh exists, the axes exist and are distinct, and the result shape is the
 /// one the collective produces from its input over those axes.
