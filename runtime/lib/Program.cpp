@@ -71,6 +71,17 @@ std::vector<Tensor> StepContext::exchange(const char *what, const Axes &axes,
 
 Tensor StepContext::allReduce(const char *what, const Axes &axes,
                               ReduceKind kind, const Tensor &t) {
+  if (kind == ReduceKind::Sum || kind == ReduceKind::Mean) {
+    std::vector<int64_t> group = mesh_.group(rank_, axes);
+    if (Tensor sum = comm_.sum(group, t, what); sum.defined()) {
+      if (kind == ReduceKind::Sum)
+        return sum;
+      Tensor scale(sum.shape(), sum.dtype());
+      for (int64_t i = 0; i < scale.numel(); ++i)
+        scale.setFromDouble(i, 1.0 / static_cast<double>(group.size()));
+      return binary(BinaryKind::Mul, sum, scale);
+    }
+  }
   int64_t index;
   return reduceGroup(kind, exchange(what, axes, t, index));
 }

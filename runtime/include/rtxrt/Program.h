@@ -34,6 +34,14 @@ public:
   virtual std::vector<Tensor> exchange(const std::vector<int64_t> &group,
                                        const Tensor &input,
                                        const std::string &what) = 0;
+  /// The elementwise sum over `group` with a bandwidth-optimal algorithm
+  /// (a ring), when the backend has one for this dtype; an undefined Tensor
+  /// otherwise (the caller then exchanges and adds). Every rank gets the
+  /// same result.
+  virtual Tensor sum(const std::vector<int64_t> &group, const Tensor &input,
+                     const std::string &what) {
+    return Tensor();
+  }
 };
 
 /// One process, one rank: exchanges return the input.
