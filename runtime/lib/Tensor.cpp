@@ -13,6 +13,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <limits>
 #include <sstream>
 
@@ -177,19 +179,83 @@ constexpr size_t kHugeThreshold = size_t{32} << 20;
 /// writing a new 64 MiB result was ~30x slower than the arithmetic (see
 /// bench/kernels). Such blocks are aligned to 2 MiB and advised to use
 /// transparent huge pages, which cuts the faults 512-fold.
+///
+/// Freed blocks of 1 MiB and more are kept in a small cache by size and
+/// handed out again (PyTorch's CPU and CUDA allocators do the same): a
+/// training step allocates the same sizes every step, and reusing a block
+/// that is already mapped avoids the page faults altogether.
+namespace {
+class BufferCache {
+public:
+  static BufferCache &get() {
+    static BufferCache *cache = new BufferCache(); // outlives every tensor
+    return *cache;
+  }
+  void *take(size_t size) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = free_.find(size);
+    if (it == free_.end() || it->second.empty())
+      return nullptr;
+    void *p = it->second.back();
+    it->second.pop_back();
+    cached_ -= size;
+    return p;
+  }
+  void give(void *p, size_t size) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (cached_ + size <= kLimit) {
+        free_[size].push_back(p);
+        cached_ += size;
+        return;
+      }
+    }
+    std::free(p);
+  }
+
+private:
+  static constexpr size_t kLimit = size_t{1} << 30;
+  std::mutex mutex_;
+  std::map<size_t, std::vector<void *>> free_;
+  size_t cached_ = 0;
+};
+constexpr size_t kCacheThreshold = size_t{1} << 20;
+} // namespace
+
 static std::shared_ptr<unsigned char> allocateBuffer(size_t bytes) {
   bool huge = bytes >= kHugeThreshold;
   size_t align = huge ? kHugePage : kAlignment;
   size_t size = (std::max<size_t>(bytes, 1) + align - 1) / align * align;
-  void *p = std::aligned_alloc(align, size);
-  if (!p)
-    throw Error("Tensor: cannot allocate " + std::to_string(bytes) + " bytes");
+  bool cached = size >= kCacheThreshold;
+  void *p = cached ? BufferCache::get().take(size) : nullptr;
+  if (!p) {
+    p = std::aligned_alloc(align, size);
+    if (!p)
+      throw Error("Tensor: cannot allocate " + std::to_string(bytes) +
+                  " bytes");
 #ifdef MADV_HUGEPAGE
-  if (huge)
-    madvise(p, size, MADV_HUGEPAGE); // advice only: failure is harmless
+    if (huge)
+      madvise(p, size, MADV_HUGEPAGE); // advice only: failure is harmless
 #endif
-  return std::shared_ptr<unsigned char>(static_cast<unsigned char *>(p),
-                                        [](unsigned char *q) { std::free(q); });
+  }
+  if (!cached)
+    return std::shared_ptr<unsigned char>(
+        static_cast<unsigned char *>(p), [](unsigned char *q) { std::free(q); });
+  return std::shared_ptr<unsigned char>(
+      static_cast<unsigned char *>(p),
+      [size](unsigned char *q) { BufferCache::get().give(q, size); });
+}
+
+Tensor Tensor::uninitialized(Shape shape, DType dtype) {
+  Tensor t;
+  t.shape_ = std::move(shape);
+  t.dtype_ = dtype;
+  for (int64_t d : t.shape_)
+    if (d < 0)
+      throw Error("Tensor: negative dimension in shape " +
+                  shapeToString(t.shape_));
+  t.buffer_ = allocateBuffer(t.nbytes());
+  return t;
 }
 
 Tensor::Tensor(Shape shape, DType dtype)

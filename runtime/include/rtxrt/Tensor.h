@@ -75,6 +75,9 @@ public:
   Tensor to(DType dtype) const;
 
   static Tensor scalar(double value, DType dtype = DType::F32);
+  /// A tensor whose contents are undefined, for kernels that write every
+  /// element (saves the zero fill of the constructor).
+  static Tensor uninitialized(Shape shape, DType dtype);
   static Tensor fromVector(const std::vector<float> &values, Shape shape);
   static Tensor fromVector(const std::vector<double> &values, Shape shape);
   static Tensor fromVector(const std::vector<int32_t> &values, Shape shape);

@@ -178,7 +178,7 @@ Tensor rtxrt::unary(UnaryKind kind, const Tensor &input) {
   const std::string op = unaryName(kind);
   checkFloat(op, input, "input");
   Tensor x = toCompute(input);
-  Tensor y(input.shape(), x.dtype());
+  Tensor y = Tensor::uninitialized(input.shape(), x.dtype());
   dispatchCompute(input.dtype(), [&](auto zero) {
     using T = decltype(zero);
     unaryLoop<T>(kind, x.data<T>(), y.data<T>(), x.numel());
@@ -196,7 +196,7 @@ Tensor rtxrt::binary(BinaryKind kind, const Tensor &lhs, const Tensor &rhs) {
   int64_t n = lhs.numel();
   // Integer operands: index arithmetic in emitted programs.
   if (lhs.dtype() == DType::I32 || lhs.dtype() == DType::I64) {
-    Tensor y(lhs.shape(), lhs.dtype());
+    Tensor y = Tensor::uninitialized(lhs.shape(), lhs.dtype());
     auto run = [&](auto zero) {
       using I = decltype(zero);
       const I *a = lhs.data<I>(), *b = rhs.data<I>();
@@ -215,7 +215,7 @@ Tensor rtxrt::binary(BinaryKind kind, const Tensor &lhs, const Tensor &rhs) {
   }
   checkFloat(op, lhs, "lhs");
   Tensor a = toCompute(lhs), b = toCompute(rhs);
-  Tensor y(lhs.shape(), a.dtype());
+  Tensor y = Tensor::uninitialized(lhs.shape(), a.dtype());
   dispatchCompute(lhs.dtype(), [&](auto zero) {
     using T = decltype(zero);
     binaryLoop<T>(kind, a.data<T>(), b.data<T>(), y.data<T>(), n);
