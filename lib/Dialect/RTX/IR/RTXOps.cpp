@@ -459,16 +459,23 @@ LogicalResult EmbeddingOp::verify() {
   return checkResultShape(*this, expected, getResult());
 }
 
-LogicalResult CrossEntropyOp::verify() {
-  ArrayRef<int64_t> logits = tensorOf(getLogits()).getShape();
-  ArrayRef<int64_t> labels = tensorOf(getLabels()).getShape();
+/// Shared by cross_entropy and its gradient: the labels index the logits'
+/// last (class) dimension, so they carry exactly the logits' leading shape.
+static LogicalResult verifyLogitsAndLabels(Operation *op, Value logitsValue,
+                                           Value labelsValue) {
+  ArrayRef<int64_t> logits = tensorOf(logitsValue).getShape();
+  ArrayRef<int64_t> labels = tensorOf(labelsValue).getShape();
   if (logits.empty())
-    return emitOpError() << "logits must have rank at least 1";
+    return op->emitOpError() << "logits must have rank at least 1";
   if (labels != logits.drop_back())
-    return emitOpError() << "labels shape " << formatShape(labels)
-                         << " must equal the logits' leading shape "
-                         << formatShape(logits.drop_back());
+    return op->emitOpError() << "labels shape " << formatShape(labels)
+                             << " must equal the logits' leading shape "
+                             << formatShape(logits.drop_back());
   return success();
+}
+
+LogicalResult CrossEntropyOp::verify() {
+  return verifyLogitsAndLabels(*this, getLogits(), getLabels());
 }
 
 //===----------------------------------------------------------------------===//
@@ -751,15 +758,7 @@ LogicalResult EmbeddingGradOp::verify() {
 }
 
 LogicalResult CrossEntropyGradOp::verify() {
-  ArrayRef<int64_t> logits = tensorOf(getLogits()).getShape();
-  ArrayRef<int64_t> labels = tensorOf(getLabels()).getShape();
-  if (logits.empty())
-    return emitOpError() << "logits must have rank at least 1";
-  if (labels != logits.drop_back())
-    return emitOpError() << "labels shape " << formatShape(labels)
-                         << " must equal the logits' leading shape "
-                         << formatShape(logits.drop_back());
-  return success();
+  return verifyLogitsAndLabels(*this, getLogits(), getLabels());
 }
 
 LogicalResult PadOp::verify() {
