@@ -11,16 +11,12 @@ batch) and the ratio rtx / DDP (goal: >= 1.0).
 """
 import argparse
 import os
-import re
 import subprocess
 import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.join(HERE, "..", "..")
-sys.path.insert(0, os.path.join(ROOT, "python"))
-sys.path.insert(0, os.path.join(ROOT, "examples"))
+from common import add_model_args, build_rtx_program, rtx_tokens_per_second
 
 
 def ddp_worker(rank, args, data, port, result):
@@ -54,43 +50,23 @@ def ddp_worker(rank, args, data, port, result):
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--build", default=os.path.join(ROOT, "build"))
-    p.add_argument("--layers", type=int, default=4)
-    p.add_argument("--width", type=int, default=256)
-    p.add_argument("--heads", type=int, default=4)
-    p.add_argument("--seq", type=int, default=128)
-    p.add_argument("--batch", type=int, default=8)
-    p.add_argument("--vocab", type=int, default=1024)
-    p.add_argument("--steps", type=int, default=10)
-    p.add_argument("--warmup", type=int, default=2)
+    add_model_args(p)
     a = p.parse_args()
 
     import numpy as np
     import torch.multiprocessing as mp
-    from rtx import models
 
     tokens_per_step = a.batch * a.seq
     data = np.random.default_rng(0).integers(0, a.vocab, (a.batch, a.seq + 1)).astype(np.int32)
     bin_dir = os.path.join(a.build, "bin")
     with tempfile.TemporaryDirectory() as work:
-        config = models.GPTConfig(vocab=a.vocab, seq=a.seq, batch=a.batch, layers=a.layers,
-                                  heads=a.heads, width=a.width)
-        with open(f"{work}/model.mlir", "w") as f:
-            f.write(models.gpt2(config).text())
-        np.save(f"{work}/tokens.npy", data[:, :-1])
-        np.save(f"{work}/labels.npy", data[:, 1:])
-        subprocess.run([f"{bin_dir}/rtx-opt", f"{work}/model.mlir",
-                        "-rtx-distribute=mesh=dp:2 lr=0.001 weight-decay=0.01", "-o",
-                        f"{work}/train.mlir"], check=True)
-        subprocess.run([f"{bin_dir}/rtx-translate", f"{work}/train.mlir", "-o", f"{work}/p.cpp",
-                        "--build-script", f"{work}/build.sh"], check=True)
-        subprocess.run(["sh", f"{work}/build.sh", f"{work}/p.cpp", f"{work}/p"], check=True)
+        program = build_rtx_program(
+            a, work, data, ["-rtx-distribute=mesh=dp:2 lr=0.001 weight-decay=0.01"])
         env = dict(os.environ, OMP_NUM_THREADS="1")
         out = subprocess.run([f"{bin_dir}/rtx-launch", "-n", "2", "--store", f"file:{work}/store", "--",
-                              f"{work}/p", "--inputs", work, "--steps", str(a.steps + a.warmup)],
+                              program, "--inputs", work, "--steps", str(a.steps + a.warmup)],
                              check=True, capture_output=True, text=True, env=env).stdout
-        times = [float(m.group(1)) for m in re.finditer(r"time=([\d.]+)ms", out)][a.warmup:]
-        rtx_tps = tokens_per_step / (sum(times) / len(times) / 1000)
+        rtx_tps = rtx_tokens_per_second(a, out)
 
     ctx = mp.get_context("spawn")
     result = ctx.Queue()

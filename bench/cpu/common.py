@@ -1,0 +1,58 @@
+"""Pieces both CPU benchmarks share: the model flags and compiling the rtx side.
+
+Each benchmark differs only in how it distributes the step (which rtx-opt
+pipeline, which launcher) and in its PyTorch peer; everything else lives here
+so the two measure the same model built the same way.
+"""
+import os
+import re
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.join(HERE, "..", "..")
+sys.path.insert(0, os.path.join(ROOT, "python"))
+sys.path.insert(0, os.path.join(ROOT, "examples"))
+
+
+def add_model_args(parser):
+    """Flags for the GPT-2-style model, the batch and the number of timed steps."""
+    parser.add_argument("--build", default=os.path.join(ROOT, "build"))
+    parser.add_argument("--layers", type=int, default=4)
+    parser.add_argument("--width", type=int, default=256)
+    parser.add_argument("--heads", type=int, default=4)
+    parser.add_argument("--seq", type=int, default=128)
+    parser.add_argument("--batch", type=int, default=8)
+    parser.add_argument("--vocab", type=int, default=1024)
+    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--warmup", type=int, default=2)
+
+
+def build_rtx_program(a, work, data, train_pass):
+    """Writes the builder model and its batch to `work`, turns it into a train
+    step with the rtx-opt flag `train_pass`, emits and compiles it; returns the
+    program's path."""
+    import numpy as np
+    from rtx import models
+
+    bin_dir = os.path.join(a.build, "bin")
+    config = models.GPTConfig(vocab=a.vocab, seq=a.seq, batch=a.batch, layers=a.layers,
+                              heads=a.heads, width=a.width)
+    with open(f"{work}/model.mlir", "w") as f:
+        f.write(models.gpt2(config).text())
+    np.save(f"{work}/tokens.npy", data[:, :-1])
+    np.save(f"{work}/labels.npy", data[:, 1:])
+    subprocess.run([f"{bin_dir}/rtx-opt", f"{work}/model.mlir", *train_pass, "-o",
+                    f"{work}/train.mlir"], check=True)
+    subprocess.run([f"{bin_dir}/rtx-translate", f"{work}/train.mlir", "-o", f"{work}/p.cpp",
+                    "--build-script", f"{work}/build.sh"], check=True)
+    subprocess.run(["sh", f"{work}/build.sh", f"{work}/p.cpp", f"{work}/p"], check=True)
+    return f"{work}/p"
+
+
+def rtx_tokens_per_second(a, program_output):
+    """Tokens/s from the `time=...ms` lines the emitted program prints per step,
+    skipping the warm-up steps."""
+    times = [float(m.group(1)) for m in re.finditer(r"time=([\d.]+)ms", program_output)]
+    times = times[a.warmup:]
+    return a.batch * a.seq / (sum(times) / len(times) / 1000)
