@@ -31,6 +31,10 @@ llvm_config.with_environment("PATH", config.rtx_tools_dir, append_path=True)
 if config.rtx_have_fuzzer:
     config.available_features.add("fuzzer")
 
+# nvcc and the CUDA runtime (librtxrt_cuda) were found at configure time.
+if config.rtx_have_cuda:
+    config.available_features.add("cuda")
+
 import shutil
 if shutil.which("redis-server") and shutil.which("redis-cli"):
     config.available_features.add("redis")

@@ -63,62 +63,113 @@ rtxrt::makeGlooCommunicator(int64_t, int64_t, const std::string &,
 // StepContext
 //===----------------------------------------------------------------------===//
 
-std::vector<Tensor> StepContext::exchange(const char *what, const Axes &axes,
-                                          const Tensor &t, int64_t &index) {
-  index = mesh_.indexInGroup(rank_, axes);
-  return comm_.exchange(mesh_.group(rank_, axes), t, what);
+//===----------------------------------------------------------------------===//
+// Communicator: collectives by exchange
+//===----------------------------------------------------------------------===//
+
+Tensor Communicator::allReduce(const std::vector<int64_t> &group, int64_t,
+                               ReduceKind kind, const Tensor &t,
+                               const std::string &what) {
+  if (kind == ReduceKind::Sum || kind == ReduceKind::Mean) {
+    if (Tensor total = sum(group, t, what); total.defined()) {
+      if (kind == ReduceKind::Sum)
+        return total;
+      Tensor scale(total.shape(), total.dtype());
+      for (int64_t i = 0; i < scale.numel(); ++i)
+        scale.setFromDouble(i, 1.0 / static_cast<double>(group.size()));
+      return binary(BinaryKind::Mul, total, scale);
+    }
+  }
+  return reduceGroup(kind, exchange(group, t, what));
+}
+Tensor Communicator::allGather(const std::vector<int64_t> &group, int64_t,
+                               int64_t dim, const Tensor &t,
+                               const std::string &what) {
+  return gatherGroup(exchange(group, t, what), dim);
+}
+Tensor Communicator::reduceScatter(const std::vector<int64_t> &group,
+                                   int64_t index, ReduceKind kind, int64_t dim,
+                                   const Tensor &t, const std::string &what) {
+  return reduceScatterGroup(kind, exchange(group, t, what), dim, index);
+}
+Tensor Communicator::allToAll(const std::vector<int64_t> &group, int64_t index,
+                              int64_t splitDim, int64_t concatDim,
+                              const Tensor &t, const std::string &what) {
+  return allToAllGroup(exchange(group, t, what), splitDim, concatDim, index);
+}
+Tensor Communicator::broadcastFrom(const std::vector<int64_t> &group, int64_t,
+                                   int64_t root, const Tensor &t,
+                                   const std::string &what) {
+  return exchange(group, t, what).at(root);
+}
+Tensor Communicator::permute(const std::vector<int64_t> &group, int64_t index,
+                             const std::vector<int64_t> &pairs,
+                             const Tensor &t, const std::string &what) {
+  return permuteGroup(exchange(group, t, what), pairs, index, t);
+}
+
+//===----------------------------------------------------------------------===//
+// StepContext
+//===----------------------------------------------------------------------===//
+
+template <typename F>
+Tensor StepContext::run(const Axes &axes, const Tensor &t, F &&collective) {
+  std::vector<int64_t> group = mesh_.group(rank_, axes);
+  int64_t index = mesh_.indexInGroup(rank_, axes);
+  if (!t.onGpu() || comm_.takesGpuTensors())
+    return collective(group, index, t);
+  if (!device_)
+    throw Error("a GPU tensor reached a collective of a host program");
+  return device_->toDevice(collective(group, index, device_->toHost(t)));
 }
 
 Tensor StepContext::allReduce(const char *what, const Axes &axes,
                               ReduceKind kind, const Tensor &t) {
-  if (kind == ReduceKind::Sum || kind == ReduceKind::Mean) {
-    std::vector<int64_t> group = mesh_.group(rank_, axes);
-    if (Tensor sum = comm_.sum(group, t, what); sum.defined()) {
-      if (kind == ReduceKind::Sum)
-        return sum;
-      Tensor scale(sum.shape(), sum.dtype());
-      for (int64_t i = 0; i < scale.numel(); ++i)
-        scale.setFromDouble(i, 1.0 / static_cast<double>(group.size()));
-      return binary(BinaryKind::Mul, sum, scale);
-    }
-  }
-  int64_t index;
-  return reduceGroup(kind, exchange(what, axes, t, index));
+  return run(axes, t, [&](const auto &group, int64_t index, const Tensor &x) {
+    return comm_.allReduce(group, index, kind, x, what);
+  });
 }
 Tensor StepContext::allGather(const char *what, const Axes &axes, int64_t dim,
                               const Tensor &t) {
-  int64_t index;
-  return gatherGroup(exchange(what, axes, t, index), dim);
+  return run(axes, t, [&](const auto &group, int64_t index, const Tensor &x) {
+    return comm_.allGather(group, index, dim, x, what);
+  });
 }
 Tensor StepContext::reduceScatter(const char *what, const Axes &axes,
                                   ReduceKind kind, int64_t dim,
                                   const Tensor &t) {
-  int64_t index;
-  std::vector<Tensor> all = exchange(what, axes, t, index);
-  return reduceScatterGroup(kind, all, dim, index);
+  return run(axes, t, [&](const auto &group, int64_t index, const Tensor &x) {
+    return comm_.reduceScatter(group, index, kind, dim, x, what);
+  });
 }
 Tensor StepContext::allToAll(const char *what, const Axes &axes,
                              int64_t splitDim, int64_t concatDim,
                              const Tensor &t) {
-  int64_t index;
-  std::vector<Tensor> all = exchange(what, axes, t, index);
-  return allToAllGroup(all, splitDim, concatDim, index);
+  return run(axes, t, [&](const auto &group, int64_t index, const Tensor &x) {
+    return comm_.allToAll(group, index, splitDim, concatDim, x, what);
+  });
 }
 Tensor StepContext::broadcastFrom(const char *what, const Axes &axes,
                                   int64_t root, const Tensor &t) {
-  int64_t index;
-  return exchange(what, axes, t, index)[root];
+  return run(axes, t, [&](const auto &group, int64_t index, const Tensor &x) {
+    return comm_.broadcastFrom(group, index, root, x, what);
+  });
 }
 Tensor StepContext::permute(const char *what, const Axes &axes,
                             const std::vector<int64_t> &pairs,
                             const Tensor &t) {
-  int64_t index;
-  std::vector<Tensor> all = exchange(what, axes, t, index);
-  return permuteGroup(all, pairs, index, t);
+  return run(axes, t, [&](const auto &group, int64_t index, const Tensor &x) {
+    return comm_.permute(group, index, pairs, x, what);
+  });
 }
 Tensor StepContext::meshSlice(const Axes &axes, int64_t dim, const Tensor &t) {
-  return sliceGroup(t, dim, mesh_.groupSize(axes),
-                    mesh_.indexInGroup(rank_, axes));
+  int64_t n = mesh_.groupSize(axes), index = mesh_.indexInGroup(rank_, axes);
+  if (t.onGpu()) {
+    if (!device_)
+      throw Error("a GPU tensor reached rtx.mesh_slice in a host program");
+    return device_->sliceGroup(t, dim, n, index);
+  }
+  return sliceGroup(t, dim, n, index);
 }
 
 //===----------------------------------------------------------------------===//
@@ -260,6 +311,17 @@ int rtxrt::runProgram(const ProgramSpec &spec, int argc, char **argv) {
       throw Error("RANK " + std::to_string(rank) + " is outside [0, " +
                   std::to_string(world) + ")");
 
+    const DeviceRuntime *device = spec.device;
+    if (device) {
+      std::string name = device->selectDevice(envInt("LOCAL_RANK", rank));
+      if (rank == 0)
+        std::printf("device: %s (%s)\n", name.c_str(), device->name);
+    }
+    auto onDevice = [&](const Tensor &t) {
+      return device ? device->toDevice(t) : t;
+    };
+    auto onHost = [&](const Tensor &t) { return device ? device->toHost(t) : t; };
+
     // Process groups: every group a collective uses, plus the world (to
     // assemble the loss and results), created eagerly in one order.
     std::unique_ptr<Communicator> comm;
@@ -276,8 +338,11 @@ int rtxrt::runProgram(const ProgramSpec &spec, int argc, char **argv) {
       for (const auto &axes : spec.collectiveAxes)
         groups.push_back(spec.mesh.group(rank, axes));
       groups.push_back(everyone);
-      comm = makeGlooCommunicator(rank, world, flags.store, groups,
-                                  flags.timeout);
+      comm = device && device->makeCommunicator
+                 ? device->makeCommunicator(rank, world, flags.store, groups,
+                                            flags.timeout)
+                 : makeGlooCommunicator(rank, world, flags.store, groups,
+                                        flags.timeout);
     }
 
     // Arguments: parameters from --params or their initializers, optimizer
@@ -376,20 +441,31 @@ int rtxrt::runProgram(const ProgramSpec &spec, int argc, char **argv) {
           labels.setFromDouble(b * seq + t, fileTokens[start + t + 1]);
         }
       }
-      args[tokensArg] = sliceBlock(tokens, spec0.shape, block.offsets);
-      args[labelsArg] =
+      args[tokensArg] =
+          onDevice(sliceBlock(tokens, spec0.shape, block.offsets));
+      args[labelsArg] = onDevice(
           sliceBlock(labels, spec.args[labelsArg].shape,
                      localBlock(spec.args[labelsArg].sharding,
                                 spec.args[labelsArg].shape, spec.mesh, rank)
-                         .offsets);
+                         .offsets));
     };
 
-    StepContext context(rank, spec.mesh, *comm);
+    // Tokens per step, for the throughput figure: the global size of the
+    // input named 'tokens', when there is one.
+    int64_t tokensPerStep = 0;
+    for (const ArgSpec &arg : spec.args)
+      if (arg.kind == ArgSpec::Input && arg.name == "tokens")
+        tokensPerStep = numElements(
+            localBlock(arg.sharding, arg.shape, spec.mesh, rank).globalShape);
+    for (Tensor &arg : args)
+      arg = onDevice(arg);
+
+    StepContext context(rank, spec.mesh, *comm, device);
     std::vector<Tensor> results;
     // Sums the canonical replicas' values of a scalar across all ranks.
     auto globalScalar = [&](const Tensor &local, const Sharding &sharding) {
       std::vector<Tensor> all =
-          comm->exchange(everyone, local, "the loss of the step");
+          comm->exchange(everyone, onHost(local), "the loss of the step");
       double value = 0;
       for (int64_t r = 0; r < world; ++r)
         if (isCanonicalReplica(sharding, spec.mesh, r))
@@ -408,10 +484,14 @@ int rtxrt::runProgram(const ProgramSpec &spec, int argc, char **argv) {
       if (spec.lossResult >= 0) {
         double loss = globalScalar(results[spec.lossResult],
                                    spec.results[spec.lossResult].sharding);
-        if (rank == 0)
-          std::printf("step %lld/%lld: loss=%.6e time=%.1fms\n",
+        if (rank == 0) {
+          std::printf("step %lld/%lld: loss=%.6e time=%.1fms",
                       static_cast<long long>(step),
                       static_cast<long long>(flags.steps), loss, ms);
+          if (tokensPerStep > 0 && ms > 0)
+            std::printf(" tokens/s=%.0f", tokensPerStep * 1000.0 / ms);
+          std::printf("\n");
+        }
         std::fflush(stdout);
       }
       for (size_t i = 0; i < results.size(); ++i) {
@@ -423,9 +503,14 @@ int rtxrt::runProgram(const ProgramSpec &spec, int argc, char **argv) {
     double seconds = std::chrono::duration<double>(
                          std::chrono::steady_clock::now() - start)
                          .count();
-    if (rank == 0)
-      std::printf("done: %lld step(s) in %.3f s\n",
+    if (rank == 0) {
+      std::printf("done: %lld step(s) in %.3f s",
                   static_cast<long long>(flags.steps), seconds);
+      if (tokensPerStep > 0 && seconds > 0)
+        std::printf(", %.0f tokens/s",
+                    tokensPerStep * static_cast<double>(flags.steps) / seconds);
+      std::printf("\n");
+    }
 
     // Final results, reassembled on rank 0.
     if (!flags.out.empty()) {
@@ -433,7 +518,7 @@ int rtxrt::runProgram(const ProgramSpec &spec, int argc, char **argv) {
         mkdir(flags.out.c_str(), 0755);
       for (size_t i = 0; i < results.size(); ++i) {
         std::vector<Tensor> all =
-            comm->exchange(everyone, results[i], "writing the results");
+            comm->exchange(everyone, onHost(results[i]), "writing the results");
         if (rank != 0)
           continue;
         const ResultSpec &result = spec.results[i];

@@ -16,23 +16,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "rtxrt/Random.h"
+#include "rtxrt/detail/Philox.h"
 
 #include <cmath>
 
 using namespace rtxrt;
 
 namespace {
-constexpr uint32_t kPhiloxM0 = 0xD2511F53u;
-constexpr uint32_t kPhiloxM1 = 0xCD9E8D57u;
-constexpr uint32_t kPhiloxW0 = 0x9E3779B9u; // golden ratio
-constexpr uint32_t kPhiloxW1 = 0xBB67AE85u; // sqrt(3) - 1
-
-inline void mulhilo(uint32_t a, uint32_t b, uint32_t &hi, uint32_t &lo) {
-  uint64_t product = static_cast<uint64_t>(a) * b;
-  hi = static_cast<uint32_t>(product >> 32);
-  lo = static_cast<uint32_t>(product);
-}
-
 inline uint64_t splitmix64(uint64_t x) {
   x += 0x9E3779B97F4A7C15ull;
   x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -41,26 +31,16 @@ inline uint64_t splitmix64(uint64_t x) {
 }
 
 inline std::array<uint32_t, 4> philoxAt(uint64_t key, uint64_t index) {
-  return philox4x32(
-      {static_cast<uint32_t>(index), static_cast<uint32_t>(index >> 32), 0u,
-       0u},
-      {static_cast<uint32_t>(key), static_cast<uint32_t>(key >> 32)});
+  detail::PhiloxBlock r = detail::philoxAt(key, index);
+  return {r.v[0], r.v[1], r.v[2], r.v[3]};
 }
 } // namespace
 
 std::array<uint32_t, 4> rtxrt::philox4x32(std::array<uint32_t, 4> counter,
                                           std::array<uint32_t, 2> key) {
-  for (int round = 0; round < 10; ++round) {
-    if (round > 0) { // The key is bumped between rounds, not before the first.
-      key[0] += kPhiloxW0;
-      key[1] += kPhiloxW1;
-    }
-    uint32_t hi0, lo0, hi1, lo1;
-    mulhilo(kPhiloxM0, counter[0], hi0, lo0);
-    mulhilo(kPhiloxM1, counter[2], hi1, lo1);
-    counter = {hi1 ^ counter[1] ^ key[0], lo1, hi0 ^ counter[3] ^ key[1], lo0};
-  }
-  return counter;
+  detail::PhiloxBlock r = detail::philox4x32x10(
+      {{counter[0], counter[1], counter[2], counter[3]}}, key[0], key[1]);
+  return {r.v[0], r.v[1], r.v[2], r.v[3]};
 }
 
 uint64_t rtxrt::randomKey(int64_t seed, const std::string &name) {
@@ -76,8 +56,7 @@ uint64_t rtxrt::randomKey(int64_t seed, const std::string &name) {
 }
 
 double rtxrt::uniformAt(uint64_t key, uint64_t index) {
-  std::array<uint32_t, 4> r = philoxAt(key, index);
-  return static_cast<double>(r[0] >> 8) * 0x1.0p-24;
+  return detail::philoxUniform(key, index);
 }
 
 double rtxrt::normalAt(uint64_t key, uint64_t index) {

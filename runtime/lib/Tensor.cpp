@@ -258,6 +258,30 @@ Tensor Tensor::uninitialized(Shape shape, DType dtype) {
   return t;
 }
 
+Tensor Tensor::wrap(Shape shape, DType dtype,
+                    std::shared_ptr<unsigned char> buffer, Device device) {
+  Tensor t;
+  t.shape_ = std::move(shape);
+  t.dtype_ = dtype;
+  t.device_ = device;
+  for (int64_t d : t.shape_)
+    if (d < 0)
+      throw Error("Tensor: negative dimension in shape " +
+                  shapeToString(t.shape_));
+  if (!buffer)
+    throw Error("Tensor::wrap: no buffer");
+  t.buffer_ = std::move(buffer);
+  return t;
+}
+
+/// Host code must not dereference a GPU buffer: say so instead.
+static void requireHost(const Tensor &t, const char *what) {
+  if (t.onGpu())
+    throw Error(std::string(what) + ": the " + dtypeName(t.dtype()) + " " +
+                shapeToString(t.shape()) +
+                " tensor is in GPU memory (copy it with rtxrt::gpu::toHost)");
+}
+
 Tensor::Tensor(Shape shape, DType dtype)
     : shape_(std::move(shape)), dtype_(dtype) {
   for (int64_t d : shape_)
@@ -282,6 +306,7 @@ template <> bool dtypeMatches<int64_t>(DType d) { return d == DType::I64; }
 } // namespace
 
 template <typename T> T *Tensor::data() {
+  requireHost(*this, "Tensor::data");
   if (!dtypeMatches<T>(dtype_))
     throw Error(std::string("Tensor::data: element type does not match the "
                             "tensor's dtype ") +
@@ -290,6 +315,7 @@ template <typename T> T *Tensor::data() {
 }
 
 template <typename T> const T *Tensor::data() const {
+  requireHost(*this, "Tensor::data");
   if (!dtypeMatches<T>(dtype_))
     throw Error(std::string("Tensor::data: element type does not match the "
                             "tensor's dtype ") +
@@ -312,6 +338,7 @@ RTXRT_INSTANTIATE_DATA(int64_t)
 } // namespace rtxrt
 
 Tensor Tensor::clone() const {
+  requireHost(*this, "Tensor::clone");
   Tensor result;
   result.shape_ = shape_;
   result.dtype_ = dtype_;
@@ -346,6 +373,7 @@ static void checkIndex(const Tensor &t, int64_t i, const char *what) {
 
 double Tensor::getAsDouble(int64_t i) const {
   checkIndex(*this, i, "Tensor::getAsDouble");
+  requireHost(*this, "Tensor::getAsDouble");
   const void *p = raw();
   switch (dtype_) {
   case DType::F32:
@@ -384,6 +412,7 @@ template <typename I> static I saturatingCast(double value) {
 
 void Tensor::setFromDouble(int64_t i, double value) {
   checkIndex(*this, i, "Tensor::setFromDouble");
+  requireHost(*this, "Tensor::setFromDouble");
   void *p = raw();
   switch (dtype_) {
   case DType::F32:
@@ -443,6 +472,7 @@ Element load(const void *p, DType dtype, int64_t i) {
 Tensor Tensor::to(DType dtype) const {
   if (!defined())
     throw Error("Tensor::to: tensor is undefined");
+  requireHost(*this, "Tensor::to");
   if (dtype == dtype_)
     return clone();
   Tensor result(shape_, dtype);

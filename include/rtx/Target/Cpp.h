@@ -1,4 +1,4 @@
-//===- Cpp.h - emit a C++ training program ----------------------*- C++ -*-===//
+//===- Cpp.h - emit a C++ or CUDA training program --------------*- C++ -*-===//
 
 #ifndef RTX_TARGET_CPP_H
 #define RTX_TARGET_CPP_H
@@ -8,6 +8,16 @@
 #include "llvm/Support/raw_ostream.h"
 
 namespace mlir::rtx {
+
+/// The device an emitted program runs on.
+enum class ProgramTarget { Cpu, Cuda };
+
+/// Writes a self-contained program for `function` that links librtxrt: a
+/// C++ program calling the CPU kernels, or a CUDA program calling the GPU
+/// runtime (rtxrt/Gpu.h) with its arguments kept on the device. Emits a
+/// diagnostic and fails on ops it cannot translate.
+LogicalResult translateToProgram(ModuleOp module, func::FuncOp function,
+                                 ProgramTarget target, llvm::raw_ostream &os);
 
 /// Writes a self-contained C++ program for `function` (a training step from
 /// rtx-optimizer, possibly partitioned by rtx-partition for the module's

@@ -24,13 +24,17 @@
 namespace rtxrt {
 
 /// Exchanges tensors between the ranks of groups. Collectives are computed
-/// from the exchanged inputs (rtxrt/Collectives.h).
+/// from the exchanged inputs (rtxrt/Collectives.h) unless a backend computes
+/// them itself (a ring all-reduce, NCCL on the GPU).
+///
+/// In every call `group` lists global ranks in group order, including this
+/// one, `index` is this rank's position in it, and `what` names the op for
+/// error messages. Every rank of the group makes the same call.
 class Communicator {
 public:
   virtual ~Communicator() = default;
-  /// Every rank of `group` (global ranks, in group order, including this
-  /// one) calls this with a tensor of the same shape; each receives all of
-  /// them in group order. `what` names the op for error messages.
+  /// Each rank of `group` passes a tensor of the same shape and receives all
+  /// of them in group order. Host tensors only.
   virtual std::vector<Tensor> exchange(const std::vector<int64_t> &group,
                                        const Tensor &input,
                                        const std::string &what) = 0;
@@ -42,6 +46,47 @@ public:
                      const std::string &what) {
     return Tensor();
   }
+  /// True when the collectives below take GPU tensors (NCCL); otherwise the
+  /// caller stages GPU tensors through host memory.
+  virtual bool takesGpuTensors() const { return false; }
+
+  // The collectives of rtx's distribution ops. The defaults exchange and
+  // combine on the host.
+  virtual Tensor allReduce(const std::vector<int64_t> &group, int64_t index,
+                           ReduceKind kind, const Tensor &input,
+                           const std::string &what);
+  virtual Tensor allGather(const std::vector<int64_t> &group, int64_t index,
+                           int64_t dim, const Tensor &input,
+                           const std::string &what);
+  virtual Tensor reduceScatter(const std::vector<int64_t> &group,
+                               int64_t index, ReduceKind kind, int64_t dim,
+                               const Tensor &input, const std::string &what);
+  virtual Tensor allToAll(const std::vector<int64_t> &group, int64_t index,
+                          int64_t splitDim, int64_t concatDim,
+                          const Tensor &input, const std::string &what);
+  virtual Tensor broadcastFrom(const std::vector<int64_t> &group,
+                               int64_t index, int64_t root,
+                               const Tensor &input, const std::string &what);
+  virtual Tensor permute(const std::vector<int64_t> &group, int64_t index,
+                         const std::vector<int64_t> &pairs,
+                         const Tensor &input, const std::string &what);
+};
+
+/// The device half of an emitted GPU program (rtxrt::gpu::deviceRuntime()).
+/// Host programs have none.
+struct DeviceRuntime {
+  const char *name = "";
+  std::function<std::string(int64_t localRank)> selectDevice;
+  std::function<Tensor(const Tensor &)> toDevice, toHost;
+  /// Piece `index` of n along `dim`, on the device (rtx.mesh_slice).
+  std::function<Tensor(const Tensor &, int64_t dim, int64_t n, int64_t index)>
+      sliceGroup;
+  /// Device process groups (NCCL); null when this build has none, and then
+  /// Gloo's host process groups serve through host memory.
+  std::function<std::unique_ptr<Communicator>(
+      int64_t rank, int64_t size, const std::string &store,
+      const std::vector<std::vector<int64_t>> &groups, double timeoutSeconds)>
+      makeCommunicator;
 };
 
 /// One process, one rank: exchanges return the input.
@@ -75,8 +120,9 @@ struct ResultSpec {
 /// What the emitted step function sees: its rank and the collectives.
 class StepContext {
 public:
-  StepContext(int64_t rank, const MeshLayout &mesh, Communicator &comm)
-      : rank_(rank), mesh_(mesh), comm_(comm) {}
+  StepContext(int64_t rank, const MeshLayout &mesh, Communicator &comm,
+              const DeviceRuntime *device = nullptr)
+      : rank_(rank), mesh_(mesh), comm_(comm), device_(device) {}
   using Axes = std::vector<std::string>;
   Tensor allReduce(const char *what, const Axes &axes, ReduceKind kind,
                    const Tensor &t);
@@ -97,11 +143,15 @@ public:
   }
 
 private:
-  std::vector<Tensor> exchange(const char *what, const Axes &axes,
-                               const Tensor &t, int64_t &index);
+  /// Calls `collective(group, index, input)` for this rank's group over
+  /// `axes`, staging GPU tensors through host memory when the communicator
+  /// takes host tensors only.
+  template <typename F>
+  Tensor run(const Axes &axes, const Tensor &t, F &&collective);
   int64_t rank_;
   const MeshLayout &mesh_;
   Communicator &comm_;
+  const DeviceRuntime *device_;
 };
 
 struct ProgramSpec {
@@ -114,6 +164,8 @@ struct ProgramSpec {
   std::vector<std::vector<std::string>> collectiveAxes;
   std::function<std::vector<Tensor>(StepContext &, const std::vector<Tensor> &)>
       step;
+  /// Set by GPU programs: arguments live on the device during the steps.
+  const DeviceRuntime *device = nullptr;
 };
 
 /// The program's main: parses the command line (--help lists it), runs, and

@@ -16,6 +16,12 @@
 
 namespace rtxrt {
 
+/// Where a tensor's buffer lives. Gpu tensors are made and used only by the
+/// GPU runtime (rtxrt/Gpu.h); host code that reads elements (data(),
+/// getAsDouble(), clone(), to()) throws an Error for them instead of
+/// dereferencing device memory.
+enum class Device { Host, Gpu };
+
 /// Element types of the rtx dialect. bf16 and f16 are stored as 16-bit
 /// patterns; kernels compute them in f32 and round to nearest even.
 enum class DType { F32, F64, BF16, F16, I1, I32, I64 };
@@ -51,6 +57,8 @@ public:
   int64_t dim(int64_t d) const { return shape_.at(d); }
   int64_t numel() const { return numElements(shape_); }
   DType dtype() const { return dtype_; }
+  Device device() const { return device_; }
+  bool onGpu() const { return device_ == Device::Gpu; }
   size_t nbytes() const { return numel() * dtypeSize(dtype_); }
   bool defined() const { return static_cast<bool>(buffer_); }
 
@@ -78,6 +86,12 @@ public:
   /// A tensor whose contents are undefined, for kernels that write every
   /// element (saves the zero fill of the constructor).
   static Tensor uninitialized(Shape shape, DType dtype);
+  /// A tensor over an existing buffer of at least nbytes() bytes (the GPU
+  /// runtime's device allocations, or a view of another tensor's buffer).
+  static Tensor wrap(Shape shape, DType dtype,
+                     std::shared_ptr<unsigned char> buffer, Device device);
+  /// The buffer itself, shared (to make views with wrap()).
+  const std::shared_ptr<unsigned char> &buffer() const { return buffer_; }
   static Tensor fromVector(const std::vector<float> &values, Shape shape);
   static Tensor fromVector(const std::vector<double> &values, Shape shape);
   static Tensor fromVector(const std::vector<int32_t> &values, Shape shape);
@@ -85,6 +99,7 @@ public:
 private:
   Shape shape_;
   DType dtype_ = DType::F32;
+  Device device_ = Device::Host;
   /// Allocated by Tensor.cpp (aligned, huge pages for large buffers: fresh
   /// pages are the main cost of large elementwise kernels otherwise).
   std::shared_ptr<unsigned char> buffer_;

@@ -12,13 +12,12 @@
 
 #include "rtxrt/Program.h"
 
+#include "Store.h"
+
 #include <gloo/allgather.h>
 #include <gloo/allreduce.h>
 #include <gloo/math.h>
 #include <gloo/rendezvous/context.h>
-#include <gloo/rendezvous/file_store.h>
-#include <gloo/rendezvous/prefix_store.h>
-#include <gloo/rendezvous/redis_store.h>
 #include <gloo/transport/tcp/device.h>
 
 #include <chrono>
@@ -30,12 +29,7 @@
 using namespace rtxrt;
 
 namespace {
-std::string groupName(const std::vector<int64_t> &group) {
-  std::string name = "[";
-  for (size_t i = 0; i < group.size(); ++i)
-    name += (i ? "," : "") + std::to_string(group[i]);
-  return name + "]";
-}
+using detail::groupName;
 
 class GlooCommunicator : public Communicator {
 public:
@@ -43,31 +37,9 @@ public:
                    const std::vector<std::vector<int64_t>> &groups,
                    double timeoutSeconds)
       : rank_(rank) {
-    if (store.rfind("file:", 0) == 0) {
-      std::string path = store.substr(5);
-      mkdir(path.c_str(), 0755);
-      store_ = std::make_unique<gloo::rendezvous::FileStore>(path);
-    } else if (store.rfind("redis://", 0) == 0) {
-      std::string address = store.substr(8);
-      auto colon = address.rfind(':');
-      if (colon == std::string::npos)
-        throw Error("store '" + store + "' needs a port: redis://HOST:PORT");
-      try {
-        store_ = std::make_unique<gloo::rendezvous::RedisStore>(
-            address.substr(0, colon), std::stoi(address.substr(colon + 1)));
-      } catch (const std::exception &error) {
-        throw Error("cannot reach the rendezvous store " + store + ": " +
-                    error.what());
-      }
-    } else {
-      throw Error("store '" + store +
-                  "' is not supported: use file:DIR or redis://HOST:PORT");
-    }
-    // Keys of this run only: a store reused by an earlier run (a redis
-    // server, a directory) must not pair ranks of different runs.
-    const char *run = std::getenv("RTX_RUN_ID");
-    runStore_ = std::make_unique<gloo::rendezvous::PrefixStore>(
-        std::string("run:") + (run ? run : "default"), *store_);
+    detail::RunStore opened = detail::openRunStore(store);
+    store_ = std::move(opened.store);
+    runStore_ = std::move(opened.run);
     gloo::transport::tcp::attr attr;
     attr.hostname = "127.0.0.1";
     device_ = gloo::transport::tcp::CreateDevice(attr);

@@ -3,12 +3,17 @@
 # processes (rtx-launch, Gloo over a FileStore) and rtx-run on the same
 # module with RANKS simulated ranks, and compares them step by step.
 #   run-both.sh TRAIN.mlir RANKS STEPS WORKDIR INPUTS_DIR
+# EMIT=cuda emits the CUDA program instead and builds it against the host
+# emulation of the GPU runtime (RTX_GPU_EMULATION=1), which needs no GPU.
 set -euo pipefail
 train=$1 ranks=$2 steps=$3 work=$4 inputs=$5
 here=$(cd "$(dirname "$0")" && pwd)
 rm -rf "$work" && mkdir -p "$work"
-rtx-translate "$train" -o "$work/program.cpp" --build-script "$work/build.sh"
-sh "$work/build.sh" "$work/program.cpp" "$work/program"
+emit=${EMIT:-cpp}
+source="$work/program.$([ "$emit" = cuda ] && echo cu || echo cpp)"
+rtx-translate --emit="$emit" "$train" -o "$source" --build-script "$work/build.sh"
+RTX_GPU_EMULATION=$([ "$emit" = cuda ] && echo 1 || echo 0) \
+  sh "$work/build.sh" "$source" "$work/program"
 rtx-run "$train" --ranks "$ranks" --inputs "$inputs" --steps "$steps" \
   --out "$work/run-out" > "$work/run.log"
 rtx-launch -n "$ranks" --store "file:$work/store" -- \

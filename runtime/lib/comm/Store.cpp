@@ -1,0 +1,48 @@
+//===- Store.cpp - rendezvous stores for the process groups ---------------===//
+
+#include "Store.h"
+
+#include "rtxrt/Tensor.h"
+
+#include <gloo/rendezvous/file_store.h>
+#include <gloo/rendezvous/redis_store.h>
+
+#include <cstdlib>
+#include <sys/stat.h>
+
+using namespace rtxrt;
+
+detail::RunStore detail::openRunStore(const std::string &spec) {
+  RunStore result;
+  if (spec.rfind("file:", 0) == 0) {
+    std::string path = spec.substr(5);
+    mkdir(path.c_str(), 0755);
+    result.store = std::make_unique<gloo::rendezvous::FileStore>(path);
+  } else if (spec.rfind("redis://", 0) == 0) {
+    std::string address = spec.substr(8);
+    auto colon = address.rfind(':');
+    if (colon == std::string::npos)
+      throw Error("store '" + spec + "' needs a port: redis://HOST:PORT");
+    try {
+      result.store = std::make_unique<gloo::rendezvous::RedisStore>(
+          address.substr(0, colon), std::stoi(address.substr(colon + 1)));
+    } catch (const std::exception &error) {
+      throw Error("cannot reach the rendezvous store " + spec + ": " +
+                  error.what());
+    }
+  } else {
+    throw Error("store '" + spec +
+                "' is not supported: use file:DIR or redis://HOST:PORT");
+  }
+  const char *run = std::getenv("RTX_RUN_ID");
+  result.run = std::make_unique<gloo::rendezvous::PrefixStore>(
+      std::string("run:") + (run ? run : "default"), *result.store);
+  return result;
+}
+
+std::string detail::groupName(const std::vector<int64_t> &group) {
+  std::string name = "[";
+  for (size_t i = 0; i < group.size(); ++i)
+    name += (i ? "," : "") + std::to_string(group[i]);
+  return name + "]";
+}

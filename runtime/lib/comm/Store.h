@@ -1,0 +1,40 @@
+//===- Store.h - rendezvous stores for the process groups -------*- C++ -*-===//
+//
+// Private to librtxrt: Gloo's FileStore or RedisStore from a `file:DIR` or
+// `redis://HOST:PORT` spec, with keys prefixed by the run (RTX_RUN_ID) so a
+// store reused by an earlier run never pairs ranks of different runs. Both
+// the Gloo and the NCCL process groups rendezvous through it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RTXRT_LIB_COMM_STORE_H
+#define RTXRT_LIB_COMM_STORE_H
+
+#include <gloo/rendezvous/prefix_store.h>
+#include <gloo/rendezvous/store.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace rtxrt {
+namespace detail {
+
+/// The store and its per-run view.
+struct RunStore {
+  std::unique_ptr<gloo::rendezvous::Store> store;
+  std::unique_ptr<gloo::rendezvous::PrefixStore> run;
+};
+
+/// Opens `spec`; throws rtxrt::Error naming the spec when it is malformed
+/// or unreachable.
+RunStore openRunStore(const std::string &spec);
+
+/// "[0,2,4]": a group of global ranks, for store keys and messages.
+std::string groupName(const std::vector<int64_t> &group);
+
+} // namespace detail
+} // namespace rtxrt
+
+#endif // RTXRT_LIB_COMM_STORE_H

@@ -1,0 +1,191 @@
+//===- Attention.cu - scaled dot-product attention and its gradient -------===//
+//
+// As on the CPU (runtime/lib/kernels/Attention.cpp), the query heads that
+// share a key/value head are adjacent in [B, Hq, Sq, D], so each (batch, kv
+// head) is one [g*Sq, D] block of rows and every product is one strided-
+// batched GEMM over B*Hkv blocks: scores = scale q k^T, probabilities by a
+// row softmax with the causal mask, out = p v. The gradient recomputes p
+// and uses four more GEMMs; dk and dv sum over the group's query heads
+// inside the GEMM's contraction.
+//
+// The scores are materialised ([B, Hq, Sq, Skv] per call); a fused (flash)
+// kernel is the next step for long sequences.
+//
+//===----------------------------------------------------------------------===//
+
+#include "DeviceMath.h"
+#include "Gemm.h"
+#include "Portable.h"
+
+#include "../kernels/KernelUtils.h"
+
+#include <cmath>
+
+using namespace rtxrt;
+using namespace rtxrt::gpu::detail;
+using rtxrt::detail::checkFloat;
+using rtxrt::detail::checkSameDType;
+using rtxrt::detail::checkSameShape;
+using rtxrt::detail::fail;
+
+namespace {
+
+struct AttentionShape {
+  int64_t b, hq, sq, d, hkv, skv, group;
+  int64_t blocks() const { return b * hkv; }
+  int64_t rows() const { return group * sq; } // rows of one block
+};
+
+AttentionShape checkAttention(const std::string &op, const Tensor &query,
+                              const Tensor &key, const Tensor &value,
+                              bool causal, double scale) {
+  checkFloat(op, query, "query");
+  checkFloat(op, key, "key");
+  checkFloat(op, value, "value");
+  checkSameDType(op, query, "query", key, "key");
+  checkSameDType(op, query, "query", value, "value");
+  checkOnGpu(op, query, "query");
+  checkOnGpu(op, key, "key");
+  checkOnGpu(op, value, "value");
+  if (query.rank() != 4 || key.rank() != 4)
+    fail(op, "query and key must be [B, H, S, D], got query " +
+                 shapeToString(query.shape()) + " and key " +
+                 shapeToString(key.shape()));
+  checkSameShape(op, key, "key", value, "value");
+  AttentionShape s{query.dim(0), query.dim(1), query.dim(2), query.dim(3),
+                   key.dim(1),   key.dim(2),   1};
+  if (key.dim(0) != s.b || key.dim(3) != s.d)
+    fail(op, "key " + shapeToString(key.shape()) +
+                 " does not match the batch and head size of query " +
+                 shapeToString(query.shape()));
+  if (s.hkv == 0 || s.hq % s.hkv != 0)
+    fail(op, "query heads " + std::to_string(s.hq) +
+                 " are not a multiple of key/value heads " +
+                 std::to_string(s.hkv));
+  if (causal && s.sq != s.skv)
+    fail(op, "causal attention needs Sq == Skv, got Sq=" +
+                 std::to_string(s.sq) + " and Skv=" + std::to_string(s.skv));
+  if (s.skv == 0 && s.sq > 0)
+    fail(op, "key/value sequence is empty (key " +
+                 shapeToString(key.shape()) + ")");
+  if (!std::isfinite(scale))
+    fail(op, "scale " + std::to_string(scale) + " is not finite");
+  s.group = s.hq / s.hkv;
+  return s;
+}
+
+/// probs = softmax(scale q k^T) with the causal mask, [blocks, rows, Skv].
+template <typename T>
+Tensor probabilities(const AttentionShape &s, const T *q, const T *k,
+                     double scale, bool causal, DType dtype) {
+  Tensor probs = gpu::zeros({s.blocks(), s.rows(), s.skv}, dtype);
+  T *p = static_cast<T *>(probs.raw());
+  gemmBatched<T>(false, true, s.rows(), s.skv, s.d, T(scale), q, s.d,
+                 s.rows() * s.d, k, s.d, s.skv * s.d, T(0), p, s.skv,
+                 s.rows() * s.skv, s.blocks());
+  int64_t sq = s.sq, skv = s.skv;
+  forEach(s.blocks() * s.rows(), RTX_GPU_BODY(int64_t r) {
+    T *row = p + r * skv;
+    // Query position within its head; causal rows see keys <= it.
+    int64_t pos = r % sq;
+    int64_t visible = causal ? pos + 1 : skv;
+    T max = -INFINITY;
+    for (int64_t j = 0; j < visible; ++j)
+      max = mfmax(max, row[j]);
+    double sum = 0.0;
+    for (int64_t j = 0; j < visible; ++j) {
+      T e = mexp(row[j] - max);
+      row[j] = e;
+      sum += e;
+    }
+    T inv = T(1.0 / sum);
+    for (int64_t j = 0; j < visible; ++j)
+      row[j] *= inv;
+    for (int64_t j = visible; j < skv; ++j)
+      row[j] = T(0);
+  });
+  return probs;
+}
+
+template <typename T>
+void attentionT(const AttentionShape &s, const Tensor &q, const Tensor &k,
+                const Tensor &v, Tensor &out, bool causal, double scale) {
+  Tensor probs = probabilities<T>(s, static_cast<const T *>(q.raw()),
+                                  static_cast<const T *>(k.raw()), scale,
+                                  causal, q.dtype());
+  gemmBatched<T>(false, false, s.rows(), s.d, s.skv, T(1),
+                 static_cast<const T *>(probs.raw()), s.skv, s.rows() * s.skv,
+                 static_cast<const T *>(v.raw()), s.d, s.skv * s.d, T(0),
+                 static_cast<T *>(out.raw()), s.d, s.rows() * s.d, s.blocks());
+}
+
+template <typename T>
+void attentionGradT(const AttentionShape &s, const Tensor &q, const Tensor &k,
+                    const Tensor &v, const Tensor &dout, Tensor &dq,
+                    Tensor &dk, Tensor &dv, bool causal, double scale) {
+  const T *pq = static_cast<const T *>(q.raw());
+  const T *pk = static_cast<const T *>(k.raw());
+  const T *pv = static_cast<const T *>(v.raw());
+  const T *pdo = static_cast<const T *>(dout.raw());
+  Tensor probs = probabilities<T>(s, pq, pk, scale, causal, q.dtype());
+  const T *pp = static_cast<const T *>(probs.raw());
+  int64_t rows = s.rows(), skv = s.skv, d = s.d, blocks = s.blocks();
+  // dv = p^T dout (the group's query rows are contracted).
+  gemmBatched<T>(true, false, skv, d, rows, T(1), pp, skv, rows * skv, pdo, d,
+                 rows * d, T(0), static_cast<T *>(dv.raw()), d, skv * d,
+                 blocks);
+  // dp = dout v^T, then ds = p (dp - rowsum(dp p)) * scale, in place.
+  Tensor ds = gpu::zeros({blocks, rows, skv}, q.dtype());
+  T *pds = static_cast<T *>(ds.raw());
+  gemmBatched<T>(false, true, rows, skv, d, T(1), pdo, d, rows * d, pv, d,
+                 skv * d, T(0), pds, skv, rows * skv, blocks);
+  forEach(blocks * rows, RTX_GPU_BODY(int64_t r) {
+    T *dsr = pds + r * skv;
+    const T *pr = pp + r * skv;
+    double dot = 0.0;
+    for (int64_t j = 0; j < skv; ++j)
+      dot += static_cast<double>(dsr[j]) * pr[j];
+    for (int64_t j = 0; j < skv; ++j)
+      dsr[j] = pr[j] * (dsr[j] - T(dot)) * T(scale);
+  });
+  // dq = ds k; dk = ds^T q.
+  gemmBatched<T>(false, false, rows, d, skv, T(1), pds, skv, rows * skv, pk, d,
+                 skv * d, T(0), static_cast<T *>(dq.raw()), d, rows * d,
+                 blocks);
+  gemmBatched<T>(true, false, skv, d, rows, T(1), pds, skv, rows * skv, pq, d,
+                 rows * d, T(0), static_cast<T *>(dk.raw()), d, skv * d,
+                 blocks);
+}
+
+} // namespace
+
+Tensor gpu::attention(const Tensor &query, const Tensor &key,
+                      const Tensor &value, bool causal, double scale) {
+  AttentionShape s =
+      checkAttention("rtx.attention", query, key, value, causal, scale);
+  Tensor q = toCompute(query), k = toCompute(key), v = toCompute(value);
+  Tensor out = zeros(query.shape(), q.dtype());
+  if (out.numel() > 0)
+    RTX_GPU_COMPUTE(q.dtype(), attentionT, s, q, k, v, out, causal, scale);
+  return fromCompute(out, query.dtype());
+}
+
+std::vector<Tensor> gpu::attentionGrad(const Tensor &query, const Tensor &key,
+                                       const Tensor &value,
+                                       const Tensor &resultGrad, bool causal,
+                                       double scale) {
+  const std::string op = "rtx.attention_grad";
+  AttentionShape s = checkAttention(op, query, key, value, causal, scale);
+  checkSameShape(op, query, "query", resultGrad, "result_grad");
+  checkOnGpu(op, resultGrad, "result_grad");
+  Tensor q = toCompute(query), k = toCompute(key), v = toCompute(value),
+         dout = toCompute(resultGrad);
+  Tensor dq = zeros(query.shape(), q.dtype());
+  Tensor dk = zeros(key.shape(), q.dtype());
+  Tensor dv = zeros(value.shape(), q.dtype());
+  if (query.numel() > 0 && key.numel() > 0)
+    RTX_GPU_COMPUTE(q.dtype(), attentionGradT, s, q, k, v, dout, dq, dk, dv,
+                    causal, scale);
+  return {fromCompute(dq, query.dtype()), fromCompute(dk, key.dtype()),
+          fromCompute(dv, value.dtype())};
+}

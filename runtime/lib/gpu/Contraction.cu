@@ -1,0 +1,238 @@
+//===- Contraction.cu - matmul, batch_matmul, linear on cuBLAS ------------===//
+//
+// All contractions go through gemmBatched(): cuBLAS's strided-batched GEMM
+// under CUDA (row-major C = op(A) op(B) is column-major C^T = op(B)^T
+// op(A)^T, so the operands are passed swapped), and the CPU kernels'
+// deterministic GEMM in the emulation. f32 GEMMs use strict f32 arithmetic;
+// RTX_ALLOW_TF32=1 lets cuBLAS use TF32 tensor cores (about 1e-3 relative
+// error, so losses then no longer match the CPU run to fp32 tolerance).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Gemm.h"
+#include "Portable.h"
+
+#include "../kernels/KernelUtils.h"
+
+#include <cstdlib>
+
+#if defined(__CUDACC__)
+#include <cublas_v2.h>
+#else
+#include "../kernels/Blas.h"
+#endif
+
+using namespace rtxrt;
+using namespace rtxrt::gpu::detail;
+using rtxrt::detail::checkFloat;
+using rtxrt::detail::checkSameDType;
+using rtxrt::detail::fail;
+
+#if defined(__CUDACC__)
+namespace {
+cublasHandle_t handle() {
+  static cublasHandle_t h = [] {
+    cublasHandle_t created;
+    if (cublasCreate(&created) != CUBLAS_STATUS_SUCCESS)
+      throw Error("cublasCreate failed");
+    cublasSetStream(created, stream());
+    const char *tf32 = std::getenv("RTX_ALLOW_TF32");
+    if (tf32 && std::string(tf32) == "1")
+      cublasSetMathMode(created, CUBLAS_TF32_TENSOR_OP_MATH);
+    return created;
+  }();
+  return h;
+}
+
+void checkBlas(cublasStatus_t status, const char *what) {
+  if (status != CUBLAS_STATUS_SUCCESS)
+    throw Error(std::string("cuBLAS error ") + std::to_string(status) +
+                " in " + what);
+}
+} // namespace
+
+template <typename T>
+void gpu::detail::gemmBatched(bool transA, bool transB, int64_t m, int64_t n,
+                              int64_t k, T alpha, const T *a, int64_t lda,
+                              int64_t strideA, const T *b, int64_t ldb,
+                              int64_t strideB, T beta, T *c, int64_t ldc,
+                              int64_t strideC, int64_t batch) {
+  if (m == 0 || n == 0 || batch == 0)
+    return;
+  cudaDataType type = sizeof(T) == 8 ? CUDA_R_64F : CUDA_R_32F;
+  cublasComputeType_t compute =
+      sizeof(T) == 8 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F;
+  checkBlas(cublasGemmStridedBatchedEx(
+                handle(), transB ? CUBLAS_OP_T : CUBLAS_OP_N,
+                transA ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(n),
+                static_cast<int>(m), static_cast<int>(k), &alpha, b, type,
+                static_cast<int>(ldb), strideB, a, type, static_cast<int>(lda),
+                strideA, &beta, c, type, static_cast<int>(ldc), strideC,
+                static_cast<int>(batch), compute, CUBLAS_GEMM_DEFAULT),
+            "cublasGemmStridedBatchedEx");
+}
+#else
+template <typename T>
+void gpu::detail::gemmBatched(bool transA, bool transB, int64_t m, int64_t n,
+                              int64_t k, T alpha, const T *a, int64_t lda,
+                              int64_t strideA, const T *b, int64_t ldb,
+                              int64_t strideB, T beta, T *c, int64_t ldc,
+                              int64_t strideC, int64_t batch) {
+  if (m == 0 || n == 0)
+    return;
+  for (int64_t i = 0; i < batch; ++i) {
+    if (k == 0) { // BLAS leaves C alone for k = 0 only when beta is 1
+      for (int64_t r = 0; r < m; ++r)
+        for (int64_t j = 0; j < n; ++j)
+          c[i * strideC + r * ldc + j] *= beta;
+      continue;
+    }
+    rtxrt::detail::gemm(transA, transB, m, n, k, alpha, a + i * strideA, lda,
+                        b + i * strideB, ldb, beta, c + i * strideC, ldc);
+  }
+}
+#endif
+
+template void gpu::detail::gemmBatched<float>(bool, bool, int64_t, int64_t,
+                                              int64_t, float, const float *,
+                                              int64_t, int64_t, const float *,
+                                              int64_t, int64_t, float, float *,
+                                              int64_t, int64_t, int64_t);
+template void gpu::detail::gemmBatched<double>(
+    bool, bool, int64_t, int64_t, int64_t, double, const double *, int64_t,
+    int64_t, const double *, int64_t, int64_t, double, double *, int64_t,
+    int64_t, int64_t);
+
+namespace {
+
+/// out[b] = op(lhs[b]) op(rhs[b]); rhsBatchStride 0 shares one rhs.
+template <typename T>
+void contractT(const Tensor &a, const Tensor &b, Tensor &out, bool transA,
+               bool transB, int64_t batch, int64_t m, int64_t n, int64_t k,
+               int64_t rhsBatchStride) {
+  gemmBatched<T>(transA, transB, m, n, k, T(1),
+                 static_cast<const T *>(a.raw()), transA ? m : k, m * k,
+                 static_cast<const T *>(b.raw()), transB ? k : n,
+                 rhsBatchStride, T(0), static_cast<T *>(out.raw()), n, m * n,
+                 batch);
+}
+
+Tensor contract(const Tensor &lhs, const Tensor &rhs, bool transA, bool transB,
+                int64_t batch, int64_t m, int64_t n, int64_t k,
+                int64_t rhsBatchStride, const Shape &resultShape) {
+  Tensor a = toCompute(lhs), b = toCompute(rhs);
+  Tensor out = zeros(resultShape, a.dtype());
+  if (a.dtype() == DType::F64)
+    contractT<double>(a, b, out, transA, transB, batch, m, n, k,
+                      rhsBatchStride);
+  else
+    contractT<float>(a, b, out, transA, transB, batch, m, n, k,
+                     rhsBatchStride);
+  return out;
+}
+
+template <typename T> void addBiasT(Tensor &y, const Tensor &bias) {
+  T *py = static_cast<T *>(y.raw());
+  const T *pb = static_cast<const T *>(bias.raw());
+  int64_t width = bias.numel();
+  forEach(y.numel(), RTX_GPU_BODY(int64_t i) { py[i] += pb[i % width]; });
+}
+
+void matrixDims(const Tensor &t, bool transposed, int64_t &rows,
+                int64_t &cols) {
+  rows = t.dim(t.rank() - 2);
+  cols = t.dim(t.rank() - 1);
+  if (transposed)
+    std::swap(rows, cols);
+}
+
+} // namespace
+
+Tensor gpu::matmul(const Tensor &lhs, const Tensor &rhs, bool transposeLhs,
+                   bool transposeRhs) {
+  const std::string op = "rtx.matmul";
+  checkFloat(op, lhs, "lhs");
+  checkFloat(op, rhs, "rhs");
+  checkSameDType(op, lhs, "lhs", rhs, "rhs");
+  checkOnGpu(op, lhs, "lhs");
+  checkOnGpu(op, rhs, "rhs");
+  if (lhs.rank() != 2 || rhs.rank() != 2)
+    fail(op, "operands must be matrices, got lhs " +
+                 shapeToString(lhs.shape()) + " and rhs " +
+                 shapeToString(rhs.shape()));
+  int64_t m, k, k2, n;
+  matrixDims(lhs, transposeLhs, m, k);
+  matrixDims(rhs, transposeRhs, k2, n);
+  if (k != k2)
+    fail(op, "contracting sizes differ: " + std::to_string(k) + " and " +
+                 std::to_string(k2));
+  return fromCompute(contract(lhs, rhs, transposeLhs, transposeRhs, 1, m, n, k,
+                              0, {m, n}),
+                     lhs.dtype());
+}
+
+Tensor gpu::batchMatmul(const Tensor &lhs, const Tensor &rhs, bool transposeLhs,
+                        bool transposeRhs) {
+  const std::string op = "rtx.batch_matmul";
+  checkFloat(op, lhs, "lhs");
+  checkFloat(op, rhs, "rhs");
+  checkSameDType(op, lhs, "lhs", rhs, "rhs");
+  checkOnGpu(op, lhs, "lhs");
+  checkOnGpu(op, rhs, "rhs");
+  if (lhs.rank() < 2 || lhs.rank() != rhs.rank())
+    fail(op, "operands need one rank >= 2, got lhs " +
+                 shapeToString(lhs.shape()) + " and rhs " +
+                 shapeToString(rhs.shape()));
+  Shape batchShape(lhs.shape().begin(), lhs.shape().end() - 2);
+  if (!std::equal(batchShape.begin(), batchShape.end(), rhs.shape().begin()))
+    fail(op, "batch dimensions differ: lhs " + shapeToString(lhs.shape()) +
+                 " and rhs " + shapeToString(rhs.shape()));
+  int64_t m, k, k2, n;
+  matrixDims(lhs, transposeLhs, m, k);
+  matrixDims(rhs, transposeRhs, k2, n);
+  if (k != k2)
+    fail(op, "contracting sizes differ: " + std::to_string(k) + " and " +
+                 std::to_string(k2));
+  Shape resultShape = batchShape;
+  resultShape.push_back(m);
+  resultShape.push_back(n);
+  return fromCompute(contract(lhs, rhs, transposeLhs, transposeRhs,
+                              numElements(batchShape), m, n, k, k * n,
+                              resultShape),
+                     lhs.dtype());
+}
+
+Tensor gpu::linear(const Tensor &input, const Tensor &weight,
+                   const Tensor &bias) {
+  const std::string op = "rtx.linear";
+  checkFloat(op, input, "input");
+  checkFloat(op, weight, "weight");
+  checkSameDType(op, input, "input", weight, "weight");
+  checkOnGpu(op, input, "input");
+  checkOnGpu(op, weight, "weight");
+  if (input.rank() < 1 || weight.rank() != 2 ||
+      weight.dim(1) != input.dim(input.rank() - 1))
+    fail(op, "expected input [..., in] and weight [out, in], got input " +
+                 shapeToString(input.shape()) + " and weight " +
+                 shapeToString(weight.shape()));
+  int64_t in = weight.dim(1), out = weight.dim(0);
+  if (bias.defined()) {
+    checkOnGpu(op, bias, "bias");
+    if (bias.shape() != Shape{out} || bias.dtype() != input.dtype())
+      fail(op, "bias " + shapeToString(bias.shape()) + " must be [" +
+                   std::to_string(out) + "] of the input's dtype");
+  }
+  Shape resultShape = input.shape();
+  resultShape.back() = out;
+  int64_t tokens = in ? input.numel() / in : numElements(resultShape) / out;
+  Tensor y = contract(input, weight, false, true, 1, tokens, out, in, 0,
+                      resultShape);
+  if (bias.defined()) {
+    Tensor b = toCompute(bias);
+    if (y.dtype() == DType::F64)
+      addBiasT<double>(y, b);
+    else
+      addBiasT<float>(y, b);
+  }
+  return fromCompute(y, input.dtype());
+}

@@ -1,0 +1,408 @@
+//===- Elementwise.cu - elementwise kernels and optimizer updates ---------===//
+//
+// One body per element. bf16/f16 operands are converted to f32 on the
+// device first and the result rounded back once, as the CPU kernels do;
+// argument checks are the CPU kernels' own (KernelUtils.h), run on shapes
+// and dtypes only.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Portable.h"
+#include "DeviceMath.h"
+
+#include "../kernels/KernelUtils.h"
+#include "rtxrt/detail/Philox.h"
+#include "rtxrt/Random.h"
+
+using namespace rtxrt;
+using namespace rtxrt::gpu::detail;
+using rtxrt::detail::checkDefined;
+using rtxrt::detail::checkFloat;
+using rtxrt::detail::checkSameDType;
+using rtxrt::detail::checkSameShape;
+using rtxrt::detail::fail;
+
+namespace {
+
+template <typename T> void unaryT(UnaryKind kind, const Tensor &x, Tensor &y) {
+  const T *px = static_cast<const T *>(x.raw());
+  T *py = static_cast<T *>(y.raw());
+  int k = static_cast<int>(kind);
+  forEach(x.numel(), RTX_GPU_BODY(int64_t i) {
+    py[i] = unaryValue<T>(static_cast<UnaryKind>(k), px[i]);
+  });
+}
+
+template <typename T>
+void binaryT(BinaryKind kind, const Tensor &a, const Tensor &b, Tensor &y) {
+  const T *pa = static_cast<const T *>(a.raw());
+  const T *pb = static_cast<const T *>(b.raw());
+  T *py = static_cast<T *>(y.raw());
+  int k = static_cast<int>(kind);
+  forEach(a.numel(), RTX_GPU_BODY(int64_t i) {
+    py[i] = binaryValue<T>(static_cast<BinaryKind>(k), pa[i], pb[i]);
+  });
+}
+
+template <typename T>
+void compareT(CompareKind kind, const Tensor &a, const Tensor &b, Tensor &y) {
+  const T *pa = static_cast<const T *>(a.raw());
+  const T *pb = static_cast<const T *>(b.raw());
+  uint8_t *py = static_cast<uint8_t *>(y.raw());
+  int k = static_cast<int>(kind);
+  forEach(a.numel(), RTX_GPU_BODY(int64_t i) {
+    T u = pa[i], v = pb[i];
+    bool r = false;
+    switch (static_cast<CompareKind>(k)) {
+    case CompareKind::EQ: r = u == v; break;
+    case CompareKind::NE: r = u != v; break;
+    case CompareKind::LT: r = u < v; break;
+    case CompareKind::LE: r = u <= v; break;
+    case CompareKind::GT: r = u > v; break;
+    case CompareKind::GE: r = u >= v; break;
+    }
+    py[i] = r ? 1 : 0;
+  });
+}
+
+template <typename T>
+void unaryGradT(UnaryFn fn, const Tensor &x, const Tensor &dy, Tensor &dx) {
+  const T *px = static_cast<const T *>(x.raw());
+  const T *pdy = static_cast<const T *>(dy.raw());
+  T *pdx = static_cast<T *>(dx.raw());
+  int f = static_cast<int>(fn);
+  forEach(x.numel(), RTX_GPU_BODY(int64_t i) {
+    pdx[i] = unaryGradValue<T>(static_cast<UnaryFn>(f), px[i], pdy[i]);
+  });
+}
+
+template <typename T>
+void dropoutT(const Tensor &x, Tensor &y, double rate, uint64_t key,
+              bool identity, Dims local, Dims offsets, Dims globalStrides) {
+  const T *px = static_cast<const T *>(x.raw());
+  T *py = static_cast<T *>(y.raw());
+  const T scale = T(1.0 / (1.0 - rate));
+  forEach(x.numel(), RTX_GPU_BODY(int64_t i) {
+    int64_t g = i;
+    if (!identity) {
+      int64_t rest = i;
+      g = 0;
+      for (int d = local.rank - 1; d >= 0; --d) {
+        int64_t coord = rest % local.v[d];
+        rest /= local.v[d];
+        g += (coord + offsets.v[d]) * globalStrides.v[d];
+      }
+    }
+    double u = rtxrt::detail::philoxUniform(key, static_cast<uint64_t>(g));
+    py[i] = u < rate ? T(0) : px[i] * scale;
+  });
+}
+
+template <typename T>
+void sgdT(const Tensor &p, const Tensor &g, Tensor &out, double lr,
+          double weightDecay) {
+  const T *pp = static_cast<const T *>(p.raw());
+  const T *pg = static_cast<const T *>(g.raw());
+  T *po = static_cast<T *>(out.raw());
+  const T rate = T(lr), decay = T(weightDecay);
+  forEach(p.numel(), RTX_GPU_BODY(int64_t i) {
+    po[i] = pp[i] - rate * (pg[i] + decay * pp[i]);
+  });
+}
+
+template <typename P, typename M>
+void adamwT(const Tensor &p, const Tensor &g, const Tensor &m, const Tensor &v,
+            const Tensor &step, Tensor &newP, Tensor &newM, Tensor &newV,
+            double lr, double beta1, double beta2, double eps,
+            double weightDecay) {
+  const P *pp = static_cast<const P *>(p.raw());
+  const M *pg = static_cast<const M *>(g.raw());
+  const M *pm = static_cast<const M *>(m.raw());
+  const M *pv = static_cast<const M *>(v.raw());
+  const float *pt = static_cast<const float *>(step.raw());
+  P *pnp = static_cast<P *>(newP.raw());
+  M *pnm = static_cast<M *>(newM.raw());
+  M *pnv = static_cast<M *>(newV.raw());
+  double decay = 1.0 - lr * weightDecay;
+  forEach(p.numel(), RTX_GPU_BODY(int64_t i) {
+    // The step lives on the device: reading it on the host would wait for
+    // the whole step so far. Each element derives the same corrections.
+    double t = pt[0];
+    double stepSize = lr / (1.0 - pow(beta1, t));
+    double correction2 = 1.0 - pow(beta2, t);
+    double gi = pg[i];
+    double mi = beta1 * static_cast<double>(pm[i]) + (1.0 - beta1) * gi;
+    double vi = beta2 * static_cast<double>(pv[i]) + (1.0 - beta2) * gi * gi;
+    double pi = static_cast<double>(pp[i]) * decay;
+    pi -= stepSize * mi / (sqrt(vi / correction2) + eps);
+    pnp[i] = P(pi);
+    pnm[i] = M(mi);
+    pnv[i] = M(vi);
+  });
+}
+
+template <typename P>
+void adamwP(DType momentType, const Tensor &p, const Tensor &g,
+            const Tensor &m, const Tensor &v, const Tensor &step, Tensor &newP,
+            Tensor &newM, Tensor &newV, double lr, double beta1, double beta2,
+            double eps, double wd) {
+  if (momentType == DType::F64)
+    adamwT<P, double>(p, g, m, v, step, newP, newM, newV, lr, beta1, beta2,
+                      eps, wd);
+  else
+    adamwT<P, float>(p, g, m, v, step, newP, newM, newV, lr, beta1, beta2,
+                     eps, wd);
+}
+
+void checkHyperParameter(const std::string &op, const char *name, double value,
+                         double low, double high) {
+  if (!(value >= low && value <= high))
+    fail(op, std::string(name) + " " + std::to_string(value) + " is outside [" +
+                 std::to_string(low) + ", " + std::to_string(high) + "]");
+}
+
+} // namespace
+
+Tensor gpu::convert(const Tensor &input, DType to) {
+  checkOnGpu("rtx.convert", input, "input");
+  Tensor out = empty(input.shape(), to);
+  const void *src = input.raw();
+  void *dst = out.raw();
+  int from = static_cast<int>(input.dtype()), into = static_cast<int>(to);
+  forEach(input.numel(), RTX_GPU_BODY(int64_t i) {
+    storeElement(dst, into, i, loadElement(src, from, i));
+  });
+  return out;
+}
+
+Tensor gpu::unary(UnaryKind kind, const Tensor &input) {
+  std::string op = "rtx.unary";
+  checkFloat(op, input, "input");
+  checkOnGpu(op, input, "input");
+  Tensor x = toCompute(input);
+  Tensor y = empty(input.shape(), x.dtype());
+  if (x.dtype() == DType::F64)
+    unaryT<double>(kind, x, y);
+  else
+    unaryT<float>(kind, x, y);
+  return fromCompute(y, input.dtype());
+}
+
+Tensor gpu::binary(BinaryKind kind, const Tensor &lhs, const Tensor &rhs) {
+  std::string op = "rtx.binary";
+  checkDefined(op, lhs, "lhs");
+  checkDefined(op, rhs, "rhs");
+  checkSameDType(op, lhs, "lhs", rhs, "rhs");
+  checkSameShape(op, lhs, "lhs", rhs, "rhs");
+  checkOnGpu(op, lhs, "lhs");
+  checkOnGpu(op, rhs, "rhs");
+  if (lhs.dtype() == DType::I32 || lhs.dtype() == DType::I64) {
+    if (kind == BinaryKind::Div)
+      fail(op, "integer division is not supported by the GPU kernels");
+    Tensor y = empty(lhs.shape(), lhs.dtype());
+    if (lhs.dtype() == DType::I32)
+      binaryT<int32_t>(kind, lhs, rhs, y);
+    else
+      binaryT<int64_t>(kind, lhs, rhs, y);
+    return y;
+  }
+  checkFloat(op, lhs, "lhs");
+  Tensor a = toCompute(lhs), b = toCompute(rhs);
+  Tensor y = empty(lhs.shape(), a.dtype());
+  if (a.dtype() == DType::F64)
+    binaryT<double>(kind, a, b, y);
+  else
+    binaryT<float>(kind, a, b, y);
+  return fromCompute(y, lhs.dtype());
+}
+
+Tensor gpu::compare(CompareKind kind, const Tensor &lhs, const Tensor &rhs) {
+  std::string op = "rtx.compare";
+  checkDefined(op, lhs, "lhs");
+  checkDefined(op, rhs, "rhs");
+  checkSameDType(op, lhs, "lhs", rhs, "rhs");
+  checkSameShape(op, lhs, "lhs", rhs, "rhs");
+  checkOnGpu(op, lhs, "lhs");
+  checkOnGpu(op, rhs, "rhs");
+  Tensor y = empty(lhs.shape(), DType::I1);
+  switch (lhs.dtype()) {
+  case DType::I1:
+    compareT<uint8_t>(kind, lhs, rhs, y);
+    break;
+  case DType::I32:
+    compareT<int32_t>(kind, lhs, rhs, y);
+    break;
+  case DType::I64:
+    compareT<int64_t>(kind, lhs, rhs, y);
+    break;
+  default: {
+    Tensor a = toCompute(lhs), b = toCompute(rhs);
+    if (a.dtype() == DType::F64)
+      compareT<double>(kind, a, b, y);
+    else
+      compareT<float>(kind, a, b, y);
+  }
+  }
+  return y;
+}
+
+Tensor gpu::where(const Tensor &condition, const Tensor &onTrue,
+                  const Tensor &onFalse) {
+  std::string op = "rtx.where";
+  checkDefined(op, condition, "condition");
+  checkDefined(op, onTrue, "on_true");
+  checkDefined(op, onFalse, "on_false");
+  if (condition.dtype() != DType::I1)
+    fail(op, std::string("condition must be i1, got ") +
+                 dtypeName(condition.dtype()));
+  checkSameDType(op, onTrue, "on_true", onFalse, "on_false");
+  checkSameShape(op, onTrue, "on_true", onFalse, "on_false");
+  checkSameShape(op, condition, "condition", onTrue, "on_true");
+  checkOnGpu(op, condition, "condition");
+  checkOnGpu(op, onTrue, "on_true");
+  checkOnGpu(op, onFalse, "on_false");
+  Tensor y = empty(onTrue.shape(), onTrue.dtype());
+  const uint8_t *c = static_cast<const uint8_t *>(condition.raw());
+  const unsigned char *a = static_cast<const unsigned char *>(onTrue.raw());
+  const unsigned char *b = static_cast<const unsigned char *>(onFalse.raw());
+  unsigned char *out = static_cast<unsigned char *>(y.raw());
+  size_t width = dtypeSize(onTrue.dtype());
+  forEach(y.numel(), RTX_GPU_BODY(int64_t i) {
+    const unsigned char *src = (c[i] ? a : b) + i * width;
+    for (size_t byte = 0; byte < width; ++byte)
+      out[i * width + byte] = src[byte];
+  });
+  return y;
+}
+
+Tensor gpu::maskedFill(const Tensor &input, const Tensor &mask, double value) {
+  std::string op = "rtx.masked_fill";
+  checkFloat(op, input, "input");
+  checkDefined(op, mask, "mask");
+  if (mask.dtype() != DType::I1)
+    fail(op, std::string("mask must be i1, got ") + dtypeName(mask.dtype()));
+  checkSameShape(op, input, "input", mask, "mask");
+  checkOnGpu(op, input, "input");
+  checkOnGpu(op, mask, "mask");
+  Tensor y = empty(input.shape(), input.dtype());
+  const void *src = input.raw();
+  void *dst = y.raw();
+  const uint8_t *m = static_cast<const uint8_t *>(mask.raw());
+  int dtype = static_cast<int>(input.dtype());
+  forEach(y.numel(), RTX_GPU_BODY(int64_t i) {
+    storeElement(dst, dtype, i, m[i] ? value : loadElement(src, dtype, i));
+  });
+  return y;
+}
+
+Tensor gpu::dropout(const Tensor &input, double rate, int64_t seed,
+                    const Shape &globalShape,
+                    const std::vector<int64_t> &globalOffsets) {
+  std::string op = "rtx.dropout";
+  checkFloat(op, input, "input");
+  checkOnGpu(op, input, "input");
+  if (!(rate >= 0.0 && rate < 1.0))
+    fail(op, "rate " + std::to_string(rate) + " is outside [0, 1)");
+  // The CPU indexer validates the placement; the body repeats its mapping.
+  rtxrt::detail::GlobalIndexer indexer(op, input.shape(), globalShape,
+                                       globalOffsets);
+  if (rate == 0.0)
+    return copy(input);
+  Dims local = dimsOf(op, input.shape());
+  Dims offsets = dimsOf(op, globalOffsets.empty()
+                                ? std::vector<int64_t>(input.rank(), 0)
+                                : globalOffsets);
+  Dims strides = dimsOf(op, globalShape.empty()
+                                ? std::vector<int64_t>(input.rank(), 0)
+                                : rtxrt::detail::stridesOf(globalShape));
+  uint64_t key = randomKey(seed, "dropout");
+  Tensor x = toCompute(input);
+  Tensor y = empty(input.shape(), x.dtype());
+  if (x.dtype() == DType::F64)
+    dropoutT<double>(x, y, rate, key, indexer.isIdentity(), local, offsets,
+                     strides);
+  else
+    dropoutT<float>(x, y, rate, key, indexer.isIdentity(), local, offsets,
+                    strides);
+  return fromCompute(y, input.dtype());
+}
+
+Tensor gpu::unaryGrad(UnaryFn fn, const Tensor &input,
+                      const Tensor &resultGrad) {
+  std::string op = "rtx.unary_grad";
+  checkFloat(op, input, "input");
+  checkFloat(op, resultGrad, "result_grad");
+  checkSameDType(op, input, "input", resultGrad, "result_grad");
+  checkSameShape(op, input, "input", resultGrad, "result_grad");
+  checkOnGpu(op, input, "input");
+  checkOnGpu(op, resultGrad, "result_grad");
+  Tensor x = toCompute(input), dy = toCompute(resultGrad);
+  Tensor dx = empty(input.shape(), x.dtype());
+  if (x.dtype() == DType::F64)
+    unaryGradT<double>(fn, x, dy, dx);
+  else
+    unaryGradT<float>(fn, x, dy, dx);
+  return fromCompute(dx, input.dtype());
+}
+
+std::vector<Tensor> gpu::adamwUpdate(const Tensor &param, const Tensor &grad,
+                                     const Tensor &expAvg,
+                                     const Tensor &expAvgSq,
+                                     const Tensor &step, double lr,
+                                     double beta1, double beta2, double eps,
+                                     double weightDecay) {
+  const std::string op = "rtx.adamw_update";
+  checkFloat(op, param, "param");
+  checkFloat(op, grad, "grad");
+  checkFloat(op, expAvg, "exp_avg");
+  checkFloat(op, expAvgSq, "exp_avg_sq");
+  checkSameDType(op, grad, "grad", expAvg, "exp_avg");
+  checkSameDType(op, grad, "grad", expAvgSq, "exp_avg_sq");
+  checkSameShape(op, param, "param", grad, "grad");
+  checkSameShape(op, param, "param", expAvg, "exp_avg");
+  checkSameShape(op, param, "param", expAvgSq, "exp_avg_sq");
+  if (step.dtype() != DType::F32 || step.rank() != 0)
+    fail(op, std::string("step must be an f32 scalar, got ") +
+                 dtypeName(step.dtype()) + " " + shapeToString(step.shape()));
+  for (const Tensor *t : {&param, &grad, &expAvg, &expAvgSq, &step})
+    checkOnGpu(op, *t, "every operand");
+  checkHyperParameter(op, "lr", lr, 0.0, 1e9);
+  checkHyperParameter(op, "beta1", beta1, 0.0, 0.999999999);
+  checkHyperParameter(op, "beta2", beta2, 0.0, 0.999999999);
+  checkHyperParameter(op, "eps", eps, 0.0, 1.0);
+  checkHyperParameter(op, "weight_decay", weightDecay, 0.0, 1e9);
+  Tensor p = toCompute(param), g = toCompute(grad), m = toCompute(expAvg),
+         v = toCompute(expAvgSq);
+  Tensor newP = empty(param.shape(), p.dtype());
+  Tensor newM = empty(grad.shape(), m.dtype());
+  Tensor newV = empty(grad.shape(), v.dtype());
+  if (p.dtype() == DType::F64)
+    adamwP<double>(m.dtype(), p, g, m, v, step, newP, newM, newV, lr, beta1,
+                   beta2, eps, weightDecay);
+  else
+    adamwP<float>(m.dtype(), p, g, m, v, step, newP, newM, newV, lr, beta1,
+                  beta2, eps, weightDecay);
+  return {fromCompute(newP, param.dtype()), fromCompute(newM, grad.dtype()),
+          fromCompute(newV, grad.dtype())};
+}
+
+Tensor gpu::sgdUpdate(const Tensor &param, const Tensor &grad, double lr,
+                      double weightDecay) {
+  const std::string op = "rtx.sgd_update";
+  checkFloat(op, param, "param");
+  checkFloat(op, grad, "grad");
+  checkSameShape(op, param, "param", grad, "grad");
+  checkOnGpu(op, param, "param");
+  checkOnGpu(op, grad, "grad");
+  checkHyperParameter(op, "lr", lr, 0.0, 1e9);
+  checkHyperParameter(op, "weight_decay", weightDecay, 0.0, 1e9);
+  DType c = grad.dtype() == DType::F64 ? DType::F64 : DType::F32;
+  Tensor p = param.dtype() == c ? param : gpu::convert(param, c);
+  Tensor g = toCompute(grad);
+  Tensor out = empty(param.shape(), c);
+  if (c == DType::F64)
+    sgdT<double>(p, g, out, lr, weightDecay);
+  else
+    sgdT<float>(p, g, out, lr, weightDecay);
+  return fromCompute(out, param.dtype());
+}

@@ -1,0 +1,193 @@
+//===- Memory.cu - GPU tensors: allocation, copies, device selection ------===//
+//
+// Device memory comes from CUDA's stream-ordered allocator
+// (cudaMallocAsync), whose pool keeps freed blocks for reuse: a training
+// step allocates the same sizes every step, as PyTorch's caching allocator
+// also exploits. In the host emulation a "device" buffer is host memory.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Portable.h"
+
+#include "../kernels/KernelUtils.h"
+
+#include <cstdlib>
+#include <cstring>
+
+using namespace rtxrt;
+using namespace rtxrt::gpu;
+using namespace rtxrt::gpu::detail;
+
+#if defined(__CUDACC__)
+void gpu::detail::check(cudaError_t status, const char *what) {
+  if (status != cudaSuccess)
+    throw Error(std::string("CUDA error in ") + what + ": " +
+                cudaGetErrorString(status));
+}
+
+cudaStream_t gpu::detail::stream() {
+  static cudaStream_t s = [] {
+    cudaStream_t created;
+    check(cudaStreamCreateWithFlags(&created, cudaStreamNonBlocking),
+          "cudaStreamCreate");
+    return created;
+  }();
+  return s;
+}
+
+const char *gpu::backendName() { return "CUDA"; }
+
+std::string gpu::selectDevice(int64_t localRank) {
+  int count = 0;
+  cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess || count == 0)
+    throw Error(std::string("no CUDA device is visible (") +
+                (status == cudaSuccess ? "none found"
+                                       : cudaGetErrorString(status)) +
+                "): run the CPU program (rtx-translate --emit=cpp) instead");
+  int device = static_cast<int>(localRank % count);
+  check(cudaSetDevice(device), "cudaSetDevice");
+  cudaDeviceProp props;
+  check(cudaGetDeviceProperties(&props, device), "cudaGetDeviceProperties");
+  return "GPU " + std::to_string(device) + " " + props.name;
+}
+
+static std::shared_ptr<unsigned char> allocate(size_t bytes) {
+  void *p = nullptr;
+  check(cudaMallocAsync(&p, std::max<size_t>(bytes, 16), stream()),
+        ("allocating " + std::to_string(bytes) + " bytes").c_str());
+  return std::shared_ptr<unsigned char>(
+      static_cast<unsigned char *>(p), [](unsigned char *q) {
+        // Errors at teardown (the context already gone) are not actionable.
+        (void)cudaFreeAsync(q, stream());
+      });
+}
+
+void gpu::detail::copyBytes(void *dst, const void *src, size_t bytes,
+                            bool toDevice, bool toHost) {
+  if (bytes == 0)
+    return;
+  cudaMemcpyKind kind = toDevice ? cudaMemcpyHostToDevice
+                        : toHost ? cudaMemcpyDeviceToHost
+                                 : cudaMemcpyDeviceToDevice;
+  check(cudaMemcpyAsync(dst, src, bytes, kind, stream()), "cudaMemcpyAsync");
+  if (toHost || toDevice) // the host buffer must stay valid until done
+    check(cudaStreamSynchronize(stream()), "cudaStreamSynchronize");
+}
+
+void gpu::synchronize() {
+  check(cudaStreamSynchronize(stream()), "cudaStreamSynchronize");
+}
+
+static void zeroBytes(void *p, size_t bytes) {
+  check(cudaMemsetAsync(p, 0, bytes, stream()), "cudaMemsetAsync");
+}
+#else
+const char *gpu::backendName() { return "CUDA emulation on the host"; }
+
+std::string gpu::selectDevice(int64_t localRank) {
+  return "emulated GPU " + std::to_string(localRank);
+}
+
+static std::shared_ptr<unsigned char> allocate(size_t bytes) {
+  size_t size = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
+  void *p = std::aligned_alloc(64, size);
+  if (!p)
+    throw Error("cannot allocate " + std::to_string(bytes) +
+                " bytes of (emulated) GPU memory");
+  // Poison fresh memory so a kernel that forgets to write an element shows.
+  std::memset(p, 0xff, size);
+  return std::shared_ptr<unsigned char>(static_cast<unsigned char *>(p),
+                                        [](unsigned char *q) { std::free(q); });
+}
+
+void gpu::detail::copyBytes(void *dst, const void *src, size_t bytes, bool,
+                            bool) {
+  if (bytes)
+    std::memcpy(dst, src, bytes);
+}
+
+void gpu::synchronize() {}
+
+static void zeroBytes(void *p, size_t bytes) { std::memset(p, 0, bytes); }
+#endif
+
+Tensor gpu::empty(const Shape &shape, DType dtype) {
+  size_t bytes = numElements(shape) * dtypeSize(dtype);
+  return Tensor::wrap(shape, dtype, allocate(bytes), Device::Gpu);
+}
+
+Tensor gpu::zeros(const Shape &shape, DType dtype) {
+  Tensor t = empty(shape, dtype);
+  zeroBytes(t.raw(), t.nbytes());
+  return t;
+}
+
+Tensor gpu::detail::copy(const Tensor &t) {
+  Tensor out = empty(t.shape(), t.dtype());
+  copyBytes(out.raw(), t.raw(), t.nbytes(), false, false);
+  return out;
+}
+
+Tensor gpu::toDevice(const Tensor &host) {
+  if (!host.defined() || host.onGpu())
+    return host;
+  Tensor t = empty(host.shape(), host.dtype());
+  copyBytes(t.raw(), host.raw(), host.nbytes(), true, false);
+  return t;
+}
+
+Tensor gpu::toHost(const Tensor &device) {
+  if (!device.defined() || !device.onGpu())
+    return device;
+  Tensor t = Tensor::uninitialized(device.shape(), device.dtype());
+  copyBytes(t.raw(), device.raw(), device.nbytes(), false, true);
+  return t;
+}
+
+Dims gpu::detail::dimsOf(const std::string &op,
+                         const std::vector<int64_t> &values) {
+  if (values.size() > static_cast<size_t>(kMaxRank))
+    throw Error(op + ": the GPU kernels support rank <= " +
+                std::to_string(kMaxRank) + ", got rank " +
+                std::to_string(values.size()));
+  Dims d{};
+  d.rank = static_cast<int>(values.size());
+  for (size_t i = 0; i < values.size(); ++i)
+    d.v[i] = values[i];
+  return d;
+}
+
+Dims gpu::detail::stridesDims(const std::string &op, const Shape &shape) {
+  return dimsOf(op, rtxrt::detail::stridesOf(shape));
+}
+
+void gpu::detail::checkOnGpu(const std::string &op, const Tensor &t,
+                             const char *name) {
+  if (!t.defined())
+    throw Error(op + ": " + name + " is undefined");
+  if (!t.onGpu())
+    throw Error(op + ": " + name +
+                " is in host memory; the GPU kernels take GPU tensors "
+                "(rtxrt::gpu::toDevice)");
+}
+
+Tensor gpu::detail::toCompute(const Tensor &t) {
+  DType c = t.dtype() == DType::F64 ? DType::F64 : DType::F32;
+  return t.dtype() == c ? t : gpu::convert(t, c);
+}
+
+Tensor gpu::detail::fromCompute(const Tensor &t, DType dtype) {
+  return t.dtype() == dtype ? t : gpu::convert(t, dtype);
+}
+
+Tensor gpu::detail::makeFlag() {
+  Tensor flag = empty({}, DType::I64);
+  int64_t none = -1;
+  copyBytes(flag.raw(), &none, sizeof none, true, false);
+  return flag;
+}
+
+bool gpu::detail::flagged(const Tensor &flag) {
+  return readScalar<int64_t>(flag.raw()) >= 0;
+}

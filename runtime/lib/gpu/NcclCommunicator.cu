@@ -1,0 +1,401 @@
+//===- NcclCommunicator.cu - GPU process groups over NCCL -----------------===//
+//
+// One NCCL communicator per group, created eagerly in the order the program
+// lists its groups (the same on every rank, so creation never deadlocks).
+// The group's first rank draws the ncclUniqueId and publishes it in the
+// rendezvous store (Gloo's FileStore or RedisStore, keys prefixed by the run
+// and the group); the others wait for it there.
+//
+// Communicators are non-blocking (NCCL 2.14+): every call returns at once
+// and this file waits for completion itself, polling the stream and
+// ncclCommGetAsyncError against a deadline, so a collective that a peer
+// never joins fails after --timeout seconds with an Error naming the rank,
+// the op and the group (the communicator is aborted first), instead of
+// hanging the job.
+//
+// Collectives run on the runtime's single stream, so they are ordered with
+// the kernels around them. Shapes: NCCL gathers and scatters along the
+// outermost dimension, so other dimensions are moved outward (gather) or
+// inward (scatter) with the transpose kernel.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Portable.h"
+
+#include "../comm/Store.h"
+
+#include <nccl.h>
+
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <thread>
+
+using namespace rtxrt;
+using namespace rtxrt::gpu::detail;
+
+namespace {
+
+ncclDataType_t ncclType(DType dtype) {
+  switch (dtype) {
+  case DType::F32: return ncclFloat32;
+  case DType::F64: return ncclFloat64;
+  case DType::BF16: return ncclBfloat16;
+  case DType::F16: return ncclFloat16;
+  case DType::I1: return ncclUint8;
+  case DType::I32: return ncclInt32;
+  case DType::I64: return ncclInt64;
+  }
+  return ncclFloat32;
+}
+
+ncclRedOp_t ncclOp(ReduceKind kind) {
+  switch (kind) {
+  case ReduceKind::Sum: return ncclSum;
+  case ReduceKind::Mean: return ncclAvg;
+  case ReduceKind::Max: return ncclMax;
+  case ReduceKind::Min: return ncclMin;
+  }
+  return ncclSum;
+}
+
+/// [..., n*c at dim, ...] -> [n, ..., c, ...] (contiguous pieces).
+Tensor piecesOutermost(const Tensor &t, int64_t dim, int64_t n) {
+  Shape split;
+  std::vector<int64_t> perm = {dim};
+  for (int64_t d = 0; d < t.rank(); ++d) {
+    if (d == dim) {
+      split.push_back(n);
+      split.push_back(t.dim(d) / n);
+    } else {
+      split.push_back(t.dim(d));
+    }
+  }
+  for (int64_t d = 0; d < static_cast<int64_t>(split.size()); ++d)
+    if (d != dim)
+      perm.push_back(d);
+  return gpu::transpose(view(t, split), perm);
+}
+
+/// [n, ...piece] -> the pieces concatenated along `dim` of the piece.
+Tensor concatOutermost(const Tensor &stacked, int64_t dim) {
+  int64_t rank = stacked.rank() - 1;
+  std::vector<int64_t> perm;
+  for (int64_t d = 1; d <= dim; ++d)
+    perm.push_back(d);
+  perm.push_back(0);
+  for (int64_t d = dim + 1; d <= rank; ++d)
+    perm.push_back(d);
+  Tensor moved = dim == 0 ? stacked : gpu::transpose(stacked, perm);
+  Shape merged(stacked.shape().begin() + 1, stacked.shape().end());
+  merged[dim] *= stacked.dim(0);
+  return view(moved, merged);
+}
+
+class NcclCommunicator : public Communicator {
+public:
+  NcclCommunicator(int64_t rank, const std::string &store,
+                   const std::vector<std::vector<int64_t>> &groups,
+                   double timeoutSeconds)
+      : rank_(rank), timeout_(timeoutSeconds) {
+    rtxrt::detail::RunStore opened = rtxrt::detail::openRunStore(store);
+    auto waitFor = std::chrono::milliseconds(
+        static_cast<int64_t>(timeoutSeconds * 1000));
+    for (const auto &group : groups) {
+      std::string name = rtxrt::detail::groupName(group);
+      if (group.size() < 2 || comms_.count(name))
+        continue;
+      int64_t index = indexOf(group);
+      std::string key = "nccl-id" + name;
+      ncclUniqueId id;
+      try {
+        if (index == 0) {
+          checkNccl(ncclGetUniqueId(&id), "ncclGetUniqueId", name);
+          opened.run->set(key, std::vector<char>(
+                                   reinterpret_cast<char *>(&id),
+                                   reinterpret_cast<char *>(&id) + sizeof id));
+        } else {
+          opened.run->wait({key}, waitFor);
+          std::vector<char> bytes = opened.run->get(key);
+          if (bytes.size() != sizeof id)
+            throw Error("the ncclUniqueId in the store has " +
+                        std::to_string(bytes.size()) + " bytes");
+          std::memcpy(&id, bytes.data(), sizeof id);
+        }
+      } catch (const Error &) {
+        throw;
+      } catch (const std::exception &error) {
+        throw Error("rank " + std::to_string(rank) +
+                    " could not exchange the NCCL id of process group " + name +
+                    " through " + store + ": " + error.what());
+      }
+      ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+      config.blocking = 0;
+      ncclComm_t comm;
+      ncclResult_t status = ncclCommInitRankConfig(
+          &comm, static_cast<int>(group.size()), id, static_cast<int>(index),
+          &config);
+      if (status != ncclSuccess && status != ncclInProgress)
+        checkNccl(status, "ncclCommInitRankConfig", name);
+      comms_[name] = comm;
+      waitComm(comm, "creating the communicator", name, false);
+    }
+  }
+
+  ~NcclCommunicator() override {
+    for (auto &entry : comms_)
+      (void)ncclCommDestroy(entry.second);
+  }
+
+  bool takesGpuTensors() const override { return true; }
+
+  std::vector<Tensor> exchange(const std::vector<int64_t> &group,
+                               const Tensor &input,
+                               const std::string &what) override {
+    Tensor device = gpu::toDevice(input);
+    Tensor stacked = gatherStacked(group, device, what);
+    Tensor host = gpu::toHost(stacked);
+    std::vector<Tensor> all;
+    size_t bytes = input.nbytes();
+    for (size_t i = 0; i < group.size(); ++i) {
+      Tensor t = Tensor::uninitialized(input.shape(), input.dtype());
+      std::memcpy(t.raw(), static_cast<unsigned char *>(host.raw()) + i * bytes,
+                  bytes);
+      all.push_back(t);
+    }
+    return all;
+  }
+
+  Tensor allReduce(const std::vector<int64_t> &group, int64_t, ReduceKind kind,
+                   const Tensor &input, const std::string &what) override {
+    Tensor in = gpu::toDevice(input);
+    if (group.size() == 1)
+      return copy(in);
+    Tensor out = gpu::empty(in.shape(), in.dtype());
+    run(group, what, [&](ncclComm_t comm) {
+      return ncclAllReduce(in.raw(), out.raw(), in.numel(), ncclType(in.dtype()),
+                           ncclOp(kind), comm, stream());
+    });
+    return out;
+  }
+
+  Tensor allGather(const std::vector<int64_t> &group, int64_t, int64_t dim,
+                   const Tensor &input, const std::string &what) override {
+    Tensor in = gpu::toDevice(input);
+    if (group.size() == 1)
+      return copy(in);
+    return concatOutermost(gatherStacked(group, in, what), dim);
+  }
+
+  Tensor reduceScatter(const std::vector<int64_t> &group, int64_t,
+                       ReduceKind kind, int64_t dim, const Tensor &input,
+                       const std::string &what) override {
+    Tensor in = gpu::toDevice(input);
+    int64_t n = static_cast<int64_t>(group.size());
+    checkDivisible(in, dim, n, what);
+    Shape outShape = in.shape();
+    outShape[dim] /= n;
+    if (n == 1)
+      return copy(in);
+    Tensor pieces = piecesOutermost(in, dim, n);
+    // The pieces' layout, [c, ...] in the original order of dimensions.
+    Tensor out = gpu::empty(Shape(pieces.shape().begin() + 1,
+                                  pieces.shape().end()),
+                            in.dtype());
+    run(group, what, [&](ncclComm_t comm) {
+      return ncclReduceScatter(pieces.raw(), out.raw(), out.numel(),
+                               ncclType(in.dtype()), ncclOp(kind), comm,
+                               stream());
+    });
+    return view(out, outShape);
+  }
+
+  Tensor allToAll(const std::vector<int64_t> &group, int64_t, int64_t splitDim,
+                  int64_t concatDim, const Tensor &input,
+                  const std::string &what) override {
+    Tensor in = gpu::toDevice(input);
+    int64_t n = static_cast<int64_t>(group.size());
+    checkDivisible(in, splitDim, n, what);
+    if (n == 1)
+      return copy(in);
+    Tensor pieces = piecesOutermost(in, splitDim, n);
+    Tensor received = gpu::empty(pieces.shape(), in.dtype());
+    size_t count = static_cast<size_t>(pieces.numel() / n);
+    size_t bytes = count * dtypeSize(in.dtype());
+    run(group, what, [&](ncclComm_t comm) {
+      ncclResult_t status = ncclGroupStart();
+      for (int64_t peer = 0; peer < n && status == ncclSuccess; ++peer) {
+        status = ncclSend(static_cast<char *>(pieces.raw()) + peer * bytes,
+                          count, ncclType(in.dtype()), static_cast<int>(peer),
+                          comm, stream());
+        if (status == ncclSuccess || status == ncclInProgress)
+          status = ncclRecv(static_cast<char *>(received.raw()) + peer * bytes,
+                            count, ncclType(in.dtype()),
+                            static_cast<int>(peer), comm, stream());
+      }
+      ncclResult_t end = ncclGroupEnd();
+      return status == ncclSuccess ? end : status;
+    });
+    // received[j] is group rank j's piece for us; the pieces' dimensions
+    // are the input's with splitDim divided by n.
+    Shape pieceShape = in.shape();
+    pieceShape[splitDim] /= n;
+    Shape stackedShape = {n};
+    stackedShape.insert(stackedShape.end(), pieceShape.begin(),
+                        pieceShape.end());
+    return concatOutermost(view(received, stackedShape), concatDim);
+  }
+
+  Tensor broadcastFrom(const std::vector<int64_t> &group, int64_t,
+                       int64_t root, const Tensor &input,
+                       const std::string &what) override {
+    Tensor in = gpu::toDevice(input);
+    if (group.size() == 1)
+      return copy(in);
+    Tensor out = gpu::empty(in.shape(), in.dtype());
+    run(group, what, [&](ncclComm_t comm) {
+      return ncclBroadcast(in.raw(), out.raw(), in.numel(),
+                           ncclType(in.dtype()), static_cast<int>(root), comm,
+                           stream());
+    });
+    return out;
+  }
+
+  Tensor permute(const std::vector<int64_t> &group, int64_t index,
+                 const std::vector<int64_t> &pairs, const Tensor &input,
+                 const std::string &what) override {
+    Tensor in = gpu::toDevice(input);
+    Tensor out = gpu::zeros(in.shape(), in.dtype());
+    if (group.size() == 1) {
+      for (size_t p = 0; p + 1 < pairs.size(); p += 2)
+        if (pairs[p] == 0 && pairs[p + 1] == 0)
+          return copy(in);
+      return out;
+    }
+    run(group, what, [&](ncclComm_t comm) {
+      ncclResult_t status = ncclGroupStart();
+      for (size_t p = 0; p + 1 < pairs.size(); p += 2) {
+        int64_t source = pairs[p], target = pairs[p + 1];
+        if (status != ncclSuccess && status != ncclInProgress)
+          break;
+        if (source == index && target == index) {
+          copyBytes(out.raw(), in.raw(), in.nbytes(), false, false);
+        } else if (source == index) {
+          status = ncclSend(in.raw(), in.numel(), ncclType(in.dtype()),
+                            static_cast<int>(target), comm, stream());
+        } else if (target == index) {
+          status = ncclRecv(out.raw(), out.numel(), ncclType(in.dtype()),
+                            static_cast<int>(source), comm, stream());
+        }
+      }
+      ncclResult_t end = ncclGroupEnd();
+      return status == ncclSuccess ? end : status;
+    });
+    return out;
+  }
+
+private:
+  int64_t indexOf(const std::vector<int64_t> &group) const {
+    for (size_t i = 0; i < group.size(); ++i)
+      if (group[i] == rank_)
+        return static_cast<int64_t>(i);
+    throw Error("rank " + std::to_string(rank_) + " is not in process group " +
+                rtxrt::detail::groupName(group));
+  }
+
+  void checkDivisible(const Tensor &t, int64_t dim, int64_t n,
+                      const std::string &what) const {
+    if (dim < 0 || dim >= t.rank() || t.dim(dim) % n != 0)
+      throw Error("rank " + std::to_string(rank_) + ": " + what +
+                  ": dimension " + std::to_string(dim) + " of " +
+                  shapeToString(t.shape()) + " does not split over " +
+                  std::to_string(n) + " ranks");
+  }
+
+  /// [n, ...input] on every rank: the group's inputs stacked in group order.
+  Tensor gatherStacked(const std::vector<int64_t> &group, const Tensor &in,
+                       const std::string &what) {
+    int64_t n = static_cast<int64_t>(group.size());
+    Shape stackedShape = {n};
+    stackedShape.insert(stackedShape.end(), in.shape().begin(),
+                        in.shape().end());
+    if (n == 1)
+      return view(copy(in), stackedShape);
+    Tensor out = gpu::empty(stackedShape, in.dtype());
+    run(group, what, [&](ncclComm_t comm) {
+      return ncclAllGather(in.raw(), out.raw(), in.numel(),
+                           ncclType(in.dtype()), comm, stream());
+    });
+    return out;
+  }
+
+  void checkNccl(ncclResult_t status, const char *call,
+                 const std::string &group) const {
+    if (status != ncclSuccess && status != ncclInProgress)
+      throw Error("rank " + std::to_string(rank_) + ": " + call +
+                  " failed in process group " + group + ": " +
+                  ncclGetErrorString(status));
+  }
+
+  /// Enqueues a collective on the group's communicator, then waits for it
+  /// against the deadline.
+  template <typename Enqueue>
+  void run(const std::vector<int64_t> &group, const std::string &what,
+           Enqueue enqueue) {
+    std::string name = rtxrt::detail::groupName(group);
+    auto it = comms_.find(name);
+    if (it == comms_.end())
+      throw Error("rank " + std::to_string(rank_) + ": " + what +
+                  ": process group " + name + " was not created");
+    checkNccl(enqueue(it->second), what.c_str(), name);
+    waitComm(it->second, what, name, true);
+  }
+
+  void waitComm(ncclComm_t comm, const std::string &what,
+                const std::string &group, bool waitStream) {
+    auto deadline = std::chrono::steady_clock::now() +
+                    std::chrono::milliseconds(
+                        static_cast<int64_t>(timeout_ * 1000));
+    for (;;) {
+      ncclResult_t async = ncclSuccess;
+      ncclCommGetAsyncError(comm, &async);
+      if (async != ncclSuccess && async != ncclInProgress) {
+        (void)ncclCommAbort(comm);
+        checkNccl(async, what.c_str(), group);
+      }
+      bool done = async == ncclSuccess;
+      if (done && waitStream) {
+        cudaError_t query = cudaStreamQuery(stream());
+        if (query != cudaSuccess && query != cudaErrorNotReady)
+          check(query, what.c_str());
+        done = query == cudaSuccess;
+      }
+      if (done)
+        return;
+      if (std::chrono::steady_clock::now() > deadline) {
+        (void)ncclCommAbort(comm);
+        throw Error("rank " + std::to_string(rank_) + ": " + what +
+                    " in process group " + group + " timed out after " +
+                    std::to_string(timeout_) +
+                    " s (a peer failed or never joined); the NCCL "
+                    "communicator was aborted");
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+  }
+
+  int64_t rank_;
+  double timeout_;
+  std::map<std::string, ncclComm_t> comms_;
+};
+
+} // namespace
+
+std::unique_ptr<Communicator>
+gpu::makeNcclCommunicator(int64_t rank, int64_t,
+                          const std::string &store,
+                          const std::vector<std::vector<int64_t>> &groups,
+                          double timeoutSeconds) {
+  return std::make_unique<NcclCommunicator>(rank, store, groups,
+                                            timeoutSeconds);
+}

@@ -1,0 +1,141 @@
+//===- Portable.h - one source for CUDA and its host emulation --*- C++ -*-===//
+//
+// Private to the GPU runtime. Every GPU kernel here is written as a body
+// over one index, launched with forEach(n, body): under nvcc that is a grid-
+// stride CUDA kernel on the runtime's stream; compiled as plain C++ (the
+// emulation library, RTXRT_GPU_EMULATION) it is a loop on the host. The
+// bodies never synchronise with each other (no shared memory, no
+// __syncthreads), which is what makes the emulation faithful: a body sees
+// exactly what it would see on the device. A body owns its outputs (an
+// element, or a whole row whose reduction it runs in order), so results are
+// deterministic on the GPU too.
+//
+// Why our own shim rather than a library: CI has no GPU and no CUDA
+// emulator is packaged; this lets every kernel and the emitted CUDA
+// programs run there against the CPU kernels.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RTXRT_LIB_GPU_PORTABLE_H
+#define RTXRT_LIB_GPU_PORTABLE_H
+
+#include "rtxrt/Gpu.h"
+#include "rtxrt/Tensor.h"
+
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#if defined(__CUDACC__)
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#define RTX_GPU_FN __host__ __device__
+#define RTX_GPU_BODY [=] __host__ __device__
+#else
+#define RTX_GPU_FN
+#define RTX_GPU_BODY [=]
+#endif
+
+namespace rtxrt {
+namespace gpu {
+namespace detail {
+
+// Kernel helpers in anonymous namespaces reach these unqualified.
+using gpu::empty;
+using gpu::toDevice;
+using gpu::toHost;
+using gpu::zeros;
+
+#if defined(__CUDACC__)
+/// The stream every kernel, copy, cuBLAS call and NCCL collective of this
+/// process runs on, so they run in program order without extra events.
+cudaStream_t stream();
+/// Throws an Error naming `what` when `status` is not cudaSuccess.
+void check(cudaError_t status, const char *what);
+
+template <typename Body> __global__ void forEachKernel(int64_t n, Body body) {
+  int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x +
+                   threadIdx.x;
+       i < n; i += stride)
+    body(i);
+}
+
+/// Runs body(i) for i in [0, n) on the device.
+template <typename Body> void forEach(int64_t n, Body body) {
+  if (n <= 0)
+    return;
+  constexpr int threads = 256;
+  int64_t blocks = (n + threads - 1) / threads;
+  if (blocks > 65536)
+    blocks = 65536; // the grid stride covers the rest
+  forEachKernel<<<static_cast<unsigned>(blocks), threads, 0, stream()>>>(n,
+                                                                       body);
+  check(cudaGetLastError(), "a kernel launch");
+}
+#else
+/// Runs body(i) for i in [0, n), in order (the host emulation).
+template <typename Body> void forEach(int64_t n, Body body) {
+  for (int64_t i = 0; i < n; ++i)
+    body(i);
+}
+#endif
+
+/// Copies `bytes` between buffers; `toDevice`/`toHost` say which side each
+/// is on (both false: device to device).
+void copyBytes(void *dst, const void *src, size_t bytes, bool toDevice,
+               bool toHost);
+/// Reads one value from device memory (waits for the kernels writing it).
+template <typename T> T readScalar(const void *devicePointer) {
+  T value;
+  copyBytes(&value, devicePointer, sizeof(T), false, true);
+  return value;
+}
+
+/// A fresh GPU copy of a GPU tensor.
+Tensor copy(const Tensor &t);
+
+/// A GPU tensor viewing another's buffer with another shape.
+inline Tensor view(const Tensor &t, const Shape &shape) {
+  return Tensor::wrap(shape, t.dtype(), t.buffer(), Device::Gpu);
+}
+
+/// Piece `index` of n equal pieces along `dim` (rtx.mesh_slice).
+Tensor slicePiece(const Tensor &input, int64_t dim, int64_t n, int64_t index);
+
+/// Up to 8 dimensions passed by value into kernel bodies.
+constexpr int kMaxRank = 8;
+struct Dims {
+  int64_t v[kMaxRank];
+  int rank;
+};
+Dims dimsOf(const std::string &op, const std::vector<int64_t> &values);
+/// Row-major strides of `shape` as Dims.
+Dims stridesDims(const std::string &op, const Shape &shape);
+
+/// Throws (naming `op`) unless the tensor is a defined GPU tensor.
+void checkOnGpu(const std::string &op, const Tensor &t, const char *name);
+
+/// f32 for f32/bf16/f16, f64 for f64 (as on the CPU), on the device.
+Tensor toCompute(const Tensor &t);
+Tensor fromCompute(const Tensor &t, DType dtype);
+
+/// Data-dependent checks: a kernel stores into a device flag (makeFlag(),
+/// -1) the index of an element it refused; flagged() reads it back. Callers
+/// then rerun the CPU kernels' host check, which throws their exact message.
+Tensor makeFlag();
+bool flagged(const Tensor &flag);
+
+} // namespace detail
+} // namespace gpu
+} // namespace rtxrt
+
+/// Calls fn<double>(...) for f64 and fn<float>(...) for the other float
+/// dtypes (the compute type rule of the CPU kernels).
+#define RTX_GPU_COMPUTE(dtype, fn, ...)                                        \
+  ((dtype) == ::rtxrt::DType::F64 ? fn<double>(__VA_ARGS__)                    \
+                                  : fn<float>(__VA_ARGS__))
+
+#endif // RTXRT_LIB_GPU_PORTABLE_H

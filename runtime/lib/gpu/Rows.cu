@@ -1,0 +1,574 @@
+//===- Rows.cu - normalisation, softmax, rope, embedding, cross-entropy ---===//
+//
+// Row kernels: one body owns a whole row and accumulates its statistics in
+// double in index order, as the CPU kernels do (runtime/lib/kernels/
+// Normalization*.cpp, EmbeddingLoss*.cpp). Sums across rows (the gradients
+// of scale and bias, the embedding scatter-add, the mean loss) are one body
+// per output element looping over the rows in order: deterministic, with no
+// atomics.
+//
+//===----------------------------------------------------------------------===//
+
+#include "DeviceMath.h"
+#include "Portable.h"
+
+#include "../kernels/KernelUtils.h"
+
+#include <cmath>
+
+using namespace rtxrt;
+using namespace rtxrt::gpu::detail;
+using rtxrt::detail::checkFeatureVector;
+using rtxrt::detail::checkFloat;
+using rtxrt::detail::checkInteger;
+using rtxrt::detail::checkSameDType;
+using rtxrt::detail::checkSameShape;
+using rtxrt::detail::fail;
+using rtxrt::detail::normalizeDim;
+
+namespace {
+
+/// Mean and 1/std (layernorm) or 1/rms (rmsnorm) of each row, in double.
+void rowStatistics(const Tensor &x, int64_t rows, int64_t d, double epsilon,
+                   bool centred, Tensor &mean, Tensor &rstd) {
+  mean = empty({rows}, DType::F64);
+  rstd = empty({rows}, DType::F64);
+  const void *px = x.raw();
+  int dtype = static_cast<int>(x.dtype());
+  double *pm = static_cast<double *>(mean.raw());
+  double *pr = static_cast<double *>(rstd.raw());
+  forEach(rows, RTX_GPU_BODY(int64_t r) {
+    double m = 0.0;
+    if (centred) {
+      for (int64_t i = 0; i < d; ++i)
+        m += loadElement(px, dtype, r * d + i);
+      m /= static_cast<double>(d);
+    }
+    double sq = 0.0;
+    for (int64_t i = 0; i < d; ++i) {
+      double c = loadElement(px, dtype, r * d + i) - m;
+      sq += c * c;
+    }
+    pm[r] = m;
+    pr[r] = 1.0 / sqrt(sq / static_cast<double>(d) + epsilon);
+  });
+}
+
+template <typename T>
+void normalizeT(const Tensor &x, const Tensor &g, const Tensor &b,
+                const Tensor &mean, const Tensor &rstd, Tensor &y, int64_t d,
+                bool layerNorm) {
+  const T *px = static_cast<const T *>(x.raw());
+  const T *pg = static_cast<const T *>(g.raw());
+  const T *pb = b.defined() ? static_cast<const T *>(b.raw()) : nullptr;
+  const double *pm = static_cast<const double *>(mean.raw());
+  const double *pr = static_cast<const double *>(rstd.raw());
+  T *py = static_cast<T *>(y.raw());
+  forEach(x.numel(), RTX_GPU_BODY(int64_t e) {
+    int64_t r = e / d, i = e % d;
+    if (layerNorm) {
+      T v = T((px[e] - pm[r]) * pr[r]) * pg[i];
+      py[e] = pb ? v + pb[i] : v;
+    } else {
+      py[e] = px[e] * T(pr[r]) * pg[i];
+    }
+  });
+}
+
+template <typename T>
+void normGradT(const Tensor &x, const Tensor &g, const Tensor &dy,
+               const Tensor &mean, const Tensor &rstd, Tensor &dx,
+               Tensor &dscale, Tensor &dbias, int64_t rows, int64_t d,
+               bool layerNorm) {
+  const T *px = static_cast<const T *>(x.raw());
+  const T *pg = static_cast<const T *>(g.raw());
+  const T *pdy = static_cast<const T *>(dy.raw());
+  const double *pm = static_cast<const double *>(mean.raw());
+  const double *pr = static_cast<const double *>(rstd.raw());
+  T *pdx = static_cast<T *>(dx.raw());
+  forEach(rows, RTX_GPU_BODY(int64_t r) {
+    const T *xr = px + r * d, *dyr = pdy + r * d;
+    T *dxr = pdx + r * d;
+    double m = pm[r], s = pr[r];
+    if (layerNorm) {
+      double sumG = 0.0, sumGX = 0.0;
+      for (int64_t i = 0; i < d; ++i) {
+        double gi = static_cast<double>(dyr[i]) * pg[i];
+        sumG += gi;
+        sumGX += gi * (xr[i] - m) * s;
+      }
+      double meanG = sumG / static_cast<double>(d);
+      double meanGX = sumGX / static_cast<double>(d);
+      for (int64_t i = 0; i < d; ++i)
+        dxr[i] = T(s * (static_cast<double>(dyr[i]) * pg[i] - meanG -
+                        (xr[i] - m) * s * meanGX));
+    } else {
+      double sumGX = 0.0;
+      for (int64_t i = 0; i < d; ++i)
+        sumGX += static_cast<double>(dyr[i]) * pg[i] * xr[i];
+      double k = s * s * s * sumGX / static_cast<double>(d);
+      for (int64_t i = 0; i < d; ++i)
+        dxr[i] = T(s * static_cast<double>(dyr[i]) * pg[i] - xr[i] * k);
+    }
+  });
+  // Column sums over the rows, in row order.
+  double *pds = static_cast<double *>(dscale.raw());
+  double *pdb = dbias.defined() ? static_cast<double *>(dbias.raw()) : nullptr;
+  forEach(d, RTX_GPU_BODY(int64_t i) {
+    double ds = 0.0, db = 0.0;
+    for (int64_t r = 0; r < rows; ++r) {
+      double dyv = pdy[r * d + i];
+      double xhat = layerNorm ? (px[r * d + i] - pm[r]) * pr[r]
+                              : static_cast<double>(px[r * d + i]) * pr[r];
+      ds += dyv * xhat;
+      db += dyv;
+    }
+    pds[i] = ds;
+    if (pdb)
+      pdb[i] = db;
+  });
+}
+
+template <typename T>
+void softmaxT(const Tensor &x, Tensor &y, int64_t n, int64_t inner) {
+  const T *px = static_cast<const T *>(x.raw());
+  T *py = static_cast<T *>(y.raw());
+  int64_t lanes = n ? x.numel() / n : 0;
+  forEach(lanes, RTX_GPU_BODY(int64_t lane) {
+    int64_t base = (lane / inner) * n * inner + lane % inner;
+    T max = -INFINITY;
+    for (int64_t i = 0; i < n; ++i)
+      max = mfmax(max, px[base + i * inner]);
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; ++i) {
+      T e = mexp(px[base + i * inner] - max);
+      py[base + i * inner] = e;
+      sum += e;
+    }
+    T inv = T(1.0 / sum);
+    for (int64_t i = 0; i < n; ++i)
+      py[base + i * inner] *= inv;
+  });
+}
+
+template <typename T>
+void softmaxGradT(const Tensor &y, const Tensor &dy, Tensor &dx, int64_t n,
+                  int64_t inner) {
+  const T *py = static_cast<const T *>(y.raw());
+  const T *pdy = static_cast<const T *>(dy.raw());
+  T *pdx = static_cast<T *>(dx.raw());
+  int64_t lanes = n ? y.numel() / n : 0;
+  forEach(lanes, RTX_GPU_BODY(int64_t lane) {
+    int64_t base = (lane / inner) * n * inner + lane % inner;
+    double dot = 0.0;
+    for (int64_t i = 0; i < n; ++i)
+      dot += static_cast<double>(pdy[base + i * inner]) * py[base + i * inner];
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t e = base + i * inner;
+      pdx[e] = py[e] * (pdy[e] - T(dot));
+    }
+  });
+}
+
+/// Rotate-half by the angle of each position; `inverse` turns back (the
+/// gradient of rope).
+template <typename T>
+void ropeT(const Tensor &x, Tensor &y, const Tensor &cosTable,
+           const Tensor &sinTable, int64_t s, int64_t d, bool inverse) {
+  const T *px = static_cast<const T *>(x.raw());
+  const double *pc = static_cast<const double *>(cosTable.raw());
+  const double *ps = static_cast<const double *>(sinTable.raw());
+  T *py = static_cast<T *>(y.raw());
+  int64_t half = d / 2;
+  forEach(x.numel() / 2, RTX_GPU_BODY(int64_t e) {
+    int64_t row = e / half, i = e % half;
+    int64_t p = row % s;
+    T c = T(pc[p * half + i]), sn = T(ps[p * half + i]);
+    if (inverse)
+      sn = -sn;
+    T x1 = px[row * d + i], x2 = px[row * d + i + half];
+    py[row * d + i] = x1 * c - x2 * sn;
+    py[row * d + i + half] = x2 * c + x1 * sn;
+  });
+}
+
+/// Writes the index of the first id outside [0, vocab) (ignoring
+/// `ignoreIndex` when allowed) into `flag`.
+void checkIdsOnDevice(const Tensor &ids, int64_t vocab, bool hasIgnore,
+                      int64_t ignoreIndex, Tensor &flag) {
+  const void *pi = ids.raw();
+  int dtype = static_cast<int>(ids.dtype());
+  int64_t *pf = static_cast<int64_t *>(flag.raw());
+  int64_t n = ids.numel();
+  forEach(1, RTX_GPU_BODY(int64_t) {
+    for (int64_t k = 0; k < n; ++k) {
+      int64_t id = static_cast<int64_t>(loadElement(pi, dtype, k));
+      if ((id < 0 || id >= vocab) && !(hasIgnore && id == ignoreIndex)) {
+        pf[0] = k;
+        return;
+      }
+    }
+  });
+}
+
+template <typename T>
+void crossEntropyRowsT(const Tensor &x, const Tensor &labels, Tensor &loss,
+                       int64_t tokens, int64_t vocab, bool hasIgnore,
+                       int64_t ignoreIndex) {
+  const T *px = static_cast<const T *>(x.raw());
+  const void *pl = labels.raw();
+  int ltype = static_cast<int>(labels.dtype());
+  double *out = static_cast<double *>(loss.raw());
+  forEach(tokens, RTX_GPU_BODY(int64_t t) {
+    int64_t label = static_cast<int64_t>(loadElement(pl, ltype, t));
+    if (hasIgnore && label == ignoreIndex) {
+      out[t] = NAN; // not counted
+      return;
+    }
+    const T *row = px + t * vocab;
+    double max = -INFINITY;
+    for (int64_t i = 0; i < vocab; ++i)
+      max = fmax(max, static_cast<double>(row[i]));
+    double sum = 0.0;
+    for (int64_t i = 0; i < vocab; ++i)
+      sum += exp(static_cast<double>(row[i]) - max);
+    out[t] = max + log(sum) - static_cast<double>(row[label]);
+  });
+}
+
+template <typename T>
+void crossEntropyGradT(const Tensor &x, const Tensor &labels,
+                       const Tensor &lossGrad, Tensor &dx, int64_t tokens,
+                       int64_t vocab, bool hasIgnore, int64_t ignoreIndex) {
+  const T *px = static_cast<const T *>(x.raw());
+  const void *pl = labels.raw();
+  int ltype = static_cast<int>(labels.dtype());
+  const void *pg = lossGrad.raw();
+  int gtype = static_cast<int>(lossGrad.dtype());
+  T *pdx = static_cast<T *>(dx.raw());
+  // The number of counted tokens, once, by one body.
+  Tensor counted = empty({}, DType::I64);
+  int64_t *pc = static_cast<int64_t *>(counted.raw());
+  forEach(1, RTX_GPU_BODY(int64_t) {
+    int64_t n = 0;
+    for (int64_t k = 0; k < tokens; ++k)
+      n += hasIgnore &&
+                   static_cast<int64_t>(loadElement(pl, ltype, k)) ==
+                       ignoreIndex
+               ? 0
+               : 1;
+    pc[0] = n;
+  });
+  forEach(tokens, RTX_GPU_BODY(int64_t t) {
+    int64_t count = pc[0];
+    int64_t label = static_cast<int64_t>(loadElement(pl, ltype, t));
+    T *drow = pdx + t * vocab;
+    if (count == 0 || (hasIgnore && label == ignoreIndex)) {
+      for (int64_t i = 0; i < vocab; ++i)
+        drow[i] = T(0);
+      return;
+    }
+    double factor = loadElement(pg, gtype, 0) / static_cast<double>(count);
+    const T *row = px + t * vocab;
+    double max = -INFINITY;
+    for (int64_t i = 0; i < vocab; ++i)
+      max = fmax(max, static_cast<double>(row[i]));
+    double sum = 0.0;
+    for (int64_t i = 0; i < vocab; ++i)
+      sum += exp(static_cast<double>(row[i]) - max);
+    double scale = factor / sum;
+    for (int64_t i = 0; i < vocab; ++i)
+      drow[i] = T(exp(static_cast<double>(row[i]) - max) * scale -
+                  (i == label ? factor : 0.0));
+  });
+}
+
+Tensor toGpuF64(const std::vector<double> &values) {
+  Tensor host = Tensor::fromVector(values, {static_cast<int64_t>(values.size())});
+  return gpu::toDevice(host);
+}
+
+} // namespace
+
+Tensor gpu::layerNorm(const Tensor &input, const Tensor &scale,
+                      const Tensor &bias, double epsilon) {
+  const std::string op = "rtx.layernorm";
+  checkFloat(op, input, "input");
+  if (input.rank() < 1)
+    fail(op, "input must have rank >= 1, got a scalar");
+  checkFeatureVector(op, scale, "scale", input);
+  checkOnGpu(op, input, "input");
+  checkOnGpu(op, scale, "scale");
+  if (bias.defined()) {
+    checkFeatureVector(op, bias, "bias", input);
+    checkOnGpu(op, bias, "bias");
+  }
+  int64_t d = input.dim(input.rank() - 1);
+  int64_t rows = d ? input.numel() / d : 0;
+  Tensor x = toCompute(input), g = toCompute(scale);
+  Tensor b = bias.defined() ? toCompute(bias) : Tensor();
+  Tensor mean, rstd;
+  rowStatistics(x, rows, d, epsilon, true, mean, rstd);
+  Tensor y = empty(input.shape(), x.dtype());
+  RTX_GPU_COMPUTE(x.dtype(), normalizeT, x, g, b, mean, rstd, y, d, true);
+  return fromCompute(y, input.dtype());
+}
+
+Tensor gpu::rmsNorm(const Tensor &input, const Tensor &scale, double epsilon) {
+  const std::string op = "rtx.rmsnorm";
+  checkFloat(op, input, "input");
+  if (input.rank() < 1)
+    fail(op, "input must have rank >= 1, got a scalar");
+  checkFeatureVector(op, scale, "scale", input);
+  checkOnGpu(op, input, "input");
+  checkOnGpu(op, scale, "scale");
+  int64_t d = input.dim(input.rank() - 1);
+  int64_t rows = d ? input.numel() / d : 0;
+  Tensor x = toCompute(input), g = toCompute(scale);
+  Tensor mean, rstd;
+  rowStatistics(x, rows, d, epsilon, false, mean, rstd);
+  Tensor y = empty(input.shape(), x.dtype());
+  RTX_GPU_COMPUTE(x.dtype(), normalizeT, x, g, Tensor(), mean, rstd, y, d,
+                  false);
+  return fromCompute(y, input.dtype());
+}
+
+static std::vector<Tensor> normGrad(const std::string &op, const Tensor &input,
+                                    const Tensor &scale,
+                                    const Tensor &resultGrad, double epsilon,
+                                    bool layerNorm) {
+  checkFloat(op, input, "input");
+  if (input.rank() < 1)
+    fail(op, "input must have rank >= 1, got a scalar");
+  checkFeatureVector(op, scale, "scale", input);
+  checkFloat(op, resultGrad, "result_grad");
+  checkSameDType(op, input, "input", resultGrad, "result_grad");
+  checkSameShape(op, input, "input", resultGrad, "result_grad");
+  checkOnGpu(op, input, "input");
+  checkOnGpu(op, scale, "scale");
+  checkOnGpu(op, resultGrad, "result_grad");
+  int64_t d = input.dim(input.rank() - 1);
+  int64_t rows = d ? input.numel() / d : 0;
+  Tensor x = toCompute(input), dy = toCompute(resultGrad);
+  Tensor g = scale.dtype() == x.dtype() ? scale : gpu::convert(scale, x.dtype());
+  Tensor mean, rstd;
+  rowStatistics(x, rows, d, epsilon, layerNorm, mean, rstd);
+  Tensor dx = gpu::empty(input.shape(), x.dtype());
+  Tensor dscale = gpu::empty({d}, DType::F64);
+  Tensor dbias = layerNorm ? gpu::empty({d}, DType::F64) : Tensor();
+  RTX_GPU_COMPUTE(x.dtype(), normGradT, x, g, dy, mean, rstd, dx, dscale,
+                  dbias, rows, d, layerNorm);
+  std::vector<Tensor> results = {fromCompute(dx, input.dtype()),
+                                 fromCompute(dscale, scale.dtype())};
+  if (layerNorm)
+    results.push_back(fromCompute(dbias, scale.dtype()));
+  return results;
+}
+
+std::vector<Tensor> gpu::layerNormGrad(const Tensor &input, const Tensor &scale,
+                                       const Tensor &resultGrad,
+                                       double epsilon) {
+  return normGrad("rtx.layernorm_grad", input, scale, resultGrad, epsilon,
+                  true);
+}
+
+std::vector<Tensor> gpu::rmsNormGrad(const Tensor &input, const Tensor &scale,
+                                     const Tensor &resultGrad, double epsilon) {
+  return normGrad("rtx.rmsnorm_grad", input, scale, resultGrad, epsilon, false);
+}
+
+Tensor gpu::softmax(const Tensor &input, int64_t dim) {
+  const std::string op = "rtx.softmax";
+  checkFloat(op, input, "input");
+  checkOnGpu(op, input, "input");
+  if (input.rank() < 1)
+    fail(op, "input must have rank >= 1, got a scalar");
+  int64_t axis = normalizeDim(op, dim, input.rank());
+  int64_t n = input.dim(axis), inner = 1;
+  for (int64_t i = axis + 1; i < input.rank(); ++i)
+    inner *= input.dim(i);
+  Tensor x = toCompute(input);
+  Tensor y = empty(input.shape(), x.dtype());
+  RTX_GPU_COMPUTE(x.dtype(), softmaxT, x, y, n, inner);
+  return fromCompute(y, input.dtype());
+}
+
+Tensor gpu::softmaxGrad(const Tensor &result, const Tensor &resultGrad,
+                        int64_t dim) {
+  const std::string op = "rtx.softmax_grad";
+  checkFloat(op, result, "result");
+  checkFloat(op, resultGrad, "result_grad");
+  checkSameShape(op, result, "result", resultGrad, "result_grad");
+  checkSameDType(op, result, "result", resultGrad, "result_grad");
+  checkOnGpu(op, result, "result");
+  checkOnGpu(op, resultGrad, "result_grad");
+  int64_t axis = normalizeDim(op, dim, result.rank());
+  int64_t n = result.dim(axis), inner = 1;
+  for (int64_t i = axis + 1; i < result.rank(); ++i)
+    inner *= result.dim(i);
+  Tensor y = toCompute(result), dy = toCompute(resultGrad);
+  Tensor dx = empty(result.shape(), y.dtype());
+  RTX_GPU_COMPUTE(y.dtype(), softmaxGradT, y, dy, dx, n, inner);
+  return fromCompute(dx, result.dtype());
+}
+
+static Tensor ropeCommon(const std::string &op, const Tensor &input,
+                         double theta, int64_t offset, bool inverse) {
+  rtxrt::detail::checkRopeInput(op, input, "input", theta);
+  checkOnGpu(op, input, "input");
+  int64_t s = input.dim(2), d = input.dim(3);
+  std::vector<double> cosTable, sinTable;
+  rtxrt::detail::ropeAngles(s, d, theta, offset, cosTable, sinTable);
+  Tensor c = toGpuF64(cosTable), sn = toGpuF64(sinTable);
+  Tensor x = toCompute(input);
+  Tensor y = gpu::empty(input.shape(), x.dtype());
+  RTX_GPU_COMPUTE(x.dtype(), ropeT, x, y, c, sn, s, d, inverse);
+  return fromCompute(y, input.dtype());
+}
+
+Tensor gpu::rope(const Tensor &input, double theta, int64_t offset) {
+  return ropeCommon("rtx.rope", input, theta, offset, false);
+}
+
+Tensor gpu::ropeGrad(const Tensor &resultGrad, double theta, int64_t offset) {
+  return ropeCommon("rtx.rope_grad", resultGrad, theta, offset, true);
+}
+
+Tensor gpu::embedding(const Tensor &table, const Tensor &ids) {
+  const std::string op = "rtx.embedding";
+  checkFloat(op, table, "table");
+  checkInteger(op, ids, "ids");
+  checkOnGpu(op, table, "table");
+  checkOnGpu(op, ids, "ids");
+  if (table.rank() != 2)
+    fail(op, "table must be [V, D], got " + shapeToString(table.shape()));
+  int64_t vocab = table.dim(0), width = table.dim(1);
+  Tensor flag = makeFlag();
+  checkIdsOnDevice(ids, vocab, false, 0, flag);
+  if (flagged(flag)) // the CPU check throws its message
+    rtxrt::detail::loadIds(op, toHost(ids), vocab);
+  Shape resultShape = ids.shape();
+  resultShape.push_back(width);
+  Tensor out = empty(resultShape, table.dtype());
+  const unsigned char *src = static_cast<const unsigned char *>(table.raw());
+  unsigned char *dst = static_cast<unsigned char *>(out.raw());
+  const void *pi = ids.raw();
+  int itype = static_cast<int>(ids.dtype());
+  int64_t esize = static_cast<int64_t>(dtypeSize(table.dtype()));
+  forEach(out.numel(), RTX_GPU_BODY(int64_t e) {
+    int64_t p = e / width, j = e % width;
+    int64_t id = static_cast<int64_t>(loadElement(pi, itype, p));
+    for (int64_t b = 0; b < esize; ++b)
+      dst[e * esize + b] = src[(id * width + j) * esize + b];
+  });
+  return out;
+}
+
+Tensor gpu::embeddingGrad(const Tensor &ids, const Tensor &resultGrad,
+                          const Shape &tableShape) {
+  const std::string op = "rtx.embedding_grad";
+  checkInteger(op, ids, "ids");
+  checkFloat(op, resultGrad, "result_grad");
+  checkOnGpu(op, ids, "ids");
+  checkOnGpu(op, resultGrad, "result_grad");
+  if (tableShape.size() != 2 || tableShape[0] < 0 || tableShape[1] < 0)
+    fail(op, "table shape must be [V, D], got " + shapeToString(tableShape));
+  int64_t vocab = tableShape[0], width = tableShape[1];
+  Shape expected = ids.shape();
+  expected.push_back(width);
+  if (resultGrad.shape() != expected)
+    fail(op, "result_grad " + shapeToString(resultGrad.shape()) +
+                 " must be ids shape + [D] = " + shapeToString(expected));
+  Tensor flag = makeFlag();
+  checkIdsOnDevice(ids, vocab, false, 0, flag);
+  if (flagged(flag))
+    rtxrt::detail::loadIds(op, toHost(ids), vocab);
+  Tensor dy = toCompute(resultGrad);
+  Tensor table = zeros(tableShape, dy.dtype());
+  // One body per column j: adds every position's dy[p, j] into row ids[p]
+  // in increasing p, the CPU kernel's order, without atomics.
+  int64_t positions = ids.numel();
+  const void *pi = ids.raw();
+  int itype = static_cast<int>(ids.dtype());
+  const void *pdy = dy.raw();
+  void *pt = table.raw();
+  int ctype = static_cast<int>(dy.dtype());
+  forEach(width, RTX_GPU_BODY(int64_t j) {
+    for (int64_t p = 0; p < positions; ++p) {
+      int64_t id = static_cast<int64_t>(loadElement(pi, itype, p));
+      int64_t at = id * width + j;
+      storeElement(pt, ctype, at,
+                   loadElement(pt, ctype, at) +
+                       loadElement(pdy, ctype, p * width + j));
+    }
+  });
+  return fromCompute(table, resultGrad.dtype());
+}
+
+static void checkLogitsLabels(const std::string &op, const Tensor &logits,
+                              const Tensor &labels, bool hasIgnoreIndex,
+                              int64_t ignoreIndex) {
+  checkFloat(op, logits, "logits");
+  checkInteger(op, labels, "labels");
+  checkOnGpu(op, logits, "logits");
+  checkOnGpu(op, labels, "labels");
+  Shape expected(logits.shape().begin(), logits.shape().end() - 1);
+  if (logits.rank() < 1 || labels.shape() != expected)
+    fail(op, "labels " + shapeToString(labels.shape()) +
+                 " must be the logits' shape " +
+                 shapeToString(logits.shape()) + " without its last dimension");
+  Tensor flag = makeFlag();
+  checkIdsOnDevice(labels, logits.dim(logits.rank() - 1), hasIgnoreIndex,
+                   ignoreIndex, flag);
+  if (flagged(flag)) // the CPU check throws its message
+    rtxrt::detail::loadLabels(op, gpu::toHost(logits), gpu::toHost(labels),
+                              hasIgnoreIndex, ignoreIndex);
+}
+
+Tensor gpu::crossEntropy(const Tensor &logits, const Tensor &labels,
+                         bool hasIgnoreIndex, int64_t ignoreIndex) {
+  const std::string op = "rtx.cross_entropy";
+  checkLogitsLabels(op, logits, labels, hasIgnoreIndex, ignoreIndex);
+  int64_t vocab = logits.dim(logits.rank() - 1);
+  int64_t tokens = labels.numel();
+  Tensor x = toCompute(logits);
+  Tensor loss = empty({tokens}, DType::F64);
+  RTX_GPU_COMPUTE(x.dtype(), crossEntropyRowsT, x, labels, loss, tokens, vocab,
+                  hasIgnoreIndex, ignoreIndex);
+  // The mean over counted tokens, in token order, by one body.
+  Tensor mean = empty({}, DType::F64);
+  const double *pl = static_cast<const double *>(loss.raw());
+  double *pm = static_cast<double *>(mean.raw());
+  forEach(1, RTX_GPU_BODY(int64_t) {
+    double total = 0.0;
+    int64_t count = 0;
+    for (int64_t t = 0; t < tokens; ++t)
+      if (pl[t] == pl[t]) { // NaN marks an ignored token
+        total += pl[t];
+        ++count;
+      }
+    pm[0] = count ? total / static_cast<double>(count) : 0.0;
+  });
+  return fromCompute(mean,
+                     logits.dtype() == DType::F64 ? DType::F64 : DType::F32);
+}
+
+Tensor gpu::crossEntropyGrad(const Tensor &logits, const Tensor &labels,
+                             const Tensor &lossGrad, bool hasIgnoreIndex,
+                             int64_t ignoreIndex) {
+  const std::string op = "rtx.cross_entropy_grad";
+  checkLogitsLabels(op, logits, labels, hasIgnoreIndex, ignoreIndex);
+  checkFloat(op, lossGrad, "loss_grad");
+  checkOnGpu(op, lossGrad, "loss_grad");
+  if (lossGrad.rank() != 0)
+    fail(op,
+         "loss_grad must be a scalar, got " + shapeToString(lossGrad.shape()));
+  int64_t vocab = logits.dim(logits.rank() - 1);
+  int64_t tokens = labels.numel();
+  Tensor x = toCompute(logits);
+  Tensor dx = empty(logits.shape(), x.dtype());
+  if (vocab > 0)
+    RTX_GPU_COMPUTE(x.dtype(), crossEntropyGradT, x, labels, lossGrad, dx,
+                    tokens, vocab, hasIgnoreIndex, ignoreIndex);
+  return fromCompute(dx, logits.dtype());
+}

@@ -1,0 +1,33 @@
+//===- Runtime.cu - what runProgram needs from the GPU runtime ------------===//
+
+#include "Portable.h"
+
+using namespace rtxrt;
+
+const DeviceRuntime &gpu::deviceRuntime() {
+  static const DeviceRuntime runtime = [] {
+    DeviceRuntime r;
+    r.name = backendName();
+    r.selectDevice = [](int64_t localRank) { return selectDevice(localRank); };
+    r.toDevice = [](const Tensor &t) { return toDevice(t); };
+    r.toHost = [](const Tensor &t) { return toHost(t); };
+    r.sliceGroup = [](const Tensor &t, int64_t dim, int64_t n, int64_t index) {
+      return detail::slicePiece(t, dim, n, index);
+    };
+#if defined(RTXRT_HAVE_NCCL)
+    r.makeCommunicator = makeNcclCommunicator;
+#endif
+    return r;
+  }();
+  return runtime;
+}
+
+#if !defined(RTXRT_HAVE_NCCL)
+std::unique_ptr<Communicator>
+gpu::makeNcclCommunicator(int64_t, int64_t, const std::string &,
+                          const std::vector<std::vector<int64_t>> &, double) {
+  throw Error(std::string("this GPU runtime (") + backendName() +
+              ") was built without NCCL: its programs use Gloo through host "
+              "memory");
+}
+#endif

@@ -1,0 +1,262 @@
+//===- GpuKernelsTest.cpp - the GPU kernels against the CPU kernels -------===//
+//
+// Runs every kernel of rtxrt/Gpu.h in the host emulation of the GPU runtime
+// (librtxrt_gpu_emulation: the same sources as the CUDA build, each kernel
+// body run as a loop) and compares it with the CPU kernel of the same op,
+// which the other unit tests check against double-precision references.
+// Shapes are odd on purpose (7, 13, 37) so that no stride or tail is hidden.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestUtil.h"
+
+#include "rtxrt/Gpu.h"
+
+using namespace rtxrt;
+using namespace rtxrt::test;
+
+namespace {
+
+Tensor dev(const Tensor &t) { return gpu::toDevice(t); }
+
+/// The GPU result, copied back, against the CPU result.
+void expectSame(const Tensor &gpuResult, const Tensor &cpuResult,
+                double tol = 1e-5) {
+  ASSERT_TRUE(gpuResult.onGpu());
+  Tensor host = gpu::toHost(gpuResult);
+  ASSERT_EQ(host.shape(), cpuResult.shape());
+  ASSERT_EQ(host.dtype(), cpuResult.dtype());
+  EXPECT_LE(relNorm(toDoubles(host), toDoubles(cpuResult)), tol)
+      << "shape " << shapeToString(host.shape());
+}
+
+Tensor ints(const Shape &shape, int64_t bound, unsigned seed,
+            DType dtype = DType::I32) {
+  std::mt19937 gen(seed);
+  Tensor t(shape, dtype);
+  for (int64_t i = 0; i < t.numel(); ++i)
+    t.setFromDouble(i, static_cast<double>(gen() % bound));
+  return t;
+}
+
+} // namespace
+
+TEST(GpuKernelsTest, HostTensorsAreRefusedWithAMessage) {
+  Tensor x = randomTensor({3}, DType::F32, 1);
+  EXPECT_THROW(gpu::unary(UnaryKind::Exp, x), Error);
+  Tensor g = dev(x);
+  try {
+    (void)g.data<float>();
+    FAIL() << "host access to a GPU tensor must throw";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("GPU memory"), std::string::npos);
+  }
+}
+
+TEST(GpuKernelsTest, CopiesRoundTrip) {
+  for (DType dtype : {DType::F32, DType::F64, DType::BF16, DType::I64}) {
+    Tensor x = randomTensor({5, 7}, dtype, 2, -5, 5);
+    expectSame(dev(x), x, 0.0);
+  }
+}
+
+TEST(GpuKernelsTest, Contractions) {
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      Tensor a = randomTensor(ta ? Shape{13, 7} : Shape{7, 13}, DType::F32, 3);
+      Tensor b = randomTensor(tb ? Shape{5, 13} : Shape{13, 5}, DType::F32, 4);
+      expectSame(gpu::matmul(dev(a), dev(b), ta, tb), matmul(a, b, ta, tb));
+      Tensor ba = randomTensor(ta ? Shape{2, 3, 13, 7} : Shape{2, 3, 7, 13},
+                               DType::F32, 5);
+      Tensor bb = randomTensor(tb ? Shape{2, 3, 5, 13} : Shape{2, 3, 13, 5},
+                               DType::F32, 6);
+      expectSame(gpu::batchMatmul(dev(ba), dev(bb), ta, tb),
+                 batchMatmul(ba, bb, ta, tb));
+    }
+  Tensor x = randomTensor({2, 7, 13}, DType::F32, 7);
+  Tensor w = randomTensor({5, 13}, DType::F32, 8);
+  Tensor bias = randomTensor({5}, DType::F32, 9);
+  expectSame(gpu::linear(dev(x), dev(w), dev(bias)), linear(x, w, bias));
+  expectSame(gpu::linear(dev(x), dev(w), Tensor()), linear(x, w, Tensor()));
+  Tensor xd = randomTensor({4, 6}, DType::F64, 10);
+  Tensor wd = randomTensor({3, 6}, DType::F64, 11);
+  expectSame(gpu::linear(dev(xd), dev(wd), Tensor()),
+             linear(xd, wd, Tensor()), 1e-12);
+}
+
+TEST(GpuKernelsTest, Elementwise) {
+  Tensor x = randomTensor({7, 13}, DType::F32, 12, 0.1, 2.0);
+  Tensor y = randomTensor({7, 13}, DType::F32, 13, -2.0, 2.0);
+  for (int k = 0; k <= static_cast<int>(UnaryKind::GeluTanh); ++k) {
+    auto kind = static_cast<UnaryKind>(k);
+    expectSame(gpu::unary(kind, dev(x)), unary(kind, x));
+  }
+  for (int k = 0; k <= static_cast<int>(BinaryKind::Minimum); ++k) {
+    auto kind = static_cast<BinaryKind>(k);
+    expectSame(gpu::binary(kind, dev(x), dev(y)), binary(kind, x, y));
+  }
+  for (int k = 0; k <= static_cast<int>(CompareKind::GE); ++k) {
+    auto kind = static_cast<CompareKind>(k);
+    expectSame(gpu::compare(kind, dev(x), dev(y)), compare(kind, x, y), 0.0);
+  }
+  Tensor cond = compare(CompareKind::GT, x, y);
+  expectSame(gpu::where(dev(cond), dev(x), dev(y)), where(cond, x, y), 0.0);
+  expectSame(gpu::maskedFill(dev(x), dev(cond), -1e9),
+             maskedFill(x, cond, -1e9), 0.0);
+  Tensor bx = x.to(DType::BF16);
+  expectSame(gpu::unary(UnaryKind::Gelu, dev(bx)), unary(UnaryKind::Gelu, bx),
+             1e-2);
+  Tensor i32 = ints({4, 5}, 100, 14), i32b = ints({4, 5}, 100, 15);
+  expectSame(gpu::binary(BinaryKind::Add, dev(i32), dev(i32b)),
+             binary(BinaryKind::Add, i32, i32b), 0.0);
+  for (DType to : {DType::F64, DType::BF16, DType::F16, DType::I32, DType::I1})
+    expectSame(gpu::convert(dev(y), to), convert(y, to), 0.0);
+  for (int f = 0; f <= static_cast<int>(UnaryFn::GeluTanh); ++f) {
+    auto fn = static_cast<UnaryFn>(f);
+    expectSame(gpu::unaryGrad(fn, dev(x), dev(y)), unaryGrad(fn, x, y));
+  }
+}
+
+TEST(GpuKernelsTest, DropoutDrawsTheCpuMaskForEveryShard) {
+  Tensor x = randomTensor({6, 10}, DType::F32, 16);
+  expectSame(gpu::dropout(dev(x), 0.3, 42), dropout(x, 0.3, 42), 0.0);
+  // A [3, 5] shard at (3, 5) of the [6, 10] tensor draws the global mask.
+  Tensor shard = sliceBlock(x, {3, 5}, {3, 5});
+  expectSame(gpu::dropout(dev(shard), 0.3, 42, {6, 10}, {3, 5}),
+             dropout(shard, 0.3, 42, {6, 10}, {3, 5}), 0.0);
+  expectSame(gpu::dropout(dev(x), 0.0, 42), x, 0.0);
+}
+
+TEST(GpuKernelsTest, NormalisationSoftmaxRope) {
+  Tensor x = randomTensor({3, 5, 37}, DType::F32, 17, -3, 3);
+  Tensor g = randomTensor({37}, DType::F32, 18);
+  Tensor b = randomTensor({37}, DType::F32, 19);
+  Tensor dy = randomTensor({3, 5, 37}, DType::F32, 20);
+  expectSame(gpu::layerNorm(dev(x), dev(g), dev(b), 1e-5),
+             layerNorm(x, g, b, 1e-5));
+  expectSame(gpu::layerNorm(dev(x), dev(g), Tensor(), 1e-5),
+             layerNorm(x, g, Tensor(), 1e-5));
+  expectSame(gpu::rmsNorm(dev(x), dev(g), 1e-6), rmsNorm(x, g, 1e-6));
+  std::vector<Tensor> lg = gpu::layerNormGrad(dev(x), dev(g), dev(dy), 1e-5);
+  std::vector<Tensor> lc = layerNormGrad(x, g, dy, 1e-5);
+  ASSERT_EQ(lg.size(), 3u);
+  for (size_t i = 0; i < 3; ++i)
+    expectSame(lg[i], lc[i], 1e-4);
+  std::vector<Tensor> rg = gpu::rmsNormGrad(dev(x), dev(g), dev(dy), 1e-6);
+  std::vector<Tensor> rc = rmsNormGrad(x, g, dy, 1e-6);
+  ASSERT_EQ(rg.size(), 2u);
+  for (size_t i = 0; i < 2; ++i)
+    expectSame(rg[i], rc[i], 1e-4);
+  for (int64_t dim : {0, 1, 2}) {
+    expectSame(gpu::softmax(dev(x), dim), softmax(x, dim));
+    Tensor y = softmax(x, dim);
+    expectSame(gpu::softmaxGrad(dev(y), dev(dy), dim), softmaxGrad(y, dy, dim),
+               1e-4);
+  }
+  Tensor q = randomTensor({2, 3, 7, 8}, DType::F32, 21);
+  expectSame(gpu::rope(dev(q), 10000.0, 3), rope(q, 10000.0, 3));
+  expectSame(gpu::ropeGrad(dev(q), 10000.0, 3), ropeGrad(q, 10000.0, 3));
+}
+
+TEST(GpuKernelsTest, AttentionAndItsGradientWithGroupedHeads) {
+  for (bool causal : {false, true}) {
+    Tensor q = randomTensor({2, 4, 7, 8}, DType::F32, 22);
+    Tensor k = randomTensor({2, 2, 7, 8}, DType::F32, 23);
+    Tensor v = randomTensor({2, 2, 7, 8}, DType::F32, 24);
+    Tensor dout = randomTensor({2, 4, 7, 8}, DType::F32, 25);
+    expectSame(gpu::attention(dev(q), dev(k), dev(v), causal, 0.35),
+               attention(q, k, v, causal, 0.35));
+    std::vector<Tensor> g =
+        gpu::attentionGrad(dev(q), dev(k), dev(v), dev(dout), causal, 0.35);
+    std::vector<Tensor> c = attentionGrad(q, k, v, dout, causal, 0.35);
+    ASSERT_EQ(g.size(), 3u);
+    for (size_t i = 0; i < 3; ++i)
+      expectSame(g[i], c[i], 1e-4);
+  }
+}
+
+TEST(GpuKernelsTest, EmbeddingAndCrossEntropy) {
+  Tensor table = randomTensor({37, 6}, DType::F32, 26);
+  Tensor ids = ints({3, 5}, 37, 27);
+  expectSame(gpu::embedding(dev(table), dev(ids)), embedding(table, ids), 0.0);
+  Tensor dy = randomTensor({3, 5, 6}, DType::F32, 28);
+  expectSame(gpu::embeddingGrad(dev(ids), dev(dy), {37, 6}),
+             embeddingGrad(ids, dy, {37, 6}));
+  Tensor logits = randomTensor({3, 5, 37}, DType::F32, 29, -4, 4);
+  Tensor labels = ints({3, 5}, 37, 30, DType::I64);
+  labels.setFromDouble(4, -100);
+  for (bool ignore : {false, true}) {
+    Tensor lab = ignore ? labels : ints({3, 5}, 37, 31);
+    expectSame(gpu::crossEntropy(dev(logits), dev(lab), ignore, -100),
+               crossEntropy(logits, lab, ignore, -100));
+    Tensor dloss = Tensor::scalar(0.7);
+    expectSame(gpu::crossEntropyGrad(dev(logits), dev(lab), dev(dloss), ignore,
+                                     -100),
+               crossEntropyGrad(logits, lab, dloss, ignore, -100));
+  }
+}
+
+TEST(GpuKernelsTest, AnIdOutsideTheVocabularyIsTheCpuError) {
+  Tensor table = randomTensor({4, 2}, DType::F32, 32);
+  Tensor ids = Tensor::fromVector(std::vector<int32_t>{1, 9, 2}, {3});
+  std::string cpuMessage, gpuMessage;
+  try {
+    embedding(table, ids);
+  } catch (const Error &e) {
+    cpuMessage = e.what();
+  }
+  try {
+    gpu::embedding(dev(table), dev(ids));
+  } catch (const Error &e) {
+    gpuMessage = e.what();
+  }
+  EXPECT_FALSE(cpuMessage.empty());
+  EXPECT_EQ(gpuMessage, cpuMessage);
+}
+
+TEST(GpuKernelsTest, ShapeOps) {
+  Tensor x = randomTensor({3, 4, 5}, DType::F32, 33);
+  expectSame(gpu::reshape(dev(x), {12, 5}), reshape(x, {12, 5}), 0.0);
+  expectSame(gpu::transpose(dev(x), {2, 0, 1}), transpose(x, {2, 0, 1}), 0.0);
+  expectSame(gpu::slice(dev(x), {1, 0, 2}, {3, 3, 5}),
+             slice(x, {1, 0, 2}, {3, 3, 5}), 0.0);
+  std::vector<Tensor> gs = gpu::split(dev(x), 2, {1, 3, 1});
+  std::vector<Tensor> cs = split(x, 2, {1, 3, 1});
+  ASSERT_EQ(gs.size(), cs.size());
+  for (size_t i = 0; i < gs.size(); ++i)
+    expectSame(gs[i], cs[i], 0.0);
+  Tensor y = randomTensor({3, 2, 5}, DType::F32, 34);
+  expectSame(gpu::concat({dev(x), dev(y)}, 1), concat({x, y}, 1), 0.0);
+  Tensor r = randomTensor({4, 1}, DType::F32, 35);
+  expectSame(gpu::broadcast(dev(r), {1, 2}, {3, 4, 6}),
+             broadcast(r, {1, 2}, {3, 4, 6}), 0.0);
+  expectSame(gpu::pad(dev(x), {0, 1, 2}, {1, 0, 3}),
+             pad(x, {0, 1, 2}, {1, 0, 3}), 0.0);
+  for (int k = 0; k <= static_cast<int>(ReduceKind::Min); ++k) {
+    auto kind = static_cast<ReduceKind>(k);
+    for (bool keep : {false, true}) {
+      expectSame(gpu::reduce(kind, dev(x), {0, 2}, keep),
+                 reduce(kind, x, {0, 2}, keep));
+      expectSame(gpu::reduce(kind, dev(x), {1}, keep),
+                 reduce(kind, x, {1}, keep));
+    }
+  }
+}
+
+TEST(GpuKernelsTest, Optimizers) {
+  Tensor p = randomTensor({7, 5}, DType::F32, 36);
+  Tensor g = randomTensor({7, 5}, DType::F32, 37);
+  Tensor m = randomTensor({7, 5}, DType::F32, 38);
+  Tensor v = randomTensor({7, 5}, DType::F32, 39, 0.0, 1.0);
+  Tensor step = Tensor::scalar(3.0);
+  std::vector<Tensor> a =
+      gpu::adamwUpdate(dev(p), dev(g), dev(m), dev(v), dev(step), 1e-3, 0.9,
+                       0.999, 1e-8, 0.01);
+  std::vector<Tensor> c =
+      adamwUpdate(p, g, m, v, step, 1e-3, 0.9, 0.999, 1e-8, 0.01);
+  ASSERT_EQ(a.size(), 3u);
+  for (size_t i = 0; i < 3; ++i)
+    expectSame(a[i], c[i], 1e-6);
+  expectSame(gpu::sgdUpdate(dev(p), dev(g), 0.1, 0.01),
+             sgdUpdate(p, g, 0.1, 0.01));
+}
