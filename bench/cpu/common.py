@@ -15,6 +15,13 @@ sys.path.insert(0, os.path.join(ROOT, "python"))
 sys.path.insert(0, os.path.join(ROOT, "examples"))
 
 
+def blas_kernels():
+    """OpenBLAS's kernel choice in force for both sides (they share this
+    process's environment): OPENBLAS_CORETYPE when set (this workplace's
+    machines set it to Haswell), else OpenBLAS's own detection."""
+    return os.environ.get("OPENBLAS_CORETYPE", "unset (OpenBLAS detects the CPU)")
+
+
 def add_model_args(parser):
     """Flags for the GPT-2-style model, the batch and the number of timed steps."""
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
@@ -56,3 +63,14 @@ def rtx_tokens_per_second(a, program_output):
     times = [float(m.group(1)) for m in re.finditer(r"time=([\d.]+)ms", program_output)]
     times = times[a.warmup:]
     return a.batch * a.seq / (sum(times) / len(times) / 1000)
+
+
+def print_rounds(rows, rtx_label, peer_label):
+    """Prints each round's tokens/s of rtx and its peer, measured one after
+    the other, and the median ratio (machines here are shared and noisy)."""
+    for i, (rtx_tps, peer_tps) in enumerate(rows, 1):
+        print(f"round {i}: {rtx_label} {rtx_tps:8.0f} tokens/s, {peer_label} {peer_tps:8.0f} "
+              f"tokens/s, ratio {rtx_tps / peer_tps:.2f}")
+    ratios = sorted(r / p for r, p in rows)
+    print(f"ratio rtx / {peer_label} (median of {len(rows)} rounds): "
+          f"{ratios[len(ratios) // 2]:.2f} (goal >= 1.0)")

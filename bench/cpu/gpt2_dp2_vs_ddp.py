@@ -16,7 +16,8 @@ import sys
 import tempfile
 import time
 
-from common import add_model_args, build_rtx_program, rtx_tokens_per_second
+from common import (add_model_args, build_rtx_program, rtx_tokens_per_second,
+                    print_rounds, blas_kernels)
 
 
 def ddp_worker(rank, args, data, port, result):
@@ -51,7 +52,10 @@ def ddp_worker(rank, args, data, port, result):
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_model_args(p)
+    p.add_argument("--rounds", type=int, default=3,
+                   help="alternate rtx and DDP this many times; the median ratio is reported")
     a = p.parse_args()
+    blas = blas_kernels()
 
     import numpy as np
     import torch.multiprocessing as mp
@@ -59,31 +63,35 @@ def main() -> int:
     tokens_per_step = a.batch * a.seq
     data = np.random.default_rng(0).integers(0, a.vocab, (a.batch, a.seq + 1)).astype(np.int32)
     bin_dir = os.path.join(a.build, "bin")
+    ctx = mp.get_context("spawn")
+
+    def ddp_tokens_per_second():
+        result = ctx.Queue()
+        port = 29500 + os.getpid() % 1000
+        procs = [ctx.Process(target=ddp_worker, args=(r, a, data, port, result)) for r in range(2)]
+        for proc in procs:
+            proc.start()
+        step_time = result.get()
+        for proc in procs:
+            proc.join()
+        return tokens_per_step / step_time
+
+    rows = []
     with tempfile.TemporaryDirectory() as work:
         program = build_rtx_program(
             a, work, data, ["-rtx-distribute=mesh=dp:2 lr=0.001 weight-decay=0.01"])
         env = dict(os.environ, OMP_NUM_THREADS="1")
-        out = subprocess.run([f"{bin_dir}/rtx-launch", "-n", "2", "--store", f"file:{work}/store", "--",
-                              program, "--inputs", work, "--steps", str(a.steps + a.warmup)],
-                             check=True, capture_output=True, text=True, env=env).stdout
-        rtx_tps = rtx_tokens_per_second(a, out)
-
-    ctx = mp.get_context("spawn")
-    result = ctx.Queue()
-    port = 29500 + os.getpid() % 1000
-    procs = [ctx.Process(target=ddp_worker, args=(r, a, data, port, result)) for r in range(2)]
-    for proc in procs:
-        proc.start()
-    step_time = result.get()
-    for proc in procs:
-        proc.join()
-    ddp_tps = tokens_per_step / step_time
+        for round_ in range(a.rounds):
+            out = subprocess.run([f"{bin_dir}/rtx-launch", "-n", "2", "--store",
+                                  f"file:{work}/store{round_}", "--", program, "--inputs", work,
+                                  "--steps", str(a.steps + a.warmup)],
+                                 check=True, capture_output=True, text=True, env=env).stdout
+            rows.append((rtx_tokens_per_second(a, out), ddp_tokens_per_second()))
 
     print(f"GPT-2 style: {a.layers} layers, width {a.width}, {a.heads} heads, seq {a.seq}, global batch "
-          f"{a.batch} on 2 ranks x 1 thread; AdamW; {a.steps} timed steps")
-    print(f"rtx dp=2 (emitted C++, Gloo): {rtx_tps:10.0f} tokens/s")
-    print(f"torch DDP (Gloo):            {ddp_tps:10.0f} tokens/s")
-    print(f"ratio rtx / DDP: {rtx_tps / ddp_tps:.2f} (goal >= 1.0)")
+          f"{a.batch} on 2 ranks x 1 thread; AdamW; {a.steps} timed steps; "
+          f"OPENBLAS_CORETYPE {blas}, the same for both")
+    print_rounds(rows, "rtx dp=2 (emitted C++, Gloo)", "torch DDP (Gloo)")
     return 0
 
 

@@ -17,14 +17,19 @@ import sys
 import tempfile
 import time
 
-from common import add_model_args, build_rtx_program, rtx_tokens_per_second
+from common import (add_model_args, build_rtx_program, rtx_tokens_per_second,
+                    print_rounds, blas_kernels)
 
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_model_args(p)
     p.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    p.add_argument("--rounds", type=int, default=3,
+                   help="alternate rtx and PyTorch this many times; the median ratio is "
+                        "reported (the machines here are shared and noisy)")
     a = p.parse_args()
+    blas = blas_kernels()
 
     import numpy as np
     import torch
@@ -34,15 +39,6 @@ def main() -> int:
     rng = np.random.default_rng(0)
     data = rng.integers(0, a.vocab, (a.batch, a.seq + 1)).astype(np.int32)
 
-    with tempfile.TemporaryDirectory() as work:
-        # rtx: builder model -> train step -> C++ program.
-        program = build_rtx_program(
-            a, work, data, ["-rtx-autodiff", "-rtx-optimizer=kind=adamw lr=0.001 weight-decay=0.01"])
-        env = dict(os.environ, OMP_NUM_THREADS=str(a.threads))
-        out = subprocess.run([program, "--inputs", work, "--steps", str(a.steps + a.warmup)],
-                             check=True, capture_output=True, text=True, env=env).stdout
-        rtx_tps = rtx_tokens_per_second(a, out)
-
     # PyTorch: the same model and optimizer.
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)
@@ -51,21 +47,33 @@ def main() -> int:
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
     idx = torch.from_numpy(data[:, :-1].astype(np.int64))
     targets = torch.from_numpy(data[:, 1:].astype(np.int64))
-    step_times = []
-    for step in range(a.steps + a.warmup):
-        start = time.perf_counter()
-        opt.zero_grad(set_to_none=True)
-        _, loss = model(idx, targets)
-        loss.backward()
-        opt.step()
-        step_times.append(time.perf_counter() - start)
-    torch_tps = tokens_per_step / (sum(step_times[a.warmup:]) / a.steps)
+
+    def torch_tokens_per_second():
+        step_times = []
+        for step in range(a.steps + a.warmup):
+            start = time.perf_counter()
+            opt.zero_grad(set_to_none=True)
+            _, loss = model(idx, targets)
+            loss.backward()
+            opt.step()
+            step_times.append(time.perf_counter() - start)
+        return tokens_per_step / (sum(step_times[a.warmup:]) / a.steps)
+
+    rows = []
+    with tempfile.TemporaryDirectory() as work:
+        # rtx: builder model -> train step -> C++ program.
+        program = build_rtx_program(
+            a, work, data, ["-rtx-autodiff", "-rtx-optimizer=kind=adamw lr=0.001 weight-decay=0.01"])
+        env = dict(os.environ, OMP_NUM_THREADS=str(a.threads))
+        for _ in range(a.rounds):
+            out = subprocess.run([program, "--inputs", work, "--steps", str(a.steps + a.warmup)],
+                                 check=True, capture_output=True, text=True, env=env).stdout
+            rows.append((rtx_tokens_per_second(a, out), torch_tokens_per_second()))
 
     print(f"GPT-2 style: {a.layers} layers, width {a.width}, {a.heads} heads, seq {a.seq}, "
-          f"batch {a.batch}, vocab {a.vocab}; AdamW; {a.threads} thread(s); {a.steps} timed steps")
-    print(f"rtx (emitted C++ + librtxrt): {rtx_tps:10.0f} tokens/s")
-    print(f"PyTorch {torch.__version__}:        {torch_tps:10.0f} tokens/s")
-    print(f"ratio rtx / PyTorch: {rtx_tps / torch_tps:.2f} (goal >= 1.0)")
+          f"batch {a.batch}, vocab {a.vocab}; AdamW; {a.threads} thread(s); {a.steps} timed "
+          f"steps; OPENBLAS_CORETYPE {blas}, the same for both")
+    print_rounds(rows, "rtx (emitted C++ + librtxrt)", f"PyTorch {torch.__version__}")
     return 0
 
 

@@ -180,7 +180,7 @@ constexpr size_t kHugeThreshold = size_t{32} << 20;
 /// bench/kernels). Such blocks are aligned to 2 MiB and advised to use
 /// transparent huge pages, which cuts the faults 512-fold.
 ///
-/// Freed blocks of 1 MiB and more are kept in a small cache by size and
+/// Freed blocks of 64 KiB and more are kept in a small cache by size and
 /// handed out again (PyTorch's CPU and CUDA allocators do the same): a
 /// training step allocates the same sizes every step, and reusing a block
 /// that is already mapped avoids the page faults altogether.
@@ -219,7 +219,7 @@ private:
   std::map<size_t, std::vector<void *>> free_;
   size_t cached_ = 0;
 };
-constexpr size_t kCacheThreshold = size_t{1} << 20;
+constexpr size_t kCacheThreshold = size_t{64} << 10;
 } // namespace
 
 static std::shared_ptr<unsigned char> allocateBuffer(size_t bytes) {
@@ -255,6 +255,15 @@ Tensor Tensor::uninitialized(Shape shape, DType dtype) {
       throw Error("Tensor: negative dimension in shape " +
                   shapeToString(t.shape_));
   t.buffer_ = allocateBuffer(t.nbytes());
+  // RTXRT_POISON_UNINITIALIZED=1 fills these with 0xff bytes (NaN for
+  // floats), so a test run with it exposes a kernel that leaves an element
+  // of its "uninitialized" result unwritten.
+  static const bool poison = [] {
+    const char *v = std::getenv("RTXRT_POISON_UNINITIALIZED");
+    return v && std::string(v) == "1";
+  }();
+  if (poison)
+    std::memset(t.buffer_.get(), 0xff, t.nbytes());
   return t;
 }
 

@@ -63,7 +63,7 @@ Tensor rtxrt::attention(const Tensor &query, const Tensor &key,
 
   int64_t group = hq / hkv;
   Tensor q = toCompute(query), k = toCompute(key), v = toCompute(value);
-  Tensor out(query.shape(), q.dtype());
+  Tensor out = Tensor::uninitialized(query.shape(), q.dtype());
   if (out.numel() == 0)
     return fromCompute(out, query.dtype());
 

@@ -46,9 +46,10 @@ Tensor contract(const std::string &op, const Tensor &lhs, const Tensor &rhs,
   Tensor a = toCompute(lhs), b = toCompute(rhs);
   return dispatchCompute(lhs.dtype(), [&](auto zero) {
     using T = decltype(zero);
-    Tensor out(resultShape, computeType(lhs.dtype()));
     if (m == 0 || n == 0 || k == 0 || batch == 0)
-      return out;
+      return Tensor(resultShape, computeType(lhs.dtype())); // zeros
+    // Every element is written by the GEMMs (beta = 0).
+    Tensor out = Tensor::uninitialized(resultShape, computeType(lhs.dtype()));
     const T *pa = a.data<T>();
     const T *pb = b.data<T>();
     T *pc = out.data<T>();

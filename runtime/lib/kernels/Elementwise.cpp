@@ -124,7 +124,7 @@ void unaryLoop(UnaryKind kind, const T *x, T *y, int64_t n) {
   case UnaryKind::GeluTanh:
     return mapElements(x, y, n, [=](T v) {
       return half * v *
-             (one + std::tanh(sqrt2OverPi * (v + cubic * v * v * v)));
+             (one + tanhApprox(sqrt2OverPi * (v + cubic * v * v * v)));
     });
   }
 }
@@ -230,7 +230,7 @@ Tensor rtxrt::compare(CompareKind kind, const Tensor &lhs, const Tensor &rhs) {
   checkDefined(op, rhs, "rhs");
   checkSameDType(op, lhs, "lhs", rhs, "rhs");
   checkSameShape(op, lhs, "lhs", rhs, "rhs");
-  Tensor y(lhs.shape(), DType::I1);
+  Tensor y = Tensor::uninitialized(lhs.shape(), DType::I1);
   uint8_t *py = y.data<uint8_t>();
   int64_t n = lhs.numel();
   switch (lhs.dtype()) {
@@ -306,7 +306,7 @@ Tensor rtxrt::where(const Tensor &condition, const Tensor &onTrue,
   checkSameDType(op, onTrue, "on_true", onFalse, "on_false");
   checkSameShape(op, onTrue, "on_true", onFalse, "on_false");
   checkSameShape(op, condition, "condition", onTrue, "on_true");
-  Tensor y(onTrue.shape(), onTrue.dtype());
+  Tensor y = Tensor::uninitialized(onTrue.shape(), onTrue.dtype());
   selectBytes(condition.data<uint8_t>(), onTrue.raw(), onFalse.raw(), y.raw(),
               y.numel(), dtypeSize(y.dtype()));
   return y;
@@ -322,7 +322,7 @@ Tensor rtxrt::maskedFill(const Tensor &input, const Tensor &mask,
   checkSameShape(op, input, "input", mask, "mask");
   // The fill value in the input's dtype (rounded once; infinities stay).
   Tensor fill = Tensor::scalar(value, input.dtype());
-  Tensor y(input.shape(), input.dtype());
+  Tensor y = Tensor::uninitialized(input.shape(), input.dtype());
   int64_t n = input.numel();
   size_t size = dtypeSize(input.dtype());
   // Select between the input and a broadcast fill value, element by element.
@@ -364,7 +364,7 @@ Tensor rtxrt::dropout(const Tensor &input, double rate, int64_t seed,
     return input.clone();
   uint64_t key = randomKey(seed, "dropout");
   Tensor x = toCompute(input);
-  Tensor y(input.shape(), x.dtype());
+  Tensor y = Tensor::uninitialized(input.shape(), x.dtype());
   int64_t n = input.numel();
   dispatchCompute(input.dtype(), [&](auto zero) {
     using T = decltype(zero);

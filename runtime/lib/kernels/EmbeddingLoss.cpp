@@ -27,7 +27,7 @@ Tensor rtxrt::embedding(const Tensor &table, const Tensor &ids) {
   std::vector<int64_t> idv = loadIds(op, ids, vocab);
   Shape resultShape = ids.shape();
   resultShape.push_back(width);
-  Tensor out(resultShape, table.dtype());
+  Tensor out = Tensor::uninitialized(resultShape, table.dtype());
   size_t rowBytes = static_cast<size_t>(width) * dtypeSize(table.dtype());
   if (rowBytes == 0)
     return out;

@@ -107,7 +107,7 @@ void unaryGradLoop(UnaryFn fn, const T *x, const T *dy, T *dx, int64_t n) {
     // y = x/2 (1 + tanh(u)), u = k (x + c x^3):
     // y' = (1 + tanh(u))/2 + x/2 (1 - tanh(u)^2) k (1 + 3 c x^2).
     return gradElements(x, dy, dx, n, [=](T v, T g) {
-      T t = std::tanh(sqrt2OverPi * (v + cubic * v * v * v));
+      T t = tanhApprox(sqrt2OverPi * (v + cubic * v * v * v));
       return g * (half * (one + t) + half * v * (one - t * t) * sqrt2OverPi *
                                          (one + T(3) * cubic * v * v));
     });
@@ -145,7 +145,7 @@ Tensor rtxrt::unaryGrad(UnaryFn fn, const Tensor &input,
   checkSameDType(op, input, "input", resultGrad, "result_grad");
   checkSameShape(op, input, "input", resultGrad, "result_grad");
   Tensor x = toCompute(input), dy = toCompute(resultGrad);
-  Tensor dx(input.shape(), x.dtype());
+  Tensor dx = Tensor::uninitialized(input.shape(), x.dtype());
   dispatchCompute(input.dtype(), [&](auto zero) {
     using T = decltype(zero);
     unaryGradLoop<T>(fn, x.data<T>(), dy.data<T>(), dx.data<T>(), x.numel());
@@ -171,7 +171,7 @@ Tensor rtxrt::softmaxGrad(const Tensor &result, const Tensor &resultGrad,
     inner *= result.dim(i);
   int64_t lanes = n ? result.numel() / n : 0;
   Tensor y = toCompute(result), dy = toCompute(resultGrad);
-  Tensor dx(result.shape(), y.dtype());
+  Tensor dx = Tensor::uninitialized(result.shape(), y.dtype());
   dispatchCompute(result.dtype(), [&](auto zero) {
     using T = decltype(zero);
     const T *py = y.data<T>(), *pdy = dy.data<T>();
@@ -203,7 +203,7 @@ Tensor rtxrt::ropeGrad(const Tensor &resultGrad, double theta, int64_t offset) {
   std::vector<double> cosTable, sinTable;
   ropeAngles(s, d, theta, offset, cosTable, sinTable);
   Tensor dy = toCompute(resultGrad);
-  Tensor dx(resultGrad.shape(), dy.dtype());
+  Tensor dx = Tensor::uninitialized(resultGrad.shape(), dy.dtype());
   dispatchCompute(resultGrad.dtype(), [&](auto zero) {
     using T = decltype(zero);
     std::vector<T> c(cosTable.begin(), cosTable.end());

@@ -29,7 +29,7 @@ Tensor rtxrt::layerNorm(const Tensor &input, const Tensor &scale,
   int64_t rows = d ? input.numel() / d : 0;
   Tensor x = toCompute(input), g = toCompute(scale);
   Tensor b = bias.defined() ? toCompute(bias) : Tensor();
-  Tensor y(input.shape(), x.dtype());
+  Tensor y = Tensor::uninitialized(input.shape(), x.dtype());
   dispatchCompute(input.dtype(), [&](auto zero) {
     using T = decltype(zero);
     const T *px = x.data<T>(), *pg = g.data<T>();
@@ -76,7 +76,7 @@ Tensor rtxrt::rmsNorm(const Tensor &input, const Tensor &scale,
   int64_t d = input.dim(input.rank() - 1);
   int64_t rows = d ? input.numel() / d : 0;
   Tensor x = toCompute(input), g = toCompute(scale);
-  Tensor y(input.shape(), x.dtype());
+  Tensor y = Tensor::uninitialized(input.shape(), x.dtype());
   dispatchCompute(input.dtype(), [&](auto zero) {
     using T = decltype(zero);
     const T *px = x.data<T>(), *pg = g.data<T>();
@@ -111,7 +111,7 @@ Tensor rtxrt::softmax(const Tensor &input, int64_t dim) {
     inner *= input.dim(i);
   int64_t lanes = n ? input.numel() / n : 0;
   Tensor x = toCompute(input);
-  Tensor y(input.shape(), x.dtype());
+  Tensor y = Tensor::uninitialized(input.shape(), x.dtype());
   dispatchCompute(input.dtype(), [&](auto zero) {
     using T = decltype(zero);
     const T *px = x.data<T>();
@@ -151,7 +151,7 @@ Tensor rtxrt::rope(const Tensor &input, double theta, int64_t offset) {
   std::vector<double> cosTable, sinTable;
   ropeAngles(s, d, theta, offset, cosTable, sinTable);
   Tensor x = toCompute(input);
-  Tensor y(input.shape(), x.dtype());
+  Tensor y = Tensor::uninitialized(input.shape(), x.dtype());
   dispatchCompute(input.dtype(), [&](auto zero) {
     using T = decltype(zero);
     std::vector<T> c(cosTable.begin(), cosTable.end());

@@ -79,7 +79,7 @@ std::vector<Tensor> rtxrt::layerNormGrad(const Tensor &input,
   RowBlocks blocks(rows, d);
   Tensor x = toCompute(input), dy = toCompute(resultGrad);
   Tensor g = scaleInComputeType(scale, input.dtype());
-  Tensor dx(input.shape(), x.dtype());
+  Tensor dx = Tensor::uninitialized(input.shape(), x.dtype());
   std::vector<double> scalePartial(blocks.count * d, 0.0);
   std::vector<double> biasPartial(blocks.count * d, 0.0);
   dispatchCompute(input.dtype(), [&](auto zero) {
@@ -140,7 +140,7 @@ std::vector<Tensor> rtxrt::rmsNormGrad(const Tensor &input, const Tensor &scale,
   RowBlocks blocks(rows, d);
   Tensor x = toCompute(input), dy = toCompute(resultGrad);
   Tensor g = scaleInComputeType(scale, input.dtype());
-  Tensor dx(input.shape(), x.dtype());
+  Tensor dx = Tensor::uninitialized(input.shape(), x.dtype());
   std::vector<double> scalePartial(blocks.count * d, 0.0);
   dispatchCompute(input.dtype(), [&](auto zero) {
     using T = decltype(zero);

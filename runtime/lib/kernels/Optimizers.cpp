@@ -64,8 +64,9 @@ std::vector<Tensor> rtxrt::adamwUpdate(const Tensor &param, const Tensor &grad,
   double correction2 = 1.0 - std::pow(beta2, t);
   Tensor p = toCompute(param), g = toCompute(grad), m = toCompute(expAvg),
          v = toCompute(expAvgSq);
-  Tensor newP(param.shape(), p.dtype()), newM(grad.shape(), m.dtype()),
-      newV(grad.shape(), v.dtype());
+  Tensor newP = Tensor::uninitialized(param.shape(), p.dtype());
+  Tensor newM = Tensor::uninitialized(grad.shape(), m.dtype());
+  Tensor newV = Tensor::uninitialized(grad.shape(), v.dtype());
   int64_t n = param.numel();
   dispatchCompute(param.dtype(), [&](auto paramZero) {
     using P = decltype(paramZero);
@@ -106,7 +107,7 @@ Tensor rtxrt::sgdUpdate(const Tensor &param, const Tensor &grad, double lr,
   // The gradient's compute type; the parameter is converted to it.
   DType c = computeType(grad.dtype());
   Tensor p = param.dtype() == c ? param : param.to(c), g = toCompute(grad);
-  Tensor out(param.shape(), c);
+  Tensor out = Tensor::uninitialized(param.shape(), c);
   dispatchCompute(c, [&](auto zero) {
     using T = decltype(zero);
     const T *pp = p.data<T>(), *pg = g.data<T>();

@@ -30,13 +30,16 @@ void gatherTyped(const E *in, E *out, const Shape &outShape,
   int64_t lastStride = inStrides.back();
   int64_t rows = last ? numElements(outShape) / last : 0;
   parallelFor(rows, rowGrain(last), [&](int64_t begin, int64_t end) {
+    // The multi-index of the chunk's first row, by division once; then it
+    // is stepped like an odometer rather than divided out again per row.
+    std::vector<int64_t> index(rank - 1, 0);
+    int64_t offset = base, rem = begin;
+    for (int64_t d = rank - 2; d >= 0; --d) {
+      index[d] = rem % outShape[d];
+      rem /= outShape[d];
+      offset += index[d] * inStrides[d];
+    }
     for (int64_t r = begin; r < end; ++r) {
-      // Input offset of the row's first element from its multi-index.
-      int64_t offset = base, rem = r;
-      for (int64_t d = rank - 2; d >= 0; --d) {
-        offset += (rem % outShape[d]) * inStrides[d];
-        rem /= outShape[d];
-      }
       E *dst = out + r * last;
       const E *src = in + offset;
       if (lastStride == 1)
@@ -44,6 +47,13 @@ void gatherTyped(const E *in, E *out, const Shape &outShape,
       else
         for (int64_t j = 0; j < last; ++j)
           dst[j] = src[j * lastStride];
+      for (int64_t d = rank - 2; d >= 0; --d) {
+        offset += inStrides[d];
+        if (++index[d] < outShape[d])
+          break;
+        offset -= index[d] * inStrides[d];
+        index[d] = 0;
+      }
     }
   });
 }
@@ -51,7 +61,7 @@ void gatherTyped(const E *in, E *out, const Shape &outShape,
 /// result[idx] = input[base + sum_d idx[d] * inStrides[d]].
 Tensor gather(const Tensor &input, const Shape &outShape,
               const std::vector<int64_t> &inStrides, int64_t base) {
-  Tensor out(outShape, input.dtype());
+  Tensor out = Tensor::uninitialized(outShape, input.dtype());
   if (out.numel() == 0)
     return out;
   switch (dtypeSize(input.dtype())) {
@@ -200,7 +210,7 @@ Tensor rtxrt::concat(const std::vector<Tensor> &inputs, int64_t dim) {
                    " outside dimension " + std::to_string(axis));
     outShape[axis] += t.dim(axis);
   }
-  Tensor out(outShape, first.dtype());
+  Tensor out = Tensor::uninitialized(outShape, first.dtype());
   size_t esize = dtypeSize(first.dtype());
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < axis; ++d)
