@@ -129,12 +129,12 @@ void adamwT(const Tensor &p, const Tensor &g, const Tensor &m, const Tensor &v,
     // the whole step so far. Each element derives the same corrections.
     double t = pt[0];
     double stepSize = lr / (1.0 - pow(beta1, t));
-    double correction2 = 1.0 - pow(beta2, t);
+    double invSqrtCorrection2 = 1.0 / sqrt(1.0 - pow(beta2, t));
     double gi = pg[i];
     double mi = beta1 * static_cast<double>(pm[i]) + (1.0 - beta1) * gi;
     double vi = beta2 * static_cast<double>(pv[i]) + (1.0 - beta2) * gi * gi;
     double pi = static_cast<double>(pp[i]) * decay;
-    pi -= stepSize * mi / (sqrt(vi / correction2) + eps);
+    pi -= stepSize * mi / (sqrt(vi) * invSqrtCorrection2 + eps);
     pnp[i] = P(pi);
     pnm[i] = M(mi);
     pnv[i] = M(vi);

@@ -61,7 +61,9 @@ std::vector<Tensor> rtxrt::adamwUpdate(const Tensor &param, const Tensor &grad,
 
   double decay = 1.0 - lr * weightDecay;
   double stepSize = lr / (1.0 - std::pow(beta1, t));
-  double correction2 = 1.0 - std::pow(beta2, t);
+  // sqrt(v / c2) as sqrt(v) / sqrt(c2), as torch.optim.AdamW computes it:
+  // one square root and one division per element instead of two divisions.
+  double invSqrtCorrection2 = 1.0 / std::sqrt(1.0 - std::pow(beta2, t));
   Tensor p = toCompute(param), g = toCompute(grad), m = toCompute(expAvg),
          v = toCompute(expAvgSq);
   Tensor newP = Tensor::uninitialized(param.shape(), p.dtype());
@@ -83,7 +85,7 @@ std::vector<Tensor> rtxrt::adamwUpdate(const Tensor &param, const Tensor &grad,
           double vi =
               beta2 * static_cast<double>(pv[i]) + (1.0 - beta2) * gi * gi;
           double pi = static_cast<double>(pp[i]) * decay;
-          pi -= stepSize * mi / (std::sqrt(vi / correction2) + eps);
+          pi -= stepSize * mi / (std::sqrt(vi) * invSqrtCorrection2 + eps);
           pnp[i] = P(pi);
           pnm[i] = M(mi);
           pnv[i] = M(vi);
