@@ -97,13 +97,14 @@ class ProcessGroup:
         problems = []
         if self.backend == "cuda":
             problems.append(Unsupported("backend", self.backend,
-                                        "GPU code generation (CUDA + NCCL) comes later; use backend='cpu'"))
+                                        "Program.train runs on CPU ranks; for GPUs emit a CUDA program with "
+                                        "`rtx-translate --emit=cuda` (docs/codegen.md); use backend='cpu'"))
         if self.world_size > 1:
             problems.append(Unsupported("world_size", self.world_size,
                                         f"multi-process runs (launched by {self.launcher}) come later"))
         if len(self.devices) > 1 and self.backend != "cpu":
             problems.append(Unsupported("devices", len(self.devices),
-                                        "training on more than one GPU comes later; use devices=1"))
+                                        "Program.train on GPUs comes later (see backend); use devices=1"))
         return problems
 
 
