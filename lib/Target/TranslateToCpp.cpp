@@ -133,8 +133,7 @@ private:
     return "gpu::" + expression;
   }
   void assign(Value result, const std::string &expression) {
-    os << "  Tensor " << name(result) << " = " << onDevice(expression)
-       << ";\n";
+    os << "  Tensor " << name(result) << " = " << onDevice(expression) << ";\n";
   }
   void assignAll(Operation *op, const std::string &expression) {
     std::string tuple = "r" + std::to_string(tuples++);

@@ -103,8 +103,8 @@ Tensor Communicator::broadcastFrom(const std::vector<int64_t> &group, int64_t,
   return exchange(group, t, what).at(root);
 }
 Tensor Communicator::permute(const std::vector<int64_t> &group, int64_t index,
-                             const std::vector<int64_t> &pairs,
-                             const Tensor &t, const std::string &what) {
+                             const std::vector<int64_t> &pairs, const Tensor &t,
+                             const std::string &what) {
   return permuteGroup(exchange(group, t, what), pairs, index, t);
 }
 
@@ -320,7 +320,9 @@ int rtxrt::runProgram(const ProgramSpec &spec, int argc, char **argv) {
     auto onDevice = [&](const Tensor &t) {
       return device ? device->toDevice(t) : t;
     };
-    auto onHost = [&](const Tensor &t) { return device ? device->toHost(t) : t; };
+    auto onHost = [&](const Tensor &t) {
+      return device ? device->toHost(t) : t;
+    };
 
     // Process groups: every group a collective uses, plus the world (to
     // assemble the loss and results), created eagerly in one order.

@@ -1,6 +1,7 @@
 //===- rtx-translate.cpp - emit programs from rtx IR ----------------------===//
 //
-//   rtx-translate --emit=cpp|cuda TRAIN.mlir -o program.cpp [--build-script build.sh]
+//   rtx-translate --emit=cpp|cuda TRAIN.mlir -o program.cpp [--build-script
+//   build.sh]
 //
 // Turns a training step (after rtx-optimizer, and rtx-partition for several
 // ranks) into a C++ or CUDA program linking librtxrt; the build script
@@ -84,10 +85,10 @@ int main(int argc, char **argv) {
     llvm::errs() << "rtx-translate: error: " << errorMessage << "\n";
     return 1;
   }
-  if (failed(rtx::translateToProgram(
-          *module, function,
-          cuda ? rtx::ProgramTarget::Cuda : rtx::ProgramTarget::Cpu,
-          out->os())))
+  if (failed(rtx::translateToProgram(*module, function,
+                                     cuda ? rtx::ProgramTarget::Cuda
+                                          : rtx::ProgramTarget::Cpu,
+                                     out->os())))
     return 1;
   out->keep();
   if (!buildScript.empty()) {
@@ -122,8 +123,8 @@ int main(int argc, char **argv) {
         // to end a -x, so a source not named .cu is copied to one.
         script << "src=\"$1\"\ncase \"$src\" in *.cu) ;; *) src=\"$2.cu\"; "
                   "cp \"$1\" \"$src\" ;; esac\nexec "
-               << nvcc << " -I" << RTX_PROGRAM_INCLUDE
-               << " \"$src\" -o \"$2\" " << RTX_PROGRAM_CUDA_LIBS << "\n";
+               << nvcc << " -I" << RTX_PROGRAM_INCLUDE << " \"$src\" -o \"$2\" "
+               << RTX_PROGRAM_CUDA_LIBS << "\n";
     }
   }
   return 0;

@@ -58,18 +58,18 @@ public:
   virtual Tensor allGather(const std::vector<int64_t> &group, int64_t index,
                            int64_t dim, const Tensor &input,
                            const std::string &what);
-  virtual Tensor reduceScatter(const std::vector<int64_t> &group,
-                               int64_t index, ReduceKind kind, int64_t dim,
+  virtual Tensor reduceScatter(const std::vector<int64_t> &group, int64_t index,
+                               ReduceKind kind, int64_t dim,
                                const Tensor &input, const std::string &what);
   virtual Tensor allToAll(const std::vector<int64_t> &group, int64_t index,
                           int64_t splitDim, int64_t concatDim,
                           const Tensor &input, const std::string &what);
-  virtual Tensor broadcastFrom(const std::vector<int64_t> &group,
-                               int64_t index, int64_t root,
-                               const Tensor &input, const std::string &what);
+  virtual Tensor broadcastFrom(const std::vector<int64_t> &group, int64_t index,
+                               int64_t root, const Tensor &input,
+                               const std::string &what);
   virtual Tensor permute(const std::vector<int64_t> &group, int64_t index,
-                         const std::vector<int64_t> &pairs,
-                         const Tensor &input, const std::string &what);
+                         const std::vector<int64_t> &pairs, const Tensor &input,
+                         const std::string &what);
 };
 
 /// The device half of an emitted GPU program (rtxrt::gpu::deviceRuntime()).

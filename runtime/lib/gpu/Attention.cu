@@ -52,8 +52,13 @@ AttentionShape checkAttention(const std::string &op, const Tensor &query,
                  shapeToString(query.shape()) + " and key " +
                  shapeToString(key.shape()));
   checkSameShape(op, key, "key", value, "value");
-  AttentionShape s{query.dim(0), query.dim(1), query.dim(2), query.dim(3),
-                   key.dim(1),   key.dim(2),   1};
+  AttentionShape s{query.dim(0),
+                   query.dim(1),
+                   query.dim(2),
+                   query.dim(3),
+                   key.dim(1),
+                   key.dim(2),
+                   1};
   if (key.dim(0) != s.b || key.dim(3) != s.d)
     fail(op, "key " + shapeToString(key.shape()) +
                  " does not match the batch and head size of query " +
@@ -66,8 +71,8 @@ AttentionShape checkAttention(const std::string &op, const Tensor &query,
     fail(op, "causal attention needs Sq == Skv, got Sq=" +
                  std::to_string(s.sq) + " and Skv=" + std::to_string(s.skv));
   if (s.skv == 0 && s.sq > 0)
-    fail(op, "key/value sequence is empty (key " +
-                 shapeToString(key.shape()) + ")");
+    fail(op, "key/value sequence is empty (key " + shapeToString(key.shape()) +
+                 ")");
   if (!std::isfinite(scale))
     fail(op, "scale " + std::to_string(scale) + " is not finite");
   s.group = s.hq / s.hkv;
@@ -84,26 +89,27 @@ Tensor probabilities(const AttentionShape &s, const T *q, const T *k,
                  s.rows() * s.d, k, s.d, s.skv * s.d, T(0), p, s.skv,
                  s.rows() * s.skv, s.blocks());
   int64_t sq = s.sq, skv = s.skv;
-  forEach(s.blocks() * s.rows(), RTX_GPU_BODY(int64_t r) {
-    T *row = p + r * skv;
-    // Query position within its head; causal rows see keys <= it.
-    int64_t pos = r % sq;
-    int64_t visible = causal ? pos + 1 : skv;
-    T max = -INFINITY;
-    for (int64_t j = 0; j < visible; ++j)
-      max = mfmax(max, row[j]);
-    double sum = 0.0;
-    for (int64_t j = 0; j < visible; ++j) {
-      T e = mexp(row[j] - max);
-      row[j] = e;
-      sum += e;
-    }
-    T inv = T(1.0 / sum);
-    for (int64_t j = 0; j < visible; ++j)
-      row[j] *= inv;
-    for (int64_t j = visible; j < skv; ++j)
-      row[j] = T(0);
-  });
+  forEach(
+      s.blocks() * s.rows(), RTX_GPU_BODY(int64_t r) {
+        T *row = p + r * skv;
+        // Query position within its head; causal rows see keys <= it.
+        int64_t pos = r % sq;
+        int64_t visible = causal ? pos + 1 : skv;
+        T max = -INFINITY;
+        for (int64_t j = 0; j < visible; ++j)
+          max = mfmax(max, row[j]);
+        double sum = 0.0;
+        for (int64_t j = 0; j < visible; ++j) {
+          T e = mexp(row[j] - max);
+          row[j] = e;
+          sum += e;
+        }
+        T inv = T(1.0 / sum);
+        for (int64_t j = 0; j < visible; ++j)
+          row[j] *= inv;
+        for (int64_t j = visible; j < skv; ++j)
+          row[j] = T(0);
+      });
   return probs;
 }
 
@@ -121,8 +127,8 @@ void attentionT(const AttentionShape &s, const Tensor &q, const Tensor &k,
 
 template <typename T>
 void attentionGradT(const AttentionShape &s, const Tensor &q, const Tensor &k,
-                    const Tensor &v, const Tensor &dout, Tensor &dq,
-                    Tensor &dk, Tensor &dv, bool causal, double scale) {
+                    const Tensor &v, const Tensor &dout, Tensor &dq, Tensor &dk,
+                    Tensor &dv, bool causal, double scale) {
   const T *pq = static_cast<const T *>(q.raw());
   const T *pk = static_cast<const T *>(k.raw());
   const T *pv = static_cast<const T *>(v.raw());
@@ -139,15 +145,16 @@ void attentionGradT(const AttentionShape &s, const Tensor &q, const Tensor &k,
   T *pds = static_cast<T *>(ds.raw());
   gemmBatched<T>(false, true, rows, skv, d, T(1), pdo, d, rows * d, pv, d,
                  skv * d, T(0), pds, skv, rows * skv, blocks);
-  forEach(blocks * rows, RTX_GPU_BODY(int64_t r) {
-    T *dsr = pds + r * skv;
-    const T *pr = pp + r * skv;
-    double dot = 0.0;
-    for (int64_t j = 0; j < skv; ++j)
-      dot += static_cast<double>(dsr[j]) * pr[j];
-    for (int64_t j = 0; j < skv; ++j)
-      dsr[j] = pr[j] * (dsr[j] - T(dot)) * T(scale);
-  });
+  forEach(
+      blocks * rows, RTX_GPU_BODY(int64_t r) {
+        T *dsr = pds + r * skv;
+        const T *pr = pp + r * skv;
+        double dot = 0.0;
+        for (int64_t j = 0; j < skv; ++j)
+          dot += static_cast<double>(dsr[j]) * pr[j];
+        for (int64_t j = 0; j < skv; ++j)
+          dsr[j] = pr[j] * (dsr[j] - T(dot)) * T(scale);
+      });
   // dq = ds k; dk = ds^T q.
   gemmBatched<T>(false, false, rows, d, skv, T(1), pds, skv, rows * skv, pk, d,
                  skv * d, T(0), static_cast<T *>(dq.raw()), d, rows * d,

@@ -46,8 +46,8 @@ cublasHandle_t handle() {
 
 void checkBlas(cublasStatus_t status, const char *what) {
   if (status != CUBLAS_STATUS_SUCCESS)
-    throw Error(std::string("cuBLAS error ") + std::to_string(status) +
-                " in " + what);
+    throw Error(std::string("cuBLAS error ") + std::to_string(status) + " in " +
+                what);
 }
 } // namespace
 
@@ -98,10 +98,12 @@ template void gpu::detail::gemmBatched<float>(bool, bool, int64_t, int64_t,
                                               int64_t, int64_t, const float *,
                                               int64_t, int64_t, float, float *,
                                               int64_t, int64_t, int64_t);
-template void gpu::detail::gemmBatched<double>(
-    bool, bool, int64_t, int64_t, int64_t, double, const double *, int64_t,
-    int64_t, const double *, int64_t, int64_t, double, double *, int64_t,
-    int64_t, int64_t);
+template void gpu::detail::gemmBatched<double>(bool, bool, int64_t, int64_t,
+                                               int64_t, double, const double *,
+                                               int64_t, int64_t, const double *,
+                                               int64_t, int64_t, double,
+                                               double *, int64_t, int64_t,
+                                               int64_t);
 
 namespace {
 
@@ -110,11 +112,10 @@ template <typename T>
 void contractT(const Tensor &a, const Tensor &b, Tensor &out, bool transA,
                bool transB, int64_t batch, int64_t m, int64_t n, int64_t k,
                int64_t rhsBatchStride) {
-  gemmBatched<T>(transA, transB, m, n, k, T(1),
-                 static_cast<const T *>(a.raw()), transA ? m : k, m * k,
-                 static_cast<const T *>(b.raw()), transB ? k : n,
-                 rhsBatchStride, T(0), static_cast<T *>(out.raw()), n, m * n,
-                 batch);
+  gemmBatched<T>(transA, transB, m, n, k, T(1), static_cast<const T *>(a.raw()),
+                 transA ? m : k, m * k, static_cast<const T *>(b.raw()),
+                 transB ? k : n, rhsBatchStride, T(0),
+                 static_cast<T *>(out.raw()), n, m * n, batch);
 }
 
 Tensor contract(const Tensor &lhs, const Tensor &rhs, bool transA, bool transB,
@@ -126,8 +127,7 @@ Tensor contract(const Tensor &lhs, const Tensor &rhs, bool transA, bool transB,
     contractT<double>(a, b, out, transA, transB, batch, m, n, k,
                       rhsBatchStride);
   else
-    contractT<float>(a, b, out, transA, transB, batch, m, n, k,
-                     rhsBatchStride);
+    contractT<float>(a, b, out, transA, transB, batch, m, n, k, rhsBatchStride);
   return out;
 }
 
@@ -135,7 +135,8 @@ template <typename T> void addBiasT(Tensor &y, const Tensor &bias) {
   T *py = static_cast<T *>(y.raw());
   const T *pb = static_cast<const T *>(bias.raw());
   int64_t width = bias.numel();
-  forEach(y.numel(), RTX_GPU_BODY(int64_t i) { py[i] += pb[i % width]; });
+  forEach(
+      y.numel(), RTX_GPU_BODY(int64_t i) { py[i] += pb[i % width]; });
 }
 
 void matrixDims(const Tensor &t, bool transposed, int64_t &rows,
@@ -166,9 +167,9 @@ Tensor gpu::matmul(const Tensor &lhs, const Tensor &rhs, bool transposeLhs,
   if (k != k2)
     fail(op, "contracting sizes differ: " + std::to_string(k) + " and " +
                  std::to_string(k2));
-  return fromCompute(contract(lhs, rhs, transposeLhs, transposeRhs, 1, m, n, k,
-                              0, {m, n}),
-                     lhs.dtype());
+  return fromCompute(
+      contract(lhs, rhs, transposeLhs, transposeRhs, 1, m, n, k, 0, {m, n}),
+      lhs.dtype());
 }
 
 Tensor gpu::batchMatmul(const Tensor &lhs, const Tensor &rhs, bool transposeLhs,
@@ -225,8 +226,8 @@ Tensor gpu::linear(const Tensor &input, const Tensor &weight,
   Shape resultShape = input.shape();
   resultShape.back() = out;
   int64_t tokens = in ? input.numel() / in : numElements(resultShape) / out;
-  Tensor y = contract(input, weight, false, true, 1, tokens, out, in, 0,
-                      resultShape);
+  Tensor y =
+      contract(input, weight, false, true, 1, tokens, out, in, 0, resultShape);
   if (bias.defined()) {
     Tensor b = toCompute(bias);
     if (y.dtype() == DType::F64)

@@ -38,16 +38,26 @@ template <typename T> RTX_GPU_FN T unaryValue(UnaryKind kind, T v) {
   const T sqrt2OverPi = T(0.79788456080286535587989211986876);
   const T cubic = T(0.044715);
   switch (kind) {
-  case UnaryKind::Neg: return -v;
-  case UnaryKind::Exp: return mexp(v);
-  case UnaryKind::Log: return mlog(v);
-  case UnaryKind::Sqrt: return msqrt(v);
-  case UnaryKind::Rsqrt: return one / msqrt(v);
-  case UnaryKind::Tanh: return mtanh(v);
-  case UnaryKind::Sigmoid: return one / (one + mexp(-v));
-  case UnaryKind::Relu: return v > T(0) || v != v ? v : T(0);
-  case UnaryKind::Silu: return v / (one + mexp(-v));
-  case UnaryKind::Gelu: return half * v * (one + merf(v * invSqrt2));
+  case UnaryKind::Neg:
+    return -v;
+  case UnaryKind::Exp:
+    return mexp(v);
+  case UnaryKind::Log:
+    return mlog(v);
+  case UnaryKind::Sqrt:
+    return msqrt(v);
+  case UnaryKind::Rsqrt:
+    return one / msqrt(v);
+  case UnaryKind::Tanh:
+    return mtanh(v);
+  case UnaryKind::Sigmoid:
+    return one / (one + mexp(-v));
+  case UnaryKind::Relu:
+    return v > T(0) || v != v ? v : T(0);
+  case UnaryKind::Silu:
+    return v / (one + mexp(-v));
+  case UnaryKind::Gelu:
+    return half * v * (one + merf(v * invSqrt2));
   case UnaryKind::GeluTanh:
     return half * v * (one + mtanh(sqrt2OverPi * (v + cubic * v * v * v)));
   }
@@ -57,12 +67,18 @@ template <typename T> RTX_GPU_FN T unaryValue(UnaryKind kind, T v) {
 /// max/min that propagate NaN like torch.maximum/minimum.
 template <typename T> RTX_GPU_FN T binaryValue(BinaryKind kind, T u, T v) {
   switch (kind) {
-  case BinaryKind::Add: return u + v;
-  case BinaryKind::Sub: return u - v;
-  case BinaryKind::Mul: return u * v;
-  case BinaryKind::Div: return u / v;
-  case BinaryKind::Maximum: return (u > v || u != u) ? u : v;
-  case BinaryKind::Minimum: return (u < v || u != u) ? u : v;
+  case BinaryKind::Add:
+    return u + v;
+  case BinaryKind::Sub:
+    return u - v;
+  case BinaryKind::Mul:
+    return u * v;
+  case BinaryKind::Div:
+    return u / v;
+  case BinaryKind::Maximum:
+    return (u > v || u != u) ? u : v;
+  case BinaryKind::Minimum:
+    return (u < v || u != u) ? u : v;
   }
   return u;
 }
@@ -75,9 +91,12 @@ template <typename T> RTX_GPU_FN T unaryGradValue(UnaryFn fn, T v, T g) {
   const T sqrt2OverPi = T(0.79788456080286535587989211986876);
   const T cubic = T(0.044715);
   switch (fn) {
-  case UnaryFn::Exp: return g * mexp(v);
-  case UnaryFn::Log: return g / v;
-  case UnaryFn::Sqrt: return g * half / msqrt(v);
+  case UnaryFn::Exp:
+    return g * mexp(v);
+  case UnaryFn::Log:
+    return g / v;
+  case UnaryFn::Sqrt:
+    return g * half / msqrt(v);
   case UnaryFn::Rsqrt: {
     T r = one / msqrt(v);
     return g * (-half) * r * r * r;
@@ -90,7 +109,8 @@ template <typename T> RTX_GPU_FN T unaryGradValue(UnaryFn fn, T v, T g) {
     T s = one / (one + mexp(-v));
     return g * s * (one - s);
   }
-  case UnaryFn::Relu: return v > T(0) ? g : (v != v ? v : T(0));
+  case UnaryFn::Relu:
+    return v > T(0) ? g : (v != v ? v : T(0));
   case UnaryFn::Silu: {
     T s = one / (one + mexp(-v));
     return g * s * (one + v * (one - s));
@@ -112,8 +132,9 @@ template <typename T> RTX_GPU_FN T unaryGradValue(UnaryFn fn, T v, T g) {
 
 /// Float to integer: truncation toward zero, saturating; NaN gives 0 (as
 /// Tensor::setFromDouble).
-template <typename I> RTX_GPU_FN I saturate(double value, double lo,
-                                            double hiExclusive, I min, I max) {
+template <typename I>
+RTX_GPU_FN I saturate(double value, double lo, double hiExclusive, I min,
+                      I max) {
   if (value != value)
     return 0;
   if (value <= lo)
@@ -126,18 +147,25 @@ template <typename I> RTX_GPU_FN I saturate(double value, double lo,
 /// Element i of a buffer of dtype `dtype` (a DType as int) as double.
 RTX_GPU_FN inline double loadElement(const void *p, int dtype, int64_t i) {
   switch (static_cast<DType>(dtype)) {
-  case DType::F32: return static_cast<const float *>(p)[i];
-  case DType::F64: return static_cast<const double *>(p)[i];
+  case DType::F32:
+    return static_cast<const float *>(p)[i];
+  case DType::F64:
+    return static_cast<const double *>(p)[i];
 #if defined(__CUDACC__)
   case DType::BF16:
     return __bfloat162float(static_cast<const __nv_bfloat16 *>(p)[i]);
-  case DType::F16: return __half2float(static_cast<const __half *>(p)[i]);
+  case DType::F16:
+    return __half2float(static_cast<const __half *>(p)[i]);
 #else
-  case DType::BF16: return bf16ToFloat(static_cast<const uint16_t *>(p)[i]);
-  case DType::F16: return f16ToFloat(static_cast<const uint16_t *>(p)[i]);
+  case DType::BF16:
+    return bf16ToFloat(static_cast<const uint16_t *>(p)[i]);
+  case DType::F16:
+    return f16ToFloat(static_cast<const uint16_t *>(p)[i]);
 #endif
-  case DType::I1: return static_cast<const uint8_t *>(p)[i] ? 1.0 : 0.0;
-  case DType::I32: return static_cast<const int32_t *>(p)[i];
+  case DType::I1:
+    return static_cast<const uint8_t *>(p)[i] ? 1.0 : 0.0;
+  case DType::I32:
+    return static_cast<const int32_t *>(p)[i];
   case DType::I64:
     return static_cast<double>(static_cast<const int64_t *>(p)[i]);
   }
@@ -148,8 +176,12 @@ RTX_GPU_FN inline double loadElement(const void *p, int dtype, int64_t i) {
 RTX_GPU_FN inline void storeElement(void *p, int dtype, int64_t i,
                                     double value) {
   switch (static_cast<DType>(dtype)) {
-  case DType::F32: static_cast<float *>(p)[i] = static_cast<float>(value); break;
-  case DType::F64: static_cast<double *>(p)[i] = value; break;
+  case DType::F32:
+    static_cast<float *>(p)[i] = static_cast<float>(value);
+    break;
+  case DType::F64:
+    static_cast<double *>(p)[i] = value;
+    break;
 #if defined(__CUDACC__)
   case DType::BF16:
     static_cast<__nv_bfloat16 *>(p)[i] =
@@ -166,15 +198,17 @@ RTX_GPU_FN inline void storeElement(void *p, int dtype, int64_t i,
     static_cast<uint16_t *>(p)[i] = floatToF16(static_cast<float>(value));
     break;
 #endif
-  case DType::I1: static_cast<uint8_t *>(p)[i] = value != 0.0 ? 1 : 0; break;
+  case DType::I1:
+    static_cast<uint8_t *>(p)[i] = value != 0.0 ? 1 : 0;
+    break;
   case DType::I32:
     static_cast<int32_t *>(p)[i] = saturate<int32_t>(
         value, -2147483648.0, 2147483648.0, INT32_MIN, INT32_MAX);
     break;
   case DType::I64:
-    static_cast<int64_t *>(p)[i] = saturate<int64_t>(
-        value, -9223372036854775808.0, 9223372036854775808.0, INT64_MIN,
-        INT64_MAX);
+    static_cast<int64_t *>(p)[i] =
+        saturate<int64_t>(value, -9223372036854775808.0, 9223372036854775808.0,
+                          INT64_MIN, INT64_MAX);
     break;
   }
 }

@@ -7,12 +7,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Portable.h"
 #include "DeviceMath.h"
+#include "Portable.h"
 
 #include "../kernels/KernelUtils.h"
-#include "rtxrt/detail/Philox.h"
 #include "rtxrt/Random.h"
+#include "rtxrt/detail/Philox.h"
 
 using namespace rtxrt;
 using namespace rtxrt::gpu::detail;
@@ -28,9 +28,10 @@ template <typename T> void unaryT(UnaryKind kind, const Tensor &x, Tensor &y) {
   const T *px = static_cast<const T *>(x.raw());
   T *py = static_cast<T *>(y.raw());
   int k = static_cast<int>(kind);
-  forEach(x.numel(), RTX_GPU_BODY(int64_t i) {
-    py[i] = unaryValue<T>(static_cast<UnaryKind>(k), px[i]);
-  });
+  forEach(
+      x.numel(), RTX_GPU_BODY(int64_t i) {
+        py[i] = unaryValue<T>(static_cast<UnaryKind>(k), px[i]);
+      });
 }
 
 template <typename T>
@@ -39,9 +40,10 @@ void binaryT(BinaryKind kind, const Tensor &a, const Tensor &b, Tensor &y) {
   const T *pb = static_cast<const T *>(b.raw());
   T *py = static_cast<T *>(y.raw());
   int k = static_cast<int>(kind);
-  forEach(a.numel(), RTX_GPU_BODY(int64_t i) {
-    py[i] = binaryValue<T>(static_cast<BinaryKind>(k), pa[i], pb[i]);
-  });
+  forEach(
+      a.numel(), RTX_GPU_BODY(int64_t i) {
+        py[i] = binaryValue<T>(static_cast<BinaryKind>(k), pa[i], pb[i]);
+      });
 }
 
 template <typename T>
@@ -50,19 +52,32 @@ void compareT(CompareKind kind, const Tensor &a, const Tensor &b, Tensor &y) {
   const T *pb = static_cast<const T *>(b.raw());
   uint8_t *py = static_cast<uint8_t *>(y.raw());
   int k = static_cast<int>(kind);
-  forEach(a.numel(), RTX_GPU_BODY(int64_t i) {
-    T u = pa[i], v = pb[i];
-    bool r = false;
-    switch (static_cast<CompareKind>(k)) {
-    case CompareKind::EQ: r = u == v; break;
-    case CompareKind::NE: r = u != v; break;
-    case CompareKind::LT: r = u < v; break;
-    case CompareKind::LE: r = u <= v; break;
-    case CompareKind::GT: r = u > v; break;
-    case CompareKind::GE: r = u >= v; break;
-    }
-    py[i] = r ? 1 : 0;
-  });
+  forEach(
+      a.numel(), RTX_GPU_BODY(int64_t i) {
+        T u = pa[i], v = pb[i];
+        bool r = false;
+        switch (static_cast<CompareKind>(k)) {
+        case CompareKind::EQ:
+          r = u == v;
+          break;
+        case CompareKind::NE:
+          r = u != v;
+          break;
+        case CompareKind::LT:
+          r = u < v;
+          break;
+        case CompareKind::LE:
+          r = u <= v;
+          break;
+        case CompareKind::GT:
+          r = u > v;
+          break;
+        case CompareKind::GE:
+          r = u >= v;
+          break;
+        }
+        py[i] = r ? 1 : 0;
+      });
 }
 
 template <typename T>
@@ -71,9 +86,10 @@ void unaryGradT(UnaryFn fn, const Tensor &x, const Tensor &dy, Tensor &dx) {
   const T *pdy = static_cast<const T *>(dy.raw());
   T *pdx = static_cast<T *>(dx.raw());
   int f = static_cast<int>(fn);
-  forEach(x.numel(), RTX_GPU_BODY(int64_t i) {
-    pdx[i] = unaryGradValue<T>(static_cast<UnaryFn>(f), px[i], pdy[i]);
-  });
+  forEach(
+      x.numel(), RTX_GPU_BODY(int64_t i) {
+        pdx[i] = unaryGradValue<T>(static_cast<UnaryFn>(f), px[i], pdy[i]);
+      });
 }
 
 template <typename T>
@@ -82,20 +98,21 @@ void dropoutT(const Tensor &x, Tensor &y, double rate, uint64_t key,
   const T *px = static_cast<const T *>(x.raw());
   T *py = static_cast<T *>(y.raw());
   const T scale = T(1.0 / (1.0 - rate));
-  forEach(x.numel(), RTX_GPU_BODY(int64_t i) {
-    int64_t g = i;
-    if (!identity) {
-      int64_t rest = i;
-      g = 0;
-      for (int d = local.rank - 1; d >= 0; --d) {
-        int64_t coord = rest % local.v[d];
-        rest /= local.v[d];
-        g += (coord + offsets.v[d]) * globalStrides.v[d];
-      }
-    }
-    double u = rtxrt::detail::philoxUniform(key, static_cast<uint64_t>(g));
-    py[i] = u < rate ? T(0) : px[i] * scale;
-  });
+  forEach(
+      x.numel(), RTX_GPU_BODY(int64_t i) {
+        int64_t g = i;
+        if (!identity) {
+          int64_t rest = i;
+          g = 0;
+          for (int d = local.rank - 1; d >= 0; --d) {
+            int64_t coord = rest % local.v[d];
+            rest /= local.v[d];
+            g += (coord + offsets.v[d]) * globalStrides.v[d];
+          }
+        }
+        double u = rtxrt::detail::philoxUniform(key, static_cast<uint64_t>(g));
+        py[i] = u < rate ? T(0) : px[i] * scale;
+      });
 }
 
 template <typename T>
@@ -105,9 +122,10 @@ void sgdT(const Tensor &p, const Tensor &g, Tensor &out, double lr,
   const T *pg = static_cast<const T *>(g.raw());
   T *po = static_cast<T *>(out.raw());
   const T rate = T(lr), decay = T(weightDecay);
-  forEach(p.numel(), RTX_GPU_BODY(int64_t i) {
-    po[i] = pp[i] - rate * (pg[i] + decay * pp[i]);
-  });
+  forEach(
+      p.numel(), RTX_GPU_BODY(int64_t i) {
+        po[i] = pp[i] - rate * (pg[i] + decay * pp[i]);
+      });
 }
 
 template <typename P, typename M>
@@ -124,34 +142,36 @@ void adamwT(const Tensor &p, const Tensor &g, const Tensor &m, const Tensor &v,
   M *pnm = static_cast<M *>(newM.raw());
   M *pnv = static_cast<M *>(newV.raw());
   double decay = 1.0 - lr * weightDecay;
-  forEach(p.numel(), RTX_GPU_BODY(int64_t i) {
-    // The step lives on the device: reading it on the host would wait for
-    // the whole step so far. Each element derives the same corrections.
-    double t = pt[0];
-    double stepSize = lr / (1.0 - pow(beta1, t));
-    double invSqrtCorrection2 = 1.0 / sqrt(1.0 - pow(beta2, t));
-    double gi = pg[i];
-    double mi = beta1 * static_cast<double>(pm[i]) + (1.0 - beta1) * gi;
-    double vi = beta2 * static_cast<double>(pv[i]) + (1.0 - beta2) * gi * gi;
-    double pi = static_cast<double>(pp[i]) * decay;
-    pi -= stepSize * mi / (sqrt(vi) * invSqrtCorrection2 + eps);
-    pnp[i] = P(pi);
-    pnm[i] = M(mi);
-    pnv[i] = M(vi);
-  });
+  forEach(
+      p.numel(), RTX_GPU_BODY(int64_t i) {
+        // The step lives on the device: reading it on the host would wait for
+        // the whole step so far. Each element derives the same corrections.
+        double t = pt[0];
+        double stepSize = lr / (1.0 - pow(beta1, t));
+        double invSqrtCorrection2 = 1.0 / sqrt(1.0 - pow(beta2, t));
+        double gi = pg[i];
+        double mi = beta1 * static_cast<double>(pm[i]) + (1.0 - beta1) * gi;
+        double vi =
+            beta2 * static_cast<double>(pv[i]) + (1.0 - beta2) * gi * gi;
+        double pi = static_cast<double>(pp[i]) * decay;
+        pi -= stepSize * mi / (sqrt(vi) * invSqrtCorrection2 + eps);
+        pnp[i] = P(pi);
+        pnm[i] = M(mi);
+        pnv[i] = M(vi);
+      });
 }
 
 template <typename P>
-void adamwP(DType momentType, const Tensor &p, const Tensor &g,
-            const Tensor &m, const Tensor &v, const Tensor &step, Tensor &newP,
-            Tensor &newM, Tensor &newV, double lr, double beta1, double beta2,
-            double eps, double wd) {
+void adamwP(DType momentType, const Tensor &p, const Tensor &g, const Tensor &m,
+            const Tensor &v, const Tensor &step, Tensor &newP, Tensor &newM,
+            Tensor &newV, double lr, double beta1, double beta2, double eps,
+            double wd) {
   if (momentType == DType::F64)
-    adamwT<P, double>(p, g, m, v, step, newP, newM, newV, lr, beta1, beta2,
-                      eps, wd);
+    adamwT<P, double>(p, g, m, v, step, newP, newM, newV, lr, beta1, beta2, eps,
+                      wd);
   else
-    adamwT<P, float>(p, g, m, v, step, newP, newM, newV, lr, beta1, beta2,
-                     eps, wd);
+    adamwT<P, float>(p, g, m, v, step, newP, newM, newV, lr, beta1, beta2, eps,
+                     wd);
 }
 
 void checkHyperParameter(const std::string &op, const char *name, double value,
@@ -169,9 +189,10 @@ Tensor gpu::convert(const Tensor &input, DType to) {
   const void *src = input.raw();
   void *dst = out.raw();
   int from = static_cast<int>(input.dtype()), into = static_cast<int>(to);
-  forEach(input.numel(), RTX_GPU_BODY(int64_t i) {
-    storeElement(dst, into, i, loadElement(src, from, i));
-  });
+  forEach(
+      input.numel(), RTX_GPU_BODY(int64_t i) {
+        storeElement(dst, into, i, loadElement(src, from, i));
+      });
   return out;
 }
 
@@ -267,11 +288,12 @@ Tensor gpu::where(const Tensor &condition, const Tensor &onTrue,
   const unsigned char *b = static_cast<const unsigned char *>(onFalse.raw());
   unsigned char *out = static_cast<unsigned char *>(y.raw());
   size_t width = dtypeSize(onTrue.dtype());
-  forEach(y.numel(), RTX_GPU_BODY(int64_t i) {
-    const unsigned char *src = (c[i] ? a : b) + i * width;
-    for (size_t byte = 0; byte < width; ++byte)
-      out[i * width + byte] = src[byte];
-  });
+  forEach(
+      y.numel(), RTX_GPU_BODY(int64_t i) {
+        const unsigned char *src = (c[i] ? a : b) + i * width;
+        for (size_t byte = 0; byte < width; ++byte)
+          out[i * width + byte] = src[byte];
+      });
   return y;
 }
 
@@ -289,9 +311,10 @@ Tensor gpu::maskedFill(const Tensor &input, const Tensor &mask, double value) {
   void *dst = y.raw();
   const uint8_t *m = static_cast<const uint8_t *>(mask.raw());
   int dtype = static_cast<int>(input.dtype());
-  forEach(y.numel(), RTX_GPU_BODY(int64_t i) {
-    storeElement(dst, dtype, i, m[i] ? value : loadElement(src, dtype, i));
-  });
+  forEach(
+      y.numel(), RTX_GPU_BODY(int64_t i) {
+        storeElement(dst, dtype, i, m[i] ? value : loadElement(src, dtype, i));
+      });
   return y;
 }
 
@@ -309,12 +332,12 @@ Tensor gpu::dropout(const Tensor &input, double rate, int64_t seed,
   if (rate == 0.0)
     return copy(input);
   Dims local = dimsOf(op, input.shape());
-  Dims offsets = dimsOf(op, globalOffsets.empty()
-                                ? std::vector<int64_t>(input.rank(), 0)
-                                : globalOffsets);
-  Dims strides = dimsOf(op, globalShape.empty()
-                                ? std::vector<int64_t>(input.rank(), 0)
-                                : rtxrt::detail::stridesOf(globalShape));
+  Dims offsets =
+      dimsOf(op, globalOffsets.empty() ? std::vector<int64_t>(input.rank(), 0)
+                                       : globalOffsets);
+  Dims strides =
+      dimsOf(op, globalShape.empty() ? std::vector<int64_t>(input.rank(), 0)
+                                     : rtxrt::detail::stridesOf(globalShape));
   uint64_t key = randomKey(seed, "dropout");
   Tensor x = toCompute(input);
   Tensor y = empty(input.shape(), x.dtype());
@@ -347,10 +370,9 @@ Tensor gpu::unaryGrad(UnaryFn fn, const Tensor &input,
 
 std::vector<Tensor> gpu::adamwUpdate(const Tensor &param, const Tensor &grad,
                                      const Tensor &expAvg,
-                                     const Tensor &expAvgSq,
-                                     const Tensor &step, double lr,
-                                     double beta1, double beta2, double eps,
-                                     double weightDecay) {
+                                     const Tensor &expAvgSq, const Tensor &step,
+                                     double lr, double beta1, double beta2,
+                                     double eps, double weightDecay) {
   const std::string op = "rtx.adamw_update";
   checkFloat(op, param, "param");
   checkFloat(op, grad, "grad");

@@ -41,10 +41,10 @@ std::string gpu::selectDevice(int64_t localRank) {
   int count = 0;
   cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess || count == 0)
-    throw Error(std::string("no CUDA device is visible (") +
-                (status == cudaSuccess ? "none found"
-                                       : cudaGetErrorString(status)) +
-                "): run the CPU program (rtx-translate --emit=cpp) instead");
+    throw Error(
+        std::string("no CUDA device is visible (") +
+        (status == cudaSuccess ? "none found" : cudaGetErrorString(status)) +
+        "): run the CPU program (rtx-translate --emit=cpp) instead");
   int device = static_cast<int>(localRank % count);
   check(cudaSetDevice(device), "cudaSetDevice");
   cudaDeviceProp props;
@@ -56,11 +56,12 @@ static std::shared_ptr<unsigned char> allocate(size_t bytes) {
   void *p = nullptr;
   check(cudaMallocAsync(&p, std::max<size_t>(bytes, 16), stream()),
         ("allocating " + std::to_string(bytes) + " bytes").c_str());
-  return std::shared_ptr<unsigned char>(
-      static_cast<unsigned char *>(p), [](unsigned char *q) {
-        // Errors at teardown (the context already gone) are not actionable.
-        (void)cudaFreeAsync(q, stream());
-      });
+  return std::shared_ptr<unsigned char>(static_cast<unsigned char *>(p),
+                                        [](unsigned char *q) {
+                                          // Errors at teardown (the context
+                                          // already gone) are not actionable.
+                                          (void)cudaFreeAsync(q, stream());
+                                        });
 }
 
 void gpu::detail::copyBytes(void *dst, const void *src, size_t bytes,
@@ -148,9 +149,9 @@ Tensor gpu::toHost(const Tensor &device) {
 Dims gpu::detail::dimsOf(const std::string &op,
                          const std::vector<int64_t> &values) {
   if (values.size() > static_cast<size_t>(kMaxRank))
-    throw Error(op + ": the GPU kernels support rank <= " +
-                std::to_string(kMaxRank) + ", got rank " +
-                std::to_string(values.size()));
+    throw Error(
+        op + ": the GPU kernels support rank <= " + std::to_string(kMaxRank) +
+        ", got rank " + std::to_string(values.size()));
   Dims d{};
   d.rank = static_cast<int>(values.size());
   for (size_t i = 0; i < values.size(); ++i)

@@ -38,23 +38,34 @@ namespace {
 
 ncclDataType_t ncclType(DType dtype) {
   switch (dtype) {
-  case DType::F32: return ncclFloat32;
-  case DType::F64: return ncclFloat64;
-  case DType::BF16: return ncclBfloat16;
-  case DType::F16: return ncclFloat16;
-  case DType::I1: return ncclUint8;
-  case DType::I32: return ncclInt32;
-  case DType::I64: return ncclInt64;
+  case DType::F32:
+    return ncclFloat32;
+  case DType::F64:
+    return ncclFloat64;
+  case DType::BF16:
+    return ncclBfloat16;
+  case DType::F16:
+    return ncclFloat16;
+  case DType::I1:
+    return ncclUint8;
+  case DType::I32:
+    return ncclInt32;
+  case DType::I64:
+    return ncclInt64;
   }
   return ncclFloat32;
 }
 
 ncclRedOp_t ncclOp(ReduceKind kind) {
   switch (kind) {
-  case ReduceKind::Sum: return ncclSum;
-  case ReduceKind::Mean: return ncclAvg;
-  case ReduceKind::Max: return ncclMax;
-  case ReduceKind::Min: return ncclMin;
+  case ReduceKind::Sum:
+    return ncclSum;
+  case ReduceKind::Mean:
+    return ncclAvg;
+  case ReduceKind::Max:
+    return ncclMax;
+  case ReduceKind::Min:
+    return ncclMin;
   }
   return ncclSum;
 }
@@ -99,8 +110,8 @@ public:
                    double timeoutSeconds)
       : rank_(rank), timeout_(timeoutSeconds) {
     rtxrt::detail::RunStore opened = rtxrt::detail::openRunStore(store);
-    auto waitFor = std::chrono::milliseconds(
-        static_cast<int64_t>(timeoutSeconds * 1000));
+    auto waitFor =
+        std::chrono::milliseconds(static_cast<int64_t>(timeoutSeconds * 1000));
     for (const auto &group : groups) {
       std::string name = rtxrt::detail::groupName(group);
       if (group.size() < 2 || comms_.count(name))
@@ -111,9 +122,9 @@ public:
       try {
         if (index == 0) {
           checkNccl(ncclGetUniqueId(&id), "ncclGetUniqueId", name);
-          opened.run->set(key, std::vector<char>(
-                                   reinterpret_cast<char *>(&id),
-                                   reinterpret_cast<char *>(&id) + sizeof id));
+          opened.run->set(key, std::vector<char>(reinterpret_cast<char *>(&id),
+                                                 reinterpret_cast<char *>(&id) +
+                                                     sizeof id));
         } else {
           opened.run->wait({key}, waitFor);
           std::vector<char> bytes = opened.run->get(key);
@@ -132,9 +143,9 @@ public:
       ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
       config.blocking = 0;
       ncclComm_t comm;
-      ncclResult_t status = ncclCommInitRankConfig(
-          &comm, static_cast<int>(group.size()), id, static_cast<int>(index),
-          &config);
+      ncclResult_t status =
+          ncclCommInitRankConfig(&comm, static_cast<int>(group.size()), id,
+                                 static_cast<int>(index), &config);
       if (status != ncclSuccess && status != ncclInProgress)
         checkNccl(status, "ncclCommInitRankConfig", name);
       comms_[name] = comm;
@@ -173,8 +184,8 @@ public:
       return copy(in);
     Tensor out = gpu::empty(in.shape(), in.dtype());
     run(group, what, [&](ncclComm_t comm) {
-      return ncclAllReduce(in.raw(), out.raw(), in.numel(), ncclType(in.dtype()),
-                           ncclOp(kind), comm, stream());
+      return ncclAllReduce(in.raw(), out.raw(), in.numel(),
+                           ncclType(in.dtype()), ncclOp(kind), comm, stream());
     });
     return out;
   }
@@ -199,9 +210,8 @@ public:
       return copy(in);
     Tensor pieces = piecesOutermost(in, dim, n);
     // The pieces' layout, [c, ...] in the original order of dimensions.
-    Tensor out = gpu::empty(Shape(pieces.shape().begin() + 1,
-                                  pieces.shape().end()),
-                            in.dtype());
+    Tensor out = gpu::empty(
+        Shape(pieces.shape().begin() + 1, pieces.shape().end()), in.dtype());
     run(group, what, [&](ncclComm_t comm) {
       return ncclReduceScatter(pieces.raw(), out.raw(), out.numel(),
                                ncclType(in.dtype()), ncclOp(kind), comm,
@@ -230,8 +240,8 @@ public:
                           comm, stream());
         if (status == ncclSuccess || status == ncclInProgress)
           status = ncclRecv(static_cast<char *>(received.raw()) + peer * bytes,
-                            count, ncclType(in.dtype()),
-                            static_cast<int>(peer), comm, stream());
+                            count, ncclType(in.dtype()), static_cast<int>(peer),
+                            comm, stream());
       }
       ncclResult_t end = ncclGroupEnd();
       return status == ncclSuccess ? end : status;
@@ -246,9 +256,8 @@ public:
     return concatOutermost(view(received, stackedShape), concatDim);
   }
 
-  Tensor broadcastFrom(const std::vector<int64_t> &group, int64_t,
-                       int64_t root, const Tensor &input,
-                       const std::string &what) override {
+  Tensor broadcastFrom(const std::vector<int64_t> &group, int64_t, int64_t root,
+                       const Tensor &input, const std::string &what) override {
     Tensor in = gpu::toDevice(input);
     if (group.size() == 1)
       return copy(in);
@@ -353,9 +362,9 @@ private:
 
   void waitComm(ncclComm_t comm, const std::string &what,
                 const std::string &group, bool waitStream) {
-    auto deadline = std::chrono::steady_clock::now() +
-                    std::chrono::milliseconds(
-                        static_cast<int64_t>(timeout_ * 1000));
+    auto deadline =
+        std::chrono::steady_clock::now() +
+        std::chrono::milliseconds(static_cast<int64_t>(timeout_ * 1000));
     for (;;) {
       ncclResult_t async = ncclSuccess;
       ncclCommGetAsyncError(comm, &async);
@@ -392,8 +401,7 @@ private:
 } // namespace
 
 std::unique_ptr<Communicator>
-gpu::makeNcclCommunicator(int64_t rank, int64_t,
-                          const std::string &store,
+gpu::makeNcclCommunicator(int64_t rank, int64_t, const std::string &store,
                           const std::vector<std::vector<int64_t>> &groups,
                           double timeoutSeconds) {
   return std::make_unique<NcclCommunicator>(rank, store, groups,

@@ -57,8 +57,7 @@ void check(cudaError_t status, const char *what);
 
 template <typename Body> __global__ void forEachKernel(int64_t n, Body body) {
   int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x +
-                   threadIdx.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
        i < n; i += stride)
     body(i);
 }
@@ -72,7 +71,7 @@ template <typename Body> void forEach(int64_t n, Body body) {
   if (blocks > 65536)
     blocks = 65536; // the grid stride covers the rest
   forEachKernel<<<static_cast<unsigned>(blocks), threads, 0, stream()>>>(n,
-                                                                       body);
+                                                                         body);
   check(cudaGetLastError(), "a kernel launch");
 }
 #else

@@ -37,21 +37,22 @@ void rowStatistics(const Tensor &x, int64_t rows, int64_t d, double epsilon,
   int dtype = static_cast<int>(x.dtype());
   double *pm = static_cast<double *>(mean.raw());
   double *pr = static_cast<double *>(rstd.raw());
-  forEach(rows, RTX_GPU_BODY(int64_t r) {
-    double m = 0.0;
-    if (centred) {
-      for (int64_t i = 0; i < d; ++i)
-        m += loadElement(px, dtype, r * d + i);
-      m /= static_cast<double>(d);
-    }
-    double sq = 0.0;
-    for (int64_t i = 0; i < d; ++i) {
-      double c = loadElement(px, dtype, r * d + i) - m;
-      sq += c * c;
-    }
-    pm[r] = m;
-    pr[r] = 1.0 / sqrt(sq / static_cast<double>(d) + epsilon);
-  });
+  forEach(
+      rows, RTX_GPU_BODY(int64_t r) {
+        double m = 0.0;
+        if (centred) {
+          for (int64_t i = 0; i < d; ++i)
+            m += loadElement(px, dtype, r * d + i);
+          m /= static_cast<double>(d);
+        }
+        double sq = 0.0;
+        for (int64_t i = 0; i < d; ++i) {
+          double c = loadElement(px, dtype, r * d + i) - m;
+          sq += c * c;
+        }
+        pm[r] = m;
+        pr[r] = 1.0 / sqrt(sq / static_cast<double>(d) + epsilon);
+      });
 }
 
 template <typename T>
@@ -64,15 +65,16 @@ void normalizeT(const Tensor &x, const Tensor &g, const Tensor &b,
   const double *pm = static_cast<const double *>(mean.raw());
   const double *pr = static_cast<const double *>(rstd.raw());
   T *py = static_cast<T *>(y.raw());
-  forEach(x.numel(), RTX_GPU_BODY(int64_t e) {
-    int64_t r = e / d, i = e % d;
-    if (layerNorm) {
-      T v = T((px[e] - pm[r]) * pr[r]) * pg[i];
-      py[e] = pb ? v + pb[i] : v;
-    } else {
-      py[e] = px[e] * T(pr[r]) * pg[i];
-    }
-  });
+  forEach(
+      x.numel(), RTX_GPU_BODY(int64_t e) {
+        int64_t r = e / d, i = e % d;
+        if (layerNorm) {
+          T v = T((px[e] - pm[r]) * pr[r]) * pg[i];
+          py[e] = pb ? v + pb[i] : v;
+        } else {
+          py[e] = px[e] * T(pr[r]) * pg[i];
+        }
+      });
 }
 
 template <typename T>
@@ -86,47 +88,49 @@ void normGradT(const Tensor &x, const Tensor &g, const Tensor &dy,
   const double *pm = static_cast<const double *>(mean.raw());
   const double *pr = static_cast<const double *>(rstd.raw());
   T *pdx = static_cast<T *>(dx.raw());
-  forEach(rows, RTX_GPU_BODY(int64_t r) {
-    const T *xr = px + r * d, *dyr = pdy + r * d;
-    T *dxr = pdx + r * d;
-    double m = pm[r], s = pr[r];
-    if (layerNorm) {
-      double sumG = 0.0, sumGX = 0.0;
-      for (int64_t i = 0; i < d; ++i) {
-        double gi = static_cast<double>(dyr[i]) * pg[i];
-        sumG += gi;
-        sumGX += gi * (xr[i] - m) * s;
-      }
-      double meanG = sumG / static_cast<double>(d);
-      double meanGX = sumGX / static_cast<double>(d);
-      for (int64_t i = 0; i < d; ++i)
-        dxr[i] = T(s * (static_cast<double>(dyr[i]) * pg[i] - meanG -
-                        (xr[i] - m) * s * meanGX));
-    } else {
-      double sumGX = 0.0;
-      for (int64_t i = 0; i < d; ++i)
-        sumGX += static_cast<double>(dyr[i]) * pg[i] * xr[i];
-      double k = s * s * s * sumGX / static_cast<double>(d);
-      for (int64_t i = 0; i < d; ++i)
-        dxr[i] = T(s * static_cast<double>(dyr[i]) * pg[i] - xr[i] * k);
-    }
-  });
+  forEach(
+      rows, RTX_GPU_BODY(int64_t r) {
+        const T *xr = px + r * d, *dyr = pdy + r * d;
+        T *dxr = pdx + r * d;
+        double m = pm[r], s = pr[r];
+        if (layerNorm) {
+          double sumG = 0.0, sumGX = 0.0;
+          for (int64_t i = 0; i < d; ++i) {
+            double gi = static_cast<double>(dyr[i]) * pg[i];
+            sumG += gi;
+            sumGX += gi * (xr[i] - m) * s;
+          }
+          double meanG = sumG / static_cast<double>(d);
+          double meanGX = sumGX / static_cast<double>(d);
+          for (int64_t i = 0; i < d; ++i)
+            dxr[i] = T(s * (static_cast<double>(dyr[i]) * pg[i] - meanG -
+                            (xr[i] - m) * s * meanGX));
+        } else {
+          double sumGX = 0.0;
+          for (int64_t i = 0; i < d; ++i)
+            sumGX += static_cast<double>(dyr[i]) * pg[i] * xr[i];
+          double k = s * s * s * sumGX / static_cast<double>(d);
+          for (int64_t i = 0; i < d; ++i)
+            dxr[i] = T(s * static_cast<double>(dyr[i]) * pg[i] - xr[i] * k);
+        }
+      });
   // Column sums over the rows, in row order.
   double *pds = static_cast<double *>(dscale.raw());
   double *pdb = dbias.defined() ? static_cast<double *>(dbias.raw()) : nullptr;
-  forEach(d, RTX_GPU_BODY(int64_t i) {
-    double ds = 0.0, db = 0.0;
-    for (int64_t r = 0; r < rows; ++r) {
-      double dyv = pdy[r * d + i];
-      double xhat = layerNorm ? (px[r * d + i] - pm[r]) * pr[r]
-                              : static_cast<double>(px[r * d + i]) * pr[r];
-      ds += dyv * xhat;
-      db += dyv;
-    }
-    pds[i] = ds;
-    if (pdb)
-      pdb[i] = db;
-  });
+  forEach(
+      d, RTX_GPU_BODY(int64_t i) {
+        double ds = 0.0, db = 0.0;
+        for (int64_t r = 0; r < rows; ++r) {
+          double dyv = pdy[r * d + i];
+          double xhat = layerNorm ? (px[r * d + i] - pm[r]) * pr[r]
+                                  : static_cast<double>(px[r * d + i]) * pr[r];
+          ds += dyv * xhat;
+          db += dyv;
+        }
+        pds[i] = ds;
+        if (pdb)
+          pdb[i] = db;
+      });
 }
 
 template <typename T>
@@ -134,21 +138,22 @@ void softmaxT(const Tensor &x, Tensor &y, int64_t n, int64_t inner) {
   const T *px = static_cast<const T *>(x.raw());
   T *py = static_cast<T *>(y.raw());
   int64_t lanes = n ? x.numel() / n : 0;
-  forEach(lanes, RTX_GPU_BODY(int64_t lane) {
-    int64_t base = (lane / inner) * n * inner + lane % inner;
-    T max = -INFINITY;
-    for (int64_t i = 0; i < n; ++i)
-      max = mfmax(max, px[base + i * inner]);
-    double sum = 0.0;
-    for (int64_t i = 0; i < n; ++i) {
-      T e = mexp(px[base + i * inner] - max);
-      py[base + i * inner] = e;
-      sum += e;
-    }
-    T inv = T(1.0 / sum);
-    for (int64_t i = 0; i < n; ++i)
-      py[base + i * inner] *= inv;
-  });
+  forEach(
+      lanes, RTX_GPU_BODY(int64_t lane) {
+        int64_t base = (lane / inner) * n * inner + lane % inner;
+        T max = -INFINITY;
+        for (int64_t i = 0; i < n; ++i)
+          max = mfmax(max, px[base + i * inner]);
+        double sum = 0.0;
+        for (int64_t i = 0; i < n; ++i) {
+          T e = mexp(px[base + i * inner] - max);
+          py[base + i * inner] = e;
+          sum += e;
+        }
+        T inv = T(1.0 / sum);
+        for (int64_t i = 0; i < n; ++i)
+          py[base + i * inner] *= inv;
+      });
 }
 
 template <typename T>
@@ -158,16 +163,18 @@ void softmaxGradT(const Tensor &y, const Tensor &dy, Tensor &dx, int64_t n,
   const T *pdy = static_cast<const T *>(dy.raw());
   T *pdx = static_cast<T *>(dx.raw());
   int64_t lanes = n ? y.numel() / n : 0;
-  forEach(lanes, RTX_GPU_BODY(int64_t lane) {
-    int64_t base = (lane / inner) * n * inner + lane % inner;
-    double dot = 0.0;
-    for (int64_t i = 0; i < n; ++i)
-      dot += static_cast<double>(pdy[base + i * inner]) * py[base + i * inner];
-    for (int64_t i = 0; i < n; ++i) {
-      int64_t e = base + i * inner;
-      pdx[e] = py[e] * (pdy[e] - T(dot));
-    }
-  });
+  forEach(
+      lanes, RTX_GPU_BODY(int64_t lane) {
+        int64_t base = (lane / inner) * n * inner + lane % inner;
+        double dot = 0.0;
+        for (int64_t i = 0; i < n; ++i)
+          dot +=
+              static_cast<double>(pdy[base + i * inner]) * py[base + i * inner];
+        for (int64_t i = 0; i < n; ++i) {
+          int64_t e = base + i * inner;
+          pdx[e] = py[e] * (pdy[e] - T(dot));
+        }
+      });
 }
 
 /// Rotate-half by the angle of each position; `inverse` turns back (the
@@ -180,16 +187,17 @@ void ropeT(const Tensor &x, Tensor &y, const Tensor &cosTable,
   const double *ps = static_cast<const double *>(sinTable.raw());
   T *py = static_cast<T *>(y.raw());
   int64_t half = d / 2;
-  forEach(x.numel() / 2, RTX_GPU_BODY(int64_t e) {
-    int64_t row = e / half, i = e % half;
-    int64_t p = row % s;
-    T c = T(pc[p * half + i]), sn = T(ps[p * half + i]);
-    if (inverse)
-      sn = -sn;
-    T x1 = px[row * d + i], x2 = px[row * d + i + half];
-    py[row * d + i] = x1 * c - x2 * sn;
-    py[row * d + i + half] = x2 * c + x1 * sn;
-  });
+  forEach(
+      x.numel() / 2, RTX_GPU_BODY(int64_t e) {
+        int64_t row = e / half, i = e % half;
+        int64_t p = row % s;
+        T c = T(pc[p * half + i]), sn = T(ps[p * half + i]);
+        if (inverse)
+          sn = -sn;
+        T x1 = px[row * d + i], x2 = px[row * d + i + half];
+        py[row * d + i] = x1 * c - x2 * sn;
+        py[row * d + i + half] = x2 * c + x1 * sn;
+      });
 }
 
 /// Writes the index of the first id outside [0, vocab) (ignoring
@@ -200,15 +208,16 @@ void checkIdsOnDevice(const Tensor &ids, int64_t vocab, bool hasIgnore,
   int dtype = static_cast<int>(ids.dtype());
   int64_t *pf = static_cast<int64_t *>(flag.raw());
   int64_t n = ids.numel();
-  forEach(1, RTX_GPU_BODY(int64_t) {
-    for (int64_t k = 0; k < n; ++k) {
-      int64_t id = static_cast<int64_t>(loadElement(pi, dtype, k));
-      if ((id < 0 || id >= vocab) && !(hasIgnore && id == ignoreIndex)) {
-        pf[0] = k;
-        return;
-      }
-    }
-  });
+  forEach(
+      1, RTX_GPU_BODY(int64_t) {
+        for (int64_t k = 0; k < n; ++k) {
+          int64_t id = static_cast<int64_t>(loadElement(pi, dtype, k));
+          if ((id < 0 || id >= vocab) && !(hasIgnore && id == ignoreIndex)) {
+            pf[0] = k;
+            return;
+          }
+        }
+      });
 }
 
 template <typename T>
@@ -219,21 +228,22 @@ void crossEntropyRowsT(const Tensor &x, const Tensor &labels, Tensor &loss,
   const void *pl = labels.raw();
   int ltype = static_cast<int>(labels.dtype());
   double *out = static_cast<double *>(loss.raw());
-  forEach(tokens, RTX_GPU_BODY(int64_t t) {
-    int64_t label = static_cast<int64_t>(loadElement(pl, ltype, t));
-    if (hasIgnore && label == ignoreIndex) {
-      out[t] = NAN; // not counted
-      return;
-    }
-    const T *row = px + t * vocab;
-    double max = -INFINITY;
-    for (int64_t i = 0; i < vocab; ++i)
-      max = fmax(max, static_cast<double>(row[i]));
-    double sum = 0.0;
-    for (int64_t i = 0; i < vocab; ++i)
-      sum += exp(static_cast<double>(row[i]) - max);
-    out[t] = max + log(sum) - static_cast<double>(row[label]);
-  });
+  forEach(
+      tokens, RTX_GPU_BODY(int64_t t) {
+        int64_t label = static_cast<int64_t>(loadElement(pl, ltype, t));
+        if (hasIgnore && label == ignoreIndex) {
+          out[t] = NAN; // not counted
+          return;
+        }
+        const T *row = px + t * vocab;
+        double max = -INFINITY;
+        for (int64_t i = 0; i < vocab; ++i)
+          max = fmax(max, static_cast<double>(row[i]));
+        double sum = 0.0;
+        for (int64_t i = 0; i < vocab; ++i)
+          sum += exp(static_cast<double>(row[i]) - max);
+        out[t] = max + log(sum) - static_cast<double>(row[label]);
+      });
 }
 
 template <typename T>
@@ -249,42 +259,44 @@ void crossEntropyGradT(const Tensor &x, const Tensor &labels,
   // The number of counted tokens, once, by one body.
   Tensor counted = empty({}, DType::I64);
   int64_t *pc = static_cast<int64_t *>(counted.raw());
-  forEach(1, RTX_GPU_BODY(int64_t) {
-    int64_t n = 0;
-    for (int64_t k = 0; k < tokens; ++k)
-      n += hasIgnore &&
-                   static_cast<int64_t>(loadElement(pl, ltype, k)) ==
-                       ignoreIndex
-               ? 0
-               : 1;
-    pc[0] = n;
-  });
-  forEach(tokens, RTX_GPU_BODY(int64_t t) {
-    int64_t count = pc[0];
-    int64_t label = static_cast<int64_t>(loadElement(pl, ltype, t));
-    T *drow = pdx + t * vocab;
-    if (count == 0 || (hasIgnore && label == ignoreIndex)) {
-      for (int64_t i = 0; i < vocab; ++i)
-        drow[i] = T(0);
-      return;
-    }
-    double factor = loadElement(pg, gtype, 0) / static_cast<double>(count);
-    const T *row = px + t * vocab;
-    double max = -INFINITY;
-    for (int64_t i = 0; i < vocab; ++i)
-      max = fmax(max, static_cast<double>(row[i]));
-    double sum = 0.0;
-    for (int64_t i = 0; i < vocab; ++i)
-      sum += exp(static_cast<double>(row[i]) - max);
-    double scale = factor / sum;
-    for (int64_t i = 0; i < vocab; ++i)
-      drow[i] = T(exp(static_cast<double>(row[i]) - max) * scale -
-                  (i == label ? factor : 0.0));
-  });
+  forEach(
+      1, RTX_GPU_BODY(int64_t) {
+        int64_t n = 0;
+        for (int64_t k = 0; k < tokens; ++k)
+          n += hasIgnore && static_cast<int64_t>(loadElement(pl, ltype, k)) ==
+                                ignoreIndex
+                   ? 0
+                   : 1;
+        pc[0] = n;
+      });
+  forEach(
+      tokens, RTX_GPU_BODY(int64_t t) {
+        int64_t count = pc[0];
+        int64_t label = static_cast<int64_t>(loadElement(pl, ltype, t));
+        T *drow = pdx + t * vocab;
+        if (count == 0 || (hasIgnore && label == ignoreIndex)) {
+          for (int64_t i = 0; i < vocab; ++i)
+            drow[i] = T(0);
+          return;
+        }
+        double factor = loadElement(pg, gtype, 0) / static_cast<double>(count);
+        const T *row = px + t * vocab;
+        double max = -INFINITY;
+        for (int64_t i = 0; i < vocab; ++i)
+          max = fmax(max, static_cast<double>(row[i]));
+        double sum = 0.0;
+        for (int64_t i = 0; i < vocab; ++i)
+          sum += exp(static_cast<double>(row[i]) - max);
+        double scale = factor / sum;
+        for (int64_t i = 0; i < vocab; ++i)
+          drow[i] = T(exp(static_cast<double>(row[i]) - max) * scale -
+                      (i == label ? factor : 0.0));
+      });
 }
 
 Tensor toGpuF64(const std::vector<double> &values) {
-  Tensor host = Tensor::fromVector(values, {static_cast<int64_t>(values.size())});
+  Tensor host =
+      Tensor::fromVector(values, {static_cast<int64_t>(values.size())});
   return gpu::toDevice(host);
 }
 
@@ -350,14 +362,15 @@ static std::vector<Tensor> normGrad(const std::string &op, const Tensor &input,
   int64_t d = input.dim(input.rank() - 1);
   int64_t rows = d ? input.numel() / d : 0;
   Tensor x = toCompute(input), dy = toCompute(resultGrad);
-  Tensor g = scale.dtype() == x.dtype() ? scale : gpu::convert(scale, x.dtype());
+  Tensor g =
+      scale.dtype() == x.dtype() ? scale : gpu::convert(scale, x.dtype());
   Tensor mean, rstd;
   rowStatistics(x, rows, d, epsilon, layerNorm, mean, rstd);
   Tensor dx = gpu::empty(input.shape(), x.dtype());
   Tensor dscale = gpu::empty({d}, DType::F64);
   Tensor dbias = layerNorm ? gpu::empty({d}, DType::F64) : Tensor();
-  RTX_GPU_COMPUTE(x.dtype(), normGradT, x, g, dy, mean, rstd, dx, dscale,
-                  dbias, rows, d, layerNorm);
+  RTX_GPU_COMPUTE(x.dtype(), normGradT, x, g, dy, mean, rstd, dx, dscale, dbias,
+                  rows, d, layerNorm);
   std::vector<Tensor> results = {fromCompute(dx, input.dtype()),
                                  fromCompute(dscale, scale.dtype())};
   if (layerNorm)
@@ -455,12 +468,13 @@ Tensor gpu::embedding(const Tensor &table, const Tensor &ids) {
   const void *pi = ids.raw();
   int itype = static_cast<int>(ids.dtype());
   int64_t esize = static_cast<int64_t>(dtypeSize(table.dtype()));
-  forEach(out.numel(), RTX_GPU_BODY(int64_t e) {
-    int64_t p = e / width, j = e % width;
-    int64_t id = static_cast<int64_t>(loadElement(pi, itype, p));
-    for (int64_t b = 0; b < esize; ++b)
-      dst[e * esize + b] = src[(id * width + j) * esize + b];
-  });
+  forEach(
+      out.numel(), RTX_GPU_BODY(int64_t e) {
+        int64_t p = e / width, j = e % width;
+        int64_t id = static_cast<int64_t>(loadElement(pi, itype, p));
+        for (int64_t b = 0; b < esize; ++b)
+          dst[e * esize + b] = src[(id * width + j) * esize + b];
+      });
   return out;
 }
 
@@ -493,15 +507,16 @@ Tensor gpu::embeddingGrad(const Tensor &ids, const Tensor &resultGrad,
   const void *pdy = dy.raw();
   void *pt = table.raw();
   int ctype = static_cast<int>(dy.dtype());
-  forEach(width, RTX_GPU_BODY(int64_t j) {
-    for (int64_t p = 0; p < positions; ++p) {
-      int64_t id = static_cast<int64_t>(loadElement(pi, itype, p));
-      int64_t at = id * width + j;
-      storeElement(pt, ctype, at,
-                   loadElement(pt, ctype, at) +
-                       loadElement(pdy, ctype, p * width + j));
-    }
-  });
+  forEach(
+      width, RTX_GPU_BODY(int64_t j) {
+        for (int64_t p = 0; p < positions; ++p) {
+          int64_t id = static_cast<int64_t>(loadElement(pi, itype, p));
+          int64_t at = id * width + j;
+          storeElement(pt, ctype, at,
+                       loadElement(pt, ctype, at) +
+                           loadElement(pdy, ctype, p * width + j));
+        }
+      });
   return fromCompute(table, resultGrad.dtype());
 }
 
@@ -515,8 +530,8 @@ static void checkLogitsLabels(const std::string &op, const Tensor &logits,
   Shape expected(logits.shape().begin(), logits.shape().end() - 1);
   if (logits.rank() < 1 || labels.shape() != expected)
     fail(op, "labels " + shapeToString(labels.shape()) +
-                 " must be the logits' shape " +
-                 shapeToString(logits.shape()) + " without its last dimension");
+                 " must be the logits' shape " + shapeToString(logits.shape()) +
+                 " without its last dimension");
   Tensor flag = makeFlag();
   checkIdsOnDevice(labels, logits.dim(logits.rank() - 1), hasIgnoreIndex,
                    ignoreIndex, flag);
@@ -539,16 +554,17 @@ Tensor gpu::crossEntropy(const Tensor &logits, const Tensor &labels,
   Tensor mean = empty({}, DType::F64);
   const double *pl = static_cast<const double *>(loss.raw());
   double *pm = static_cast<double *>(mean.raw());
-  forEach(1, RTX_GPU_BODY(int64_t) {
-    double total = 0.0;
-    int64_t count = 0;
-    for (int64_t t = 0; t < tokens; ++t)
-      if (pl[t] == pl[t]) { // NaN marks an ignored token
-        total += pl[t];
-        ++count;
-      }
-    pm[0] = count ? total / static_cast<double>(count) : 0.0;
-  });
+  forEach(
+      1, RTX_GPU_BODY(int64_t) {
+        double total = 0.0;
+        int64_t count = 0;
+        for (int64_t t = 0; t < tokens; ++t)
+          if (pl[t] == pl[t]) { // NaN marks an ignored token
+            total += pl[t];
+            ++count;
+          }
+        pm[0] = count ? total / static_cast<double>(count) : 0.0;
+      });
   return fromCompute(mean,
                      logits.dtype() == DType::F64 ? DType::F64 : DType::F32);
 }

@@ -31,24 +31,25 @@ void stridedCopyT(const void *src, void *dst, int64_t n, Dims shape,
                   int64_t dstBase) {
   const E *in = static_cast<const E *>(src);
   E *out = static_cast<E *>(dst);
-  forEach(n, RTX_GPU_BODY(int64_t i) {
-    int64_t rest = i, s = srcBase, d = dstBase;
-    for (int k = shape.rank - 1; k >= 0; --k) {
-      int64_t coord = rest % shape.v[k];
-      rest /= shape.v[k];
-      s += coord * srcStrides.v[k];
-      d += coord * dstStrides.v[k];
-    }
-    out[d] = in[s];
-  });
+  forEach(
+      n, RTX_GPU_BODY(int64_t i) {
+        int64_t rest = i, s = srcBase, d = dstBase;
+        for (int k = shape.rank - 1; k >= 0; --k) {
+          int64_t coord = rest % shape.v[k];
+          rest /= shape.v[k];
+          s += coord * srcStrides.v[k];
+          d += coord * dstStrides.v[k];
+        }
+        out[d] = in[s];
+      });
 }
 
 /// Copies every element of the iteration `shape` from src to dst (both with
 /// elements of `dtype`), at the given strides and base offsets (elements).
-void stridedCopy(const std::string &op, DType dtype, const void *src,
-                 void *dst, const Shape &shape,
-                 const std::vector<int64_t> &srcStrides, int64_t srcBase,
-                 const std::vector<int64_t> &dstStrides, int64_t dstBase) {
+void stridedCopy(const std::string &op, DType dtype, const void *src, void *dst,
+                 const Shape &shape, const std::vector<int64_t> &srcStrides,
+                 int64_t srcBase, const std::vector<int64_t> &dstStrides,
+                 int64_t dstBase) {
   int64_t n = numElements(shape);
   if (n == 0)
     return;
@@ -76,38 +77,39 @@ void reduceT(ReduceKind kind, const Tensor &x, Tensor &y, int64_t rows,
   const T *px = static_cast<const T *>(x.raw());
   T *py = static_cast<T *>(y.raw());
   int k = static_cast<int>(kind);
-  forEach(rows, RTX_GPU_BODY(int64_t r) {
-    int64_t base = 0, rest = r;
-    for (int d = keptShape.rank - 1; d >= 0; --d) {
-      base += (rest % keptShape.v[d]) * keptStrides.v[d];
-      rest /= keptShape.v[d];
-    }
-    ReduceKind kindHere = static_cast<ReduceKind>(k);
-    double acc = 0.0;
-    T best = T(0);
-    for (int64_t j = 0; j < length; ++j) {
-      int64_t offset = base, rj = j;
-      for (int d = reducedShape.rank - 1; d >= 0; --d) {
-        offset += (rj % reducedShape.v[d]) * reducedStrides.v[d];
-        rj /= reducedShape.v[d];
-      }
-      T v = px[offset];
-      if (kindHere == ReduceKind::Sum || kindHere == ReduceKind::Mean)
-        acc += static_cast<double>(v);
-      else if (j == 0)
-        best = v;
-      else if (kindHere == ReduceKind::Max)
-        best = (v > best || v != v) ? v : best;
-      else
-        best = (v < best || v != v) ? v : best;
-    }
-    if (kindHere == ReduceKind::Sum)
-      py[r] = T(acc);
-    else if (kindHere == ReduceKind::Mean)
-      py[r] = length ? T(acc / static_cast<double>(length)) : T(0.0 / 0.0);
-    else
-      py[r] = best;
-  });
+  forEach(
+      rows, RTX_GPU_BODY(int64_t r) {
+        int64_t base = 0, rest = r;
+        for (int d = keptShape.rank - 1; d >= 0; --d) {
+          base += (rest % keptShape.v[d]) * keptStrides.v[d];
+          rest /= keptShape.v[d];
+        }
+        ReduceKind kindHere = static_cast<ReduceKind>(k);
+        double acc = 0.0;
+        T best = T(0);
+        for (int64_t j = 0; j < length; ++j) {
+          int64_t offset = base, rj = j;
+          for (int d = reducedShape.rank - 1; d >= 0; --d) {
+            offset += (rj % reducedShape.v[d]) * reducedStrides.v[d];
+            rj /= reducedShape.v[d];
+          }
+          T v = px[offset];
+          if (kindHere == ReduceKind::Sum || kindHere == ReduceKind::Mean)
+            acc += static_cast<double>(v);
+          else if (j == 0)
+            best = v;
+          else if (kindHere == ReduceKind::Max)
+            best = (v > best || v != v) ? v : best;
+          else
+            best = (v < best || v != v) ? v : best;
+        }
+        if (kindHere == ReduceKind::Sum)
+          py[r] = T(acc);
+        else if (kindHere == ReduceKind::Mean)
+          py[r] = length ? T(acc / static_cast<double>(length)) : T(0.0 / 0.0);
+        else
+          py[r] = best;
+      });
 }
 
 } // namespace

@@ -2,9 +2,9 @@
 //
 // The input is first permuted so that the reduced dimensions are trailing
 // (no copy when they already are, or when they are all leading: then the
-// columns are reduced in place, in the same order); then each of the O output elements
-// reduces one contiguous row of R elements. A row is cut into blocks of a
-// fixed size (kBlock), each block is reduced in index order, and the block
+// columns are reduced in place, in the same order); then each of the O output
+// elements reduces one contiguous row of R elements. A row is cut into blocks
+// of a fixed size (kBlock), each block is reduced in index order, and the block
 // results are combined in block order. The cut depends only on R, never on
 // the thread count, so the result is the same with 1 or 64 threads, and a
 // single long row still runs in parallel. Sums accumulate in double.

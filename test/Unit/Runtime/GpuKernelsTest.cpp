@@ -80,8 +80,8 @@ TEST(GpuKernelsTest, Contractions) {
   expectSame(gpu::linear(dev(x), dev(w), Tensor()), linear(x, w, Tensor()));
   Tensor xd = randomTensor({4, 6}, DType::F64, 10);
   Tensor wd = randomTensor({3, 6}, DType::F64, 11);
-  expectSame(gpu::linear(dev(xd), dev(wd), Tensor()),
-             linear(xd, wd, Tensor()), 1e-12);
+  expectSame(gpu::linear(dev(xd), dev(wd), Tensor()), linear(xd, wd, Tensor()),
+             1e-12);
 }
 
 TEST(GpuKernelsTest, Elementwise) {
@@ -190,9 +190,9 @@ TEST(GpuKernelsTest, EmbeddingAndCrossEntropy) {
     expectSame(gpu::crossEntropy(dev(logits), dev(lab), ignore, -100),
                crossEntropy(logits, lab, ignore, -100));
     Tensor dloss = Tensor::scalar(0.7);
-    expectSame(gpu::crossEntropyGrad(dev(logits), dev(lab), dev(dloss), ignore,
-                                     -100),
-               crossEntropyGrad(logits, lab, dloss, ignore, -100));
+    expectSame(
+        gpu::crossEntropyGrad(dev(logits), dev(lab), dev(dloss), ignore, -100),
+        crossEntropyGrad(logits, lab, dloss, ignore, -100));
   }
 }
 
@@ -249,9 +249,8 @@ TEST(GpuKernelsTest, Optimizers) {
   Tensor m = randomTensor({7, 5}, DType::F32, 38);
   Tensor v = randomTensor({7, 5}, DType::F32, 39, 0.0, 1.0);
   Tensor step = Tensor::scalar(3.0);
-  std::vector<Tensor> a =
-      gpu::adamwUpdate(dev(p), dev(g), dev(m), dev(v), dev(step), 1e-3, 0.9,
-                       0.999, 1e-8, 0.01);
+  std::vector<Tensor> a = gpu::adamwUpdate(
+      dev(p), dev(g), dev(m), dev(v), dev(step), 1e-3, 0.9, 0.999, 1e-8, 0.01);
   std::vector<Tensor> c =
       adamwUpdate(p, g, m, v, step, 1e-3, 0.9, 0.999, 1e-8, 0.01);
   ASSERT_EQ(a.size(), 3u);

@@ -27,9 +27,8 @@ struct PhiloxBlock {
 
 /// Philox-4x32-10 (Random123's constants and round structure): the key is
 /// bumped between rounds, not before the first.
-RTXRT_HOST_DEVICE inline PhiloxBlock philox4x32x10(PhiloxBlock counter,
-                                                   uint32_t key0,
-                                                   uint32_t key1) {
+RTXRT_HOST_DEVICE inline PhiloxBlock
+philox4x32x10(PhiloxBlock counter, uint32_t key0, uint32_t key1) {
   const uint32_t m0 = 0xD2511F53u, m1 = 0xCD9E8D57u;
   const uint32_t w0 = 0x9E3779B9u, w1 = 0xBB67AE85u; // golden ratio, sqrt(3)-1
   for (int round = 0; round < 10; ++round) {
@@ -39,10 +38,12 @@ RTXRT_HOST_DEVICE inline PhiloxBlock philox4x32x10(PhiloxBlock counter,
     }
     uint64_t p0 = static_cast<uint64_t>(m0) * counter.v[0];
     uint64_t p1 = static_cast<uint64_t>(m1) * counter.v[2];
-    uint32_t hi0 = static_cast<uint32_t>(p0 >> 32), lo0 = static_cast<uint32_t>(p0);
-    uint32_t hi1 = static_cast<uint32_t>(p1 >> 32), lo1 = static_cast<uint32_t>(p1);
-    PhiloxBlock next = {{hi1 ^ counter.v[1] ^ key0, lo1,
-                         hi0 ^ counter.v[3] ^ key1, lo0}};
+    uint32_t hi0 = static_cast<uint32_t>(p0 >> 32),
+             lo0 = static_cast<uint32_t>(p0);
+    uint32_t hi1 = static_cast<uint32_t>(p1 >> 32),
+             lo1 = static_cast<uint32_t>(p1);
+    PhiloxBlock next = {
+        {hi1 ^ counter.v[1] ^ key0, lo1, hi0 ^ counter.v[3] ^ key1, lo0}};
     counter = next;
   }
   return counter;
