@@ -15,6 +15,26 @@ sys.path.insert(0, os.path.join(ROOT, "python"))
 sys.path.insert(0, os.path.join(ROOT, "examples"))
 
 
+def limit_blas_threads(threads):
+    """PyTorch 1.13's torch.set_num_threads does not reach OpenBLAS, whose
+    pthreads build (Debian's, which torch links) starts one thread per core:
+    a "1-thread" PyTorch then ran its GEMMs on 2 threads, and a 2-thread one
+    ran 4 threads on 2 cores. OpenBLAS reads OPENBLAS_NUM_THREADS when it is
+    loaded, so this must run before numpy or torch is imported; spawned
+    workers inherit it. (rtx keeps OpenBLAS on one thread itself and
+    parallelises with OpenMP: OMP_NUM_THREADS.)"""
+    os.environ["OPENBLAS_NUM_THREADS"] = str(threads)
+
+
+def openblas_threads():
+    """The thread count of the OpenBLAS loaded in this process (PyTorch's)."""
+    import ctypes
+    try:
+        return ctypes.CDLL("libopenblas.so.0").openblas_get_num_threads()
+    except (OSError, AttributeError):
+        return "?"
+
+
 def blas_kernels():
     """OpenBLAS's kernel choice in force for both sides (they share this
     process's environment): OPENBLAS_CORETYPE when set (this workplace's

@@ -17,7 +17,8 @@ import tempfile
 import time
 
 from common import (add_model_args, build_rtx_program, rtx_tokens_per_second,
-                    print_rounds, blas_kernels)
+                    print_rounds, blas_kernels,
+                    limit_blas_threads)
 
 
 def ddp_worker(rank, args, data, port, result):
@@ -56,6 +57,7 @@ def main() -> int:
                    help="alternate rtx and DDP this many times; the median ratio is reported")
     a = p.parse_args()
     blas = blas_kernels()
+    limit_blas_threads(1)  # before numpy/torch load OpenBLAS
 
     import numpy as np
     import torch.multiprocessing as mp

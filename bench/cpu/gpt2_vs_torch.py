@@ -3,7 +3,8 @@
 
 The same GPT-2-style model (nanoGPT's, examples/torch_models.py, and its
 builder twin python/rtx/models.py), the same batch and AdamW, the same number
-of threads (OMP_NUM_THREADS for both; torch.set_num_threads). Both train on
+of threads (OMP_NUM_THREADS and OPENBLAS_NUM_THREADS for both;
+torch.set_num_threads). Both train on
 one fixed next-token batch; the first steps are warm-up. Prints tokens/s of
 each and the ratio rtx / PyTorch (goal: >= 1.0).
 
@@ -18,7 +19,8 @@ import tempfile
 import time
 
 from common import (add_model_args, build_rtx_program, rtx_tokens_per_second,
-                    print_rounds, blas_kernels)
+                    print_rounds, blas_kernels,
+                    limit_blas_threads, openblas_threads)
 
 
 def main() -> int:
@@ -30,6 +32,7 @@ def main() -> int:
                         "reported (the machines here are shared and noisy)")
     a = p.parse_args()
     blas = blas_kernels()
+    limit_blas_threads(a.threads)  # before numpy/torch load OpenBLAS
 
     import numpy as np
     import torch
@@ -72,7 +75,8 @@ def main() -> int:
 
     print(f"GPT-2 style: {a.layers} layers, width {a.width}, {a.heads} heads, seq {a.seq}, "
           f"batch {a.batch}, vocab {a.vocab}; AdamW; {a.threads} thread(s); {a.steps} timed "
-          f"steps; OPENBLAS_CORETYPE {blas}, the same for both")
+          f"steps; OPENBLAS_CORETYPE {blas}, the same for both; "
+          f"PyTorch's OpenBLAS threads: {openblas_threads()}")
     print_rounds(rows, "rtx (emitted C++ + librtxrt)", f"PyTorch {torch.__version__}")
     return 0
 
