@@ -11,13 +11,25 @@ Tensor rtxrt::reduceGroup(ReduceKind kind, const std::vector<Tensor> &all) {
                                             : BinaryKind::Add;
   for (size_t i = 1; i < all.size(); ++i)
     acc = binary(op, acc, all[i]);
-  if (kind == ReduceKind::Mean) {
-    Tensor scale(acc.shape(), acc.dtype());
-    for (int64_t i = 0; i < scale.numel(); ++i)
-      scale.setFromDouble(i, 1.0 / static_cast<double>(all.size()));
-    acc = binary(BinaryKind::Mul, acc, scale);
-  }
+  if (kind == ReduceKind::Mean)
+    acc = meanOfSum(acc, static_cast<int64_t>(all.size()));
   return acc;
+}
+
+Tensor rtxrt::meanOfSum(Tensor sum, int64_t n) {
+  if (sum.dtype() == DType::F32) {
+    // In place: a dp gradient all-reduce averages every gradient every
+    // step. f32 * f32(1/n), exactly what the general path computes.
+    float inverse = static_cast<float>(1.0 / static_cast<double>(n));
+    float *p = sum.data<float>();
+    for (int64_t i = 0, size = sum.numel(); i < size; ++i)
+      p[i] *= inverse;
+    return sum;
+  }
+  Tensor scale(sum.shape(), sum.dtype());
+  for (int64_t i = 0; i < scale.numel(); ++i)
+    scale.setFromDouble(i, 1.0 / static_cast<double>(n));
+  return binary(BinaryKind::Mul, sum, scale);
 }
 
 Tensor rtxrt::gatherGroup(const std::vector<Tensor> &all, int64_t dim) {

@@ -74,10 +74,7 @@ Tensor Communicator::allReduce(const std::vector<int64_t> &group, int64_t,
     if (Tensor total = sum(group, t, what); total.defined()) {
       if (kind == ReduceKind::Sum)
         return total;
-      Tensor scale(total.shape(), total.dtype());
-      for (int64_t i = 0; i < scale.numel(); ++i)
-        scale.setFromDouble(i, 1.0 / static_cast<double>(group.size()));
-      return binary(BinaryKind::Mul, total, scale);
+      return meanOfSum(total, static_cast<int64_t>(group.size()));
     }
   }
   return reduceGroup(kind, exchange(group, t, what));

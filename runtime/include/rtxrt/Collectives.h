@@ -18,6 +18,9 @@ namespace rtxrt {
 
 /// Elementwise sum, mean, max or min of the group's tensors, in group order.
 Tensor reduceGroup(ReduceKind kind, const std::vector<Tensor> &all);
+/// sum / n, elementwise; `sum` must be a fresh tensor (f32 is scaled in
+/// place).
+Tensor meanOfSum(Tensor sum, int64_t n);
 /// The group's tensors concatenated along `dim`.
 Tensor gatherGroup(const std::vector<Tensor> &all, int64_t dim);
 /// Piece `index` of n along `dim` of the reduction.
