@@ -80,9 +80,9 @@ static std::vector<int64_t> toVector(ArrayRef<int64_t> values) {
   return std::vector<int64_t>(values.begin(), values.end());
 }
 
-static std::vector<std::string> axesOf(Operation *op) {
+static std::vector<std::string> axesOf(Operation *op, StringRef name = "axes") {
   std::vector<std::string> axes;
-  for (Attribute axis : op->getAttrOfType<ArrayAttr>("axes"))
+  for (Attribute axis : op->getAttrOfType<ArrayAttr>(name))
     axes.push_back(cast<StringAttr>(axis).getValue().str());
   return axes;
 }
@@ -272,7 +272,8 @@ private:
           }
           set(c, t);
         })
-        // --- contractions ------------------------------------------------------
+        // --- contractions
+        // ------------------------------------------------------
         .Case([&](MatmulOp m) {
           set(m, matmul(get(m.getLhs()), get(m.getRhs()), m.getTransposeLhs(),
                         m.getTransposeRhs()));
@@ -285,7 +286,8 @@ private:
           set(l, linear(get(l.getInput()), get(l.getWeight()),
                         optional(l.getBias())));
         })
-        // --- elementwise -------------------------------------------------------
+        // --- elementwise
+        // -------------------------------------------------------
         .Case([&](AddOp o) { binaryOp(o, BinaryKind::Add); })
         .Case([&](SubOp o) { binaryOp(o, BinaryKind::Sub); })
         .Case([&](MulOp o) { binaryOp(o, BinaryKind::Mul); })
@@ -353,9 +355,16 @@ private:
                            get(o.getValue()), o.getCausal(),
                            o.getEffectiveScale()));
         })
-        // --- embedding and loss ------------------------------------------------
+        // --- embedding and loss
+        // ------------------------------------------------
         .Case([&](EmbeddingOp o) {
-          set(o, embedding(get(o.getTable()), get(o.getIds())));
+          Tensor table = get(o.getTable());
+          if (!o.getVocabAxes()) {
+            set(o, embedding(table, get(o.getIds())));
+            return;
+          }
+          VocabShard shard = vocabShard(o, "vocab_axes", table.dim(0));
+          set(o, embedding(table, get(o.getIds()), shard.offset, shard.vocab));
         })
         .Case([&](CrossEntropyOp o) {
           std::optional<uint64_t> ignore = o.getIgnoreIndex();
@@ -363,7 +372,25 @@ private:
                               ignore.has_value(),
                               ignore ? static_cast<int64_t>(*ignore) : 0));
         })
-        // --- shape manipulation ------------------------------------------------
+        .Case([&](VocabLogitStatsOp o) {
+          Tensor logits = get(o.getLogits());
+          VocabShard shard =
+              vocabShard(o, "axes", logits.dim(logits.rank() - 1));
+          std::optional<uint64_t> ignore = o.getIgnoreIndex();
+          setAll(o,
+                 vocabLogitStats(logits, get(o.getLabels()), shard.offset,
+                                 shard.vocab, ignore.has_value(),
+                                 ignore ? static_cast<int64_t>(*ignore) : 0));
+        })
+        .Case([&](VocabCrossEntropyOp o) {
+          std::optional<uint64_t> ignore = o.getIgnoreIndex();
+          set(o, vocabCrossEntropy(get(o.getMax()), get(o.getSumExp()),
+                                   get(o.getLabelLogit()), get(o.getLabels()),
+                                   ignore.has_value(),
+                                   ignore ? static_cast<int64_t>(*ignore) : 0));
+        })
+        // --- shape manipulation
+        // ------------------------------------------------
         .Case([&](ReshapeOp o) {
           set(o, reshape(get(o.getInput()), shapeOf(o.getType())));
         })
@@ -397,7 +424,8 @@ private:
           set(o, reduce(toReduceKind(o.getKind()), get(o.getInput()),
                         toVector(o.getDims()), o.getKeepdim()));
         })
-        // --- backward pass and optimizer --------------------------------------
+        // --- backward pass and optimizer
+        // --------------------------------------
         .Case([&](UnaryGradOp o) {
           set(o, unaryGrad(static_cast<rtxrt::UnaryFn>(static_cast<int>(o.getFn())), get(o.getInput()),
                            get(o.getResultGrad())));
@@ -427,8 +455,26 @@ private:
                                   o.getCausal(), o.getEffectiveScale()));
         })
         .Case([&](EmbeddingGradOp o) {
-          set(o, embeddingGrad(get(o.getIds()), get(o.getResultGrad()),
-                               shapeOf(o.getType())));
+          Shape table = shapeOf(o.getType());
+          if (!o.getVocabAxes()) {
+            set(o,
+                embeddingGrad(get(o.getIds()), get(o.getResultGrad()), table));
+            return;
+          }
+          VocabShard shard = vocabShard(o, "vocab_axes", table[0]);
+          set(o, embeddingGrad(get(o.getIds()), get(o.getResultGrad()), table,
+                               shard.offset, shard.vocab));
+        })
+        .Case([&](VocabCrossEntropyGradOp o) {
+          Tensor logits = get(o.getLogits());
+          VocabShard shard =
+              vocabShard(o, "axes", logits.dim(logits.rank() - 1));
+          std::optional<uint64_t> ignore = o.getIgnoreIndex();
+          set(o, vocabCrossEntropyGrad(
+                     logits, get(o.getLabels()), get(o.getLossGrad()),
+                     get(o.getMax()), get(o.getSumExp()), shard.offset,
+                     shard.vocab, ignore.has_value(),
+                     ignore ? static_cast<int64_t>(*ignore) : 0));
         })
         .Case([&](CrossEntropyGradOp o) {
           std::optional<uint64_t> ignore = o.getIgnoreIndex();
@@ -454,7 +500,8 @@ private:
                            o.getLr().convertToDouble(),
                            o.getWeightDecay().convertToDouble()));
         })
-        // --- communication -------------------------------------------------------
+        // --- communication
+        // -------------------------------------------------------
         .Case<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp,
               BroadcastFromOp, PermuteOp>([&](Operation *c) {
           set(c->getResult(0), collective(c, get(c->getOperand(0))));
@@ -494,6 +541,17 @@ private:
         .Default([&](Operation *other) {
           throw Error("rtx-run does not support this op");
         });
+  }
+
+  /// Where this rank's vocabulary shard of `rows` entries starts, and the
+  /// whole vocabulary's size, for an op split over its `axesName` axes.
+  struct VocabShard {
+    int64_t offset, vocab;
+  };
+  VocabShard vocabShard(Operation *op, StringRef axesName, int64_t rows) {
+    std::vector<std::string> axes = axesOf(op, axesName);
+    return {env.mesh.indexInGroup(env.rank, axes) * rows,
+            env.mesh.groupSize(axes) * rows};
   }
 
   void unaryOp(Operation *op, rtxrt::UnaryKind kind) {

@@ -84,9 +84,9 @@ private:
       s += (i ? ", \"" : "\"") + partial[i].str() + "\"";
     return s + "}}";
   }
-  static std::string axes(Operation *op) {
+  static std::string axes(Operation *op, StringRef attrName = "axes") {
     std::string s = "{";
-    auto attr = op->getAttrOfType<ArrayAttr>("axes");
+    auto attr = op->getAttrOfType<ArrayAttr>(attrName);
     for (size_t i = 0; i < attr.size(); ++i)
       s += (i ? ", \"" : "\"") + cast<StringAttr>(attr[i]).getValue().str() +
            "\"";
@@ -113,6 +113,14 @@ private:
   }
   int64_t intAttr(Operation *op, StringRef n) {
     return op->getAttrOfType<IntegerAttr>(n).getValue().getSExtValue();
+  }
+  /// `offset, vocab` arguments of a kernel on this rank's vocabulary shard
+  /// of `rows` entries, split over the op's `attrName` axes.
+  static std::string vocabShard(Operation *op, StringRef attrName,
+                                int64_t rows) {
+    std::string group = axes(op, attrName), n = std::to_string(rows);
+    return "ctx.indexInGroup(" + group + ") * " + n + ", ctx.groupSize(" +
+           group + ") * " + n;
   }
   void assign(Value result, const std::string &expression) {
     os << "  Tensor " << name(result) << " = " << expression << ";\n";
@@ -271,8 +279,29 @@ LogicalResult Emitter::emitOp(Operation *op) {
                       number(a.getEffectiveScale()) + ")");
       })
       .Case([&](EmbeddingOp e) {
+        std::string shard;
+        if (e.getVocabAxes())
+          shard = ", " + vocabShard(e, "vocab_axes",
+                                    e.getTable().getType().getDimSize(0));
         assign(e, "embedding(" + name(e.getTable()) + ", " + name(e.getIds()) +
-                      ")");
+                      shard + ")");
+      })
+      .Case([&](VocabLogitStatsOp v) {
+        std::optional<uint64_t> ignore = v.getIgnoreIndex();
+        assignAll(v, "vocabLogitStats(" + name(v.getLogits()) + ", " +
+                         name(v.getLabels()) + ", " +
+                         vocabShard(v, "axes",
+                                    v.getLogits().getType().getShape().back()) +
+                         ", " + (ignore ? "true" : "false") + ", " +
+                         std::to_string(ignore ? (int64_t)*ignore : 0) + ")");
+      })
+      .Case([&](VocabCrossEntropyOp v) {
+        std::optional<uint64_t> ignore = v.getIgnoreIndex();
+        assign(v, "vocabCrossEntropy(" + name(v.getMax()) + ", " +
+                      name(v.getSumExp()) + ", " + name(v.getLabelLogit()) +
+                      ", " + name(v.getLabels()) + ", " +
+                      (ignore ? "true" : "false") + ", " +
+                      std::to_string(ignore ? (int64_t)*ignore : 0) + ")");
       })
       .Case([&](CrossEntropyOp c) {
         std::optional<uint64_t> ignore = c.getIgnoreIndex();
@@ -353,9 +382,23 @@ LogicalResult Emitter::emitOp(Operation *op) {
                          number(a.getEffectiveScale()) + ")");
       })
       .Case([&](EmbeddingGradOp e) {
+        std::string shard;
+        if (e.getVocabAxes())
+          shard = ", " + vocabShard(e, "vocab_axes", e.getType().getDimSize(0));
         assign(e, "embeddingGrad(" + name(e.getIds()) + ", " +
                       name(e.getResultGrad()) + ", " + shape(e.getType()) +
-                      ")");
+                      shard + ")");
+      })
+      .Case([&](VocabCrossEntropyGradOp v) {
+        std::optional<uint64_t> ignore = v.getIgnoreIndex();
+        assign(v, "vocabCrossEntropyGrad(" + name(v.getLogits()) + ", " +
+                      name(v.getLabels()) + ", " + name(v.getLossGrad()) +
+                      ", " + name(v.getMax()) + ", " + name(v.getSumExp()) +
+                      ", " +
+                      vocabShard(v, "axes",
+                                 v.getLogits().getType().getShape().back()) +
+                      ", " + (ignore ? "true" : "false") + ", " +
+                      std::to_string(ignore ? (int64_t)*ignore : 0) + ")");
       })
       .Case([&](CrossEntropyGradOp c) {
         std::optional<uint64_t> ignore = c.getIgnoreIndex();

@@ -446,7 +446,19 @@ LogicalResult AttentionOp::verify() {
 // Embedding and loss
 //===----------------------------------------------------------------------===//
 
+/// The vocabulary split of the embedding ops names a mesh and its axes
+/// together.
+static LogicalResult verifyVocabShard(Operation *op, Attribute mesh,
+                                      Attribute axes) {
+  if (static_cast<bool>(mesh) != static_cast<bool>(axes))
+    return op->emitOpError()
+           << "needs both vocab_mesh and vocab_axes, or neither";
+  return success();
+}
+
 LogicalResult EmbeddingOp::verify() {
+  if (failed(verifyVocabShard(*this, getVocabMeshAttr(), getVocabAxesAttr())))
+    return failure();
   ArrayRef<int64_t> table = tensorOf(getTable()).getShape();
   if (table.size() != 2)
     return emitOpError() << "table must be [vocab, dim], got "
@@ -742,6 +754,8 @@ LogicalResult AttentionGradOp::verify() {
 }
 
 LogicalResult EmbeddingGradOp::verify() {
+  if (failed(verifyVocabShard(*this, getVocabMeshAttr(), getVocabAxesAttr())))
+    return failure();
   ArrayRef<int64_t> table = tensorOf(getTableGrad()).getShape();
   if (table.size() != 2)
     return emitOpError() << "table gradient must be [vocab, dim], got "
@@ -759,6 +773,38 @@ LogicalResult EmbeddingGradOp::verify() {
 
 LogicalResult CrossEntropyGradOp::verify() {
   return verifyLogitsAndLabels(*this, getLogits(), getLabels());
+}
+
+/// The per-token statistics of the vocab-parallel cross-entropy have the
+/// labels' shape.
+static LogicalResult verifyTokenStatistic(Operation *op, Value statistic,
+                                          StringRef name, Value labels) {
+  ArrayRef<int64_t> shape = tensorOf(statistic).getShape();
+  if (shape != tensorOf(labels).getShape())
+    return op->emitOpError() << name << " shape " << formatShape(shape)
+                             << " must equal the labels' shape "
+                             << formatShape(tensorOf(labels).getShape());
+  return success();
+}
+
+LogicalResult VocabLogitStatsOp::verify() {
+  if (failed(verifyLogitsAndLabels(*this, getLogits(), getLabels())) ||
+      failed(
+          checkSameElementType(*this, getLogits(), "logits", getMax(), "max")))
+    return failure();
+  return verifyTokenStatistic(*this, getMax(), "max", getLabels());
+}
+
+LogicalResult VocabCrossEntropyOp::verify() {
+  return verifyTokenStatistic(*this, getMax(), "max", getLabels());
+}
+
+LogicalResult VocabCrossEntropyGradOp::verify() {
+  if (failed(verifyLogitsAndLabels(*this, getLogits(), getLabels())) ||
+      failed(
+          checkSameElementType(*this, getLogits(), "logits", getMax(), "max")))
+    return failure();
+  return verifyTokenStatistic(*this, getMax(), "max", getLabels());
 }
 
 LogicalResult PadOp::verify() {

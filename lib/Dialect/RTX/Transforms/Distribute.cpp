@@ -12,6 +12,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 
 namespace mlir::rtx {
 #define GEN_PASS_DEF_RTXDISTRIBUTE
@@ -49,6 +50,34 @@ std::optional<int64_t> tensorParallelDim(StringRef name) {
         name == (Twine(layer) + ".weight").str())
       return 1;
   return std::nullopt;
+}
+
+/// The names of the parameters that hold a language model's vocabulary:
+/// the tables of embeddings whose vocabulary is a cross-entropy's, and the
+/// weight and bias of the linear layer producing that cross-entropy's logits
+/// (tied to the embedding in GPT-2).
+llvm::StringSet<> vocabularyParams(func::FuncOp f) {
+  llvm::StringSet<> names;
+  auto add = [&](Value v) {
+    auto arg = dyn_cast_or_null<BlockArgument>(v);
+    if (!arg)
+      return;
+    if (auto name =
+            f.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "rtx.param"))
+      names.insert(name.getValue());
+  };
+  llvm::SmallDenseSet<int64_t> vocabularies;
+  for (auto loss : f.getOps<CrossEntropyOp>()) {
+    vocabularies.insert(loss.getLogits().getType().getShape().back());
+    if (auto head = loss.getLogits().getDefiningOp<LinearOp>()) {
+      add(head.getWeight());
+      add(head.getBias());
+    }
+  }
+  for (auto embedding : f.getOps<EmbeddingOp>())
+    if (vocabularies.contains(embedding.getTable().getType().getDimSize(0)))
+      add(embedding.getTable());
+  return names;
 }
 
 struct RTXDistributePass
@@ -93,12 +122,17 @@ struct RTXDistributePass
     };
     // Which dimension tp splits, per parameter name (for its state too).
     llvm::StringMap<int64_t> tpDim;
+    llvm::StringSet<> vocabulary;
+    if (vocabParallel)
+      vocabulary = vocabularyParams(f);
     for (unsigned i = 0; i < f.getNumArguments(); ++i) {
       auto type = cast<RankedTensorType>(f.getArgumentTypes()[i]);
       auto name = f.getArgAttrOfType<StringAttr>(i, "rtx.param");
       if (!name || spec.size("tp") == 1)
         continue;
-      std::optional<int64_t> dim = tensorParallelDim(name.getValue());
+      std::optional<int64_t> dim = vocabulary.contains(name.getValue())
+                                       ? 0
+                                       : tensorParallelDim(name.getValue());
       if (!dim || *dim >= type.getRank())
         continue;
       if (type.getDimSize(*dim) % spec.size("tp") != 0) {

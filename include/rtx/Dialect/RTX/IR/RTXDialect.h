@@ -38,6 +38,12 @@ std::string formatShape(ArrayRef<int64_t> shape);
 /// emitted programs draw the same data from it.
 int64_t getIntegerDataBound(Value value);
 
+/// Verifies that `meshRef` names a mesh with each of `axes` (at least one,
+/// distinct) and returns the size of their group.
+FailureOr<int64_t> verifyMeshAxes(Operation *op, FlatSymbolRefAttr meshRef,
+                                  ArrayAttr axes,
+                                  SymbolTableCollection &symbols);
+
 /// Verifies a collective (sync or async start form) against its mesh: the
 /// mesh exists, the axes exist and are distinct, and the result shape is the
 /// one the collective produces from its input over those axes.
