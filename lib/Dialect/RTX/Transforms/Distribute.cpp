@@ -145,6 +145,7 @@ struct RTXDistributePass
       }
       tpDim[name.getValue()] = *dim;
     }
+    warnGatheredFusedProjections(f, tpDim);
     // Data arguments are numbered among themselves (argN in rtx-run).
     unsigned dataIndex = 0;
     for (unsigned i = 0; i < f.getNumArguments(); ++i) {
@@ -260,6 +261,35 @@ struct RTXDistributePass
         input->setAttr(RTXDialect::getShardingAttrName(),
                        sharded(type, 0, "dp"));
       }
+  }
+
+  /// A column-parallel projection whose output features are split into
+  /// parts (GPT-2's fused q | k | v) splits each rank's block across the
+  /// parts, so the partitioner gathers it before the split: say so, since
+  /// ordering the features by head (Megatron's layout) avoids it.
+  static void warnGatheredFusedProjections(func::FuncOp f,
+                                           const llvm::StringMap<int64_t> &tpDim) {
+    for (auto linear : f.getOps<LinearOp>()) {
+      auto weight = dyn_cast<BlockArgument>(linear.getWeight());
+      if (!weight)
+        continue;
+      auto name =
+          f.getArgAttrOfType<StringAttr>(weight.getArgNumber(), "rtx.param");
+      auto it = name ? tpDim.find(name.getValue()) : tpDim.end();
+      if (it == tpDim.end() || it->second != 0)
+        continue;
+      int64_t features = linear.getType().getRank() - 1;
+      for (Operation *user : linear->getUsers())
+        if (auto split = dyn_cast<SplitOp>(user);
+            split && static_cast<int64_t>(split.getDim()) == features &&
+            split.getNumResults() > 1)
+          split.emitWarning()
+              << "the output of \"" << name.getValue() << "\" is split into "
+              << split.getNumResults()
+              << " parts along the features tp splits: tp gathers it first "
+                 "(order the features by head, Megatron's layout, for "
+                 "head-parallel attention)";
+    }
   }
 
   /// Splits dimension 1 (the sequence) of every data input over `axis`.
