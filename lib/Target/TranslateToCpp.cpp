@@ -122,6 +122,11 @@ private:
     return "ctx.indexInGroup(" + group + ") * " + n + ", ctx.groupSize(" +
            group + ") * " + n;
   }
+  /// `hasIgnoreIndex, ignoreIndex` arguments of the loss kernels.
+  static std::string ignoreIndexArgs(std::optional<uint64_t> ignore) {
+    return std::string(ignore ? "true" : "false") + ", " +
+           std::to_string(ignore ? static_cast<int64_t>(*ignore) : 0);
+  }
   void assign(Value result, const std::string &expression) {
     os << "  Tensor " << name(result) << " = " << expression << ";\n";
   }
@@ -287,21 +292,17 @@ LogicalResult Emitter::emitOp(Operation *op) {
                       shard + ")");
       })
       .Case([&](VocabLogitStatsOp v) {
-        std::optional<uint64_t> ignore = v.getIgnoreIndex();
         assignAll(v, "vocabLogitStats(" + name(v.getLogits()) + ", " +
                          name(v.getLabels()) + ", " +
                          vocabShard(v, "axes",
                                     v.getLogits().getType().getShape().back()) +
-                         ", " + (ignore ? "true" : "false") + ", " +
-                         std::to_string(ignore ? (int64_t)*ignore : 0) + ")");
+                         ", " + ignoreIndexArgs(v.getIgnoreIndex()) + ")");
       })
       .Case([&](VocabCrossEntropyOp v) {
-        std::optional<uint64_t> ignore = v.getIgnoreIndex();
         assign(v, "vocabCrossEntropy(" + name(v.getMax()) + ", " +
                       name(v.getSumExp()) + ", " + name(v.getLabelLogit()) +
                       ", " + name(v.getLabels()) + ", " +
-                      (ignore ? "true" : "false") + ", " +
-                      std::to_string(ignore ? (int64_t)*ignore : 0) + ")");
+                      ignoreIndexArgs(v.getIgnoreIndex()) + ")");
       })
       .Case([&](CrossEntropyOp c) {
         std::optional<uint64_t> ignore = c.getIgnoreIndex();
@@ -390,15 +391,13 @@ LogicalResult Emitter::emitOp(Operation *op) {
                       shard + ")");
       })
       .Case([&](VocabCrossEntropyGradOp v) {
-        std::optional<uint64_t> ignore = v.getIgnoreIndex();
         assign(v, "vocabCrossEntropyGrad(" + name(v.getLogits()) + ", " +
                       name(v.getLabels()) + ", " + name(v.getLossGrad()) +
                       ", " + name(v.getMax()) + ", " + name(v.getSumExp()) +
                       ", " +
                       vocabShard(v, "axes",
                                  v.getLogits().getType().getShape().back()) +
-                      ", " + (ignore ? "true" : "false") + ", " +
-                      std::to_string(ignore ? (int64_t)*ignore : 0) + ")");
+                      ", " + ignoreIndexArgs(v.getIgnoreIndex()) + ")");
       })
       .Case([&](CrossEntropyGradOp c) {
         std::optional<uint64_t> ignore = c.getIgnoreIndex();

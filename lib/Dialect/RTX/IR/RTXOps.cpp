@@ -29,17 +29,46 @@ static RankedTensorType tensorOf(Value value) {
   return cast<RankedTensorType>(value.getType());
 }
 
+/// The number of vocabulary shards of an op split over `axes` of `mesh`
+/// (1 without them or when the mesh is not found).
+static int64_t getVocabShards(Operation *op, FlatSymbolRefAttr mesh,
+                              ArrayAttr axes) {
+  if (!mesh || !axes)
+    return 1;
+  auto meshOp = SymbolTable::lookupNearestSymbolFrom<MeshOp>(op, mesh);
+  if (!meshOp)
+    return 1;
+  int64_t shards = 1;
+  for (Attribute axis : axes)
+    shards *= meshOp.getAxisSize(cast<StringAttr>(axis).getValue()).value_or(1);
+  return shards;
+}
+
 int64_t mlir::rtx::getIntegerDataBound(Value value) {
   for (Operation *user : value.getUsers()) {
     if (auto embedding = dyn_cast<EmbeddingOp>(user))
       if (embedding.getIds() == value)
         return cast<RankedTensorType>(embedding.getTable().getType())
-            .getDimSize(0);
+                   .getDimSize(0) *
+               getVocabShards(user, embedding.getVocabMeshAttr(),
+                              embedding.getVocabAxesAttr());
+    if (auto grad = dyn_cast<EmbeddingGradOp>(user))
+      if (grad.getIds() == value)
+        return grad.getTableGrad().getType().getDimSize(0) *
+               getVocabShards(user, grad.getVocabMeshAttr(),
+                              grad.getVocabAxesAttr());
     if (auto loss = dyn_cast<CrossEntropyOp>(user))
       if (loss.getLabels() == value)
         return cast<RankedTensorType>(loss.getLogits().getType())
             .getShape()
             .back();
+    if (auto grad = dyn_cast<CrossEntropyGradOp>(user))
+      if (grad.getLabels() == value)
+        return grad.getLogits().getType().getShape().back();
+    if (auto stats = dyn_cast<VocabLogitStatsOp>(user))
+      if (stats.getLabels() == value)
+        return stats.getLogits().getType().getShape().back() *
+               getVocabShards(user, stats.getMeshAttr(), stats.getAxes());
   }
   return 2;
 }
@@ -787,12 +816,17 @@ static LogicalResult verifyTokenStatistic(Operation *op, Value statistic,
   return success();
 }
 
-LogicalResult VocabLogitStatsOp::verify() {
-  if (failed(verifyLogitsAndLabels(*this, getLogits(), getLabels())) ||
-      failed(
-          checkSameElementType(*this, getLogits(), "logits", getMax(), "max")))
+/// Logits shard, labels and per-token maximum of the vocab-parallel ops.
+static LogicalResult verifyLogitsShardAndMax(Operation *op, Value logits,
+                                             Value labels, Value max) {
+  if (failed(verifyLogitsAndLabels(op, logits, labels)) ||
+      failed(checkSameElementType(op, logits, "logits", max, "max")))
     return failure();
-  return verifyTokenStatistic(*this, getMax(), "max", getLabels());
+  return verifyTokenStatistic(op, max, "max", labels);
+}
+
+LogicalResult VocabLogitStatsOp::verify() {
+  return verifyLogitsShardAndMax(*this, getLogits(), getLabels(), getMax());
 }
 
 LogicalResult VocabCrossEntropyOp::verify() {
@@ -800,11 +834,7 @@ LogicalResult VocabCrossEntropyOp::verify() {
 }
 
 LogicalResult VocabCrossEntropyGradOp::verify() {
-  if (failed(verifyLogitsAndLabels(*this, getLogits(), getLabels())) ||
-      failed(
-          checkSameElementType(*this, getLogits(), "logits", getMax(), "max")))
-    return failure();
-  return verifyTokenStatistic(*this, getMax(), "max", getLabels());
+  return verifyLogitsShardAndMax(*this, getLogits(), getLabels(), getMax());
 }
 
 LogicalResult PadOp::verify() {

@@ -34,8 +34,9 @@ namespace rtx {
 std::string formatShape(ArrayRef<int64_t> shape);
 
 /// The exclusive upper bound for drawn integer data in `value`: the
-/// vocabulary of the embedding or loss that reads it, else 2. rtx-run and
-/// emitted programs draw the same data from it.
+/// vocabulary of the embedding or loss (or of their gradients) that reads
+/// it, a split vocabulary counted whole, else 2. rtx-run and emitted
+/// programs draw the same data from it.
 int64_t getIntegerDataBound(Value value);
 
 /// Verifies that `meshRef` names a mesh with each of `axes` (at least one,
