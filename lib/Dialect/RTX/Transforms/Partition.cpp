@@ -48,6 +48,8 @@ private:
       llvm::function_ref<Layout(const OpShardingRule::ValueFactors &)> project,
       const OpShardingRule &rule, int64_t meanShards);
   struct VocabStats {
+    /// The logits the statistics are computed from: f32 for bf16/f16 ones.
+    Value logits;
     Value max, sumExp, labelLogit;
   };
   const VocabStats &vocabStats(Value logits, Value labels, const Layout &tokens,
@@ -334,18 +336,28 @@ Partitioner::vocabStats(Value logits, Value labels, const Layout &tokens,
       std::make_pair(logits.getAsOpaquePointer(), labels.getAsOpaquePointer());
   if (auto it = vocabStatsCache.find(key); it != vocabStatsCache.end())
     return it->second;
+  auto track = [&](Operation *created, const Layout &layout) {
+    annotate(created, {layout});
+    actual[created->getResult(0)] = layout;
+    return created->getResult(0);
+  };
+  VocabStats result;
+  // Lower-precision logits are upcast first, as Megatron does: exp and the
+  // sums over the vocabulary would otherwise round to bf16.
   auto logitsType = cast<RankedTensorType>(logits.getType());
+  if (!logitsType.getElementType().isF32() &&
+      !logitsType.getElementType().isF64()) {
+    logitsType = logitsType.clone(builder.getF32Type());
+    logits = track(ConvertOp::create(builder, loc, logitsType, logits),
+                   actual.lookup(logits));
+  }
+  result.logits = logits;
   auto type =
       RankedTensorType::get(cast<RankedTensorType>(labels.getType()).getShape(),
                             logitsType.getElementType());
   int64_t last = logitsType.getRank() - 1;
   Layout partial = tokens;
   partial.partial.append(vocab.begin(), vocab.end());
-  auto track = [&](Operation *created, const Layout &layout) {
-    annotate(created, {layout});
-    actual[created->getResult(0)] = layout;
-    return created->getResult(0);
-  };
   // Each rank's maximum and (where it owns the label) label logit; their
   // max and sum over the vocabulary axes are the global ones.
   auto stats =
@@ -354,7 +366,6 @@ Partitioner::vocabStats(Value logits, Value labels, const Layout &tokens,
   annotate(stats, {partial, partial});
   actual[stats.getMax()] = partial;
   actual[stats.getLabelLogit()] = partial;
-  VocabStats result;
   result.max =
       track(AllReduceOp::create(builder, loc, type, stats.getMax(), mesh.name(),
                                 axesAttr(builder, vocab), ReductionKind::Max),
@@ -405,11 +416,15 @@ LogicalResult Partitioner::partitionVocabParallelLoss(
   }
   Value lossGrad =
       reshard(localOf.lookup(op->getOperand(2)), Layout::replicated(0), loc);
-  auto grad = VocabCrossEntropyGradOp::create(
-      builder, loc, logits.getType(), logits, labels, lossGrad, stats.max,
-      stats.sumExp, mesh.name(), axesAttr(builder, vocab), ignore);
   Layout layout = project(rule.resultFactors[0]);
-  annotate(grad, {layout});
+  Value grad = VocabCrossEntropyGradOp::create(
+      builder, loc, stats.logits.getType(), stats.logits, labels, lossGrad,
+      stats.max, stats.sumExp, mesh.name(), axesAttr(builder, vocab), ignore);
+  annotate(grad.getDefiningOp(), {layout});
+  if (grad.getType() != logits.getType()) {
+    grad = ConvertOp::create(builder, loc, logits.getType(), grad);
+    annotate(grad.getDefiningOp(), {layout});
+  }
   setResult(op, grad, layout, meanShards);
   return success();
 }
