@@ -78,6 +78,16 @@
 // GPT2-LOSS: rtx.vocab_cross_entropy_grad
 // GPT2-LOSS: rtx.embedding_grad %{{.*}} vocab on @mesh_tp2 ["tp"] {{.*}} -> tensor<22x32xf32>
 //
+// With Megatron sequence parallelism the labels are split along the
+// sequence like every data input; the loss gathers them (integers, [B, S])
+// rather than moving the vocabulary-split logits.
+// RUN: rtx-opt %t.gpt2.mlir '-rtx-distribute=mesh=tp:2 optimizer=sgd sequence-parallel=true' -o %t.gpt2-sp.mlir
+// RUN: FileCheck %s --check-prefix=GPT2-SP < %t.gpt2-sp.mlir
+// RUN: not grep 'rtx.all_to_all' %t.gpt2-sp.mlir
+// GPT2-SP: rtx.linear {{.*}} -> tensor<4x8x22xf32>
+// GPT2-SP-NEXT: %[[LABELS:.*]] = rtx.all_gather %{{.*}} on @mesh_tp2 ["tp"] dim 1 {{.*}} : tensor<4x4xi32> -> tensor<4x8xi32>
+// GPT2-SP-NEXT: rtx.vocab_logit_stats %{{.*}}, %[[LABELS]] on @mesh_tp2 ["tp"]
+//
 // GPT-2's own order (q | k | v) is not a block split by heads: there tp
 // gathers c_attn's output before the split (and dq, dk, dv before their
 // concatenation), correct but not head-parallel; rtx-distribute says so.

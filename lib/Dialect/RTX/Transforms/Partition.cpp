@@ -490,6 +490,18 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
       }
     }
   };
+  // A loss' logits split along the vocabulary keep their axes: the
+  // vocab-parallel rewrite below needs them, and gathering the tokens (the
+  // labels, with Megatron sequence parallelism) is cheaper than moving
+  // logits.
+  if (isa<CrossEntropyOp, CrossEntropyGradOp>(op)) {
+    Layout logits = declared(op->getOperand(0));
+    int64_t vocabFactor = rule.operandFactors[0].back().front();
+    if (!logits.dims.empty() && !logits.dims.back().empty() &&
+        rule.factorSizes[vocabFactor] % mesh.product(logits.dims.back()) == 0)
+      for (const std::string &axis : logits.dims.back())
+        taken.insert(axis);
+  }
   // Parameters' layouts are deliberate (Megatron's column/row splits), so
   // they claim their axes first; then the results; then other operands.
   auto isParameter = [&](Value v) {
