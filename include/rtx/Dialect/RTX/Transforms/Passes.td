@@ -170,7 +170,10 @@ def RTXVerifyDistribution
     partial sum never reaches an op other than an addition, a reshape or a
     collective that reduces it; a collective reduces only axes its operand
     holds as partial sums and gathers only axes that split the gathered
-    dimension; and local shapes are consistent with the shardings.
+    dimension; an op that reads a vocabulary shard (`rtx.embedding`,
+    `rtx.embedding_grad` with `vocab on`, the vocab-parallel loss ops) offsets
+    ids and labels by exactly the axes that split its vocabulary; and local
+    shapes are consistent with the shardings.
     Diagnostics name the value, the dimension and the axis.
   }];
   let dependentDialects = ["mlir::rtx::RTXDialect"];
