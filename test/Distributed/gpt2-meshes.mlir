@@ -11,9 +11,9 @@
 // moves them by ~lr * 1e-4. With eps = 1e-8 this test fails (relative
 // errors ~5e-4); with SGD the results agree to ~1e-6.
 //
-// Vocabulary 37 (not a power of two, and not divisible by tp): the rule for
-// a vocabulary tp does not divide is that it stays replicated, with a
-// warning that names the parameter, the dimension and the axis.
+// Vocabulary 37 (not a power of two, and not divisible by tp): padded to a
+// multiple of tp (38 or 40) where it is used, the padded classes masked out
+// of the loss, so the loss and every gradient are the unpadded model's.
 // RUN: rm -rf %t && mkdir -p %t/v37 %t/v44
 // RUN: %python -c "import sys; sys.path.insert(0, '%rtx_src_root/python'); from rtx import models; print(models.gpt2(models.GPTConfig(layers=2, batch=4)).text())" > %t/gpt2.mlir
 // RUN: %python %rtx_src_root/examples/make_lm_batch.py %t/v37 4 8 37
@@ -21,7 +21,8 @@
 // RUN:   dp:2 tp:2 dp:2,tp:2 dp:4 tp:4 dp:4,tp:2 dp:2,tp:4 2>%t/v37/warnings | FileCheck %s
 // RUN: FileCheck %s --check-prefix=V37 < %t/v37/warnings
 // CHECK-COUNT-7: {{[1-9][0-9]*}} results pass, 0 fail
-// V37: warning: parameter "transformer.wte.weight" stays replicated: dimension 0 of size 37 is not divisible by axis "tp" of size 2
+// V37: warning: vocabulary of 37 classes padded to 38 for axis "tp" of size 2: the padded classes are masked out of the loss
+// V37: warning: vocabulary of 37 classes padded to 40 for axis "tp" of size 4: the padded classes are masked out of the loss
 //
 // Vocabulary 44 (not a power of two; tp 2 and 4 divide it) and c_attn's
 // features in Megatron's per-head order: vocab-parallel embedding, LM head

@@ -78,6 +78,25 @@
 // GPT2-LOSS: rtx.vocab_cross_entropy_grad
 // GPT2-LOSS: rtx.embedding_grad %{{.*}} vocab on @mesh_tp2 ["tp"] {{.*}} -> tensor<22x32xf32>
 //
+// A vocabulary tp does not divide (37) is padded to a multiple of tp where it
+// is used: the tied table gets zero rows (40 = 4 x 10), the padded logits
+// -inf before the loss (and no gradient after it); the table itself stays
+// replicated, so its gradient is gathered once to drop the padding.
+// RUN: %python -c "import sys; sys.path.insert(0, '%rtx_src_root/python'); from rtx import models; print(models.gpt2(models.GPTConfig(layers=2, batch=4, heads=4, qkv_layout='heads')).text())" > %t.gpt2-v37.mlir
+// RUN: rtx-opt %t.gpt2-v37.mlir '-rtx-distribute=mesh=tp:4 optimizer=sgd' -o %t.gpt2-v37-tp.mlir 2>&1 | FileCheck %s --check-prefix=PAD-WARNING
+// RUN: FileCheck %s --check-prefix=PAD < %t.gpt2-v37-tp.mlir
+// RUN: grep -c 'rtx.all_gather' %t.gpt2-v37-tp.mlir | FileCheck %s --check-prefix=PAD-GATHERS
+// PAD-WARNING: warning: vocabulary of 37 classes padded to 40 for axis "tp" of size 4: the padded classes are masked out of the loss
+// PAD: %[[TABLE:.*]] = rtx.concat %arg0, %{{.*}} dim 0 {{.*}} : tensor<37x32xf32>, tensor<3x32xf32> -> tensor<40x32xf32>
+// PAD: %[[SHARD:.*]] = rtx.mesh_slice %[[TABLE]] on @mesh_tp4 ["tp"] dim 0 {{.*}} -> tensor<10x32xf32>
+// PAD: rtx.embedding %[[SHARD]], %{{.*}} vocab on @mesh_tp4 ["tp"]
+// PAD: %[[LOGITS:.*]] = rtx.linear %{{.*}}, %[[SHARD]] {{.*}} -> tensor<4x8x10xf32>
+// PAD: %[[MASKED:.*]] = rtx.masked_fill %[[LOGITS]], %{{.*}}, 0xFFF0000000000000
+// PAD-NEXT: rtx.vocab_logit_stats %[[MASKED]]
+// PAD: %[[DPAD:.*]] = rtx.all_gather %{{.*}} on @mesh_tp4 ["tp"] dim 0 {{.*}} : tensor<10x32xf32> -> tensor<40x32xf32>
+// PAD-NEXT: rtx.split %[[DPAD]] dim 0 {{.*}} -> tensor<37x32xf32>, tensor<3x32xf32>
+// PAD-GATHERS: {{^}}1{{$}}
+//
 // With Megatron sequence parallelism the labels are split along the
 // sequence like every data input; the loss gathers them (integers, [B, S])
 // rather than moving the vocabulary-split logits.

@@ -14,6 +14,8 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 
+#include <limits>
+
 namespace mlir::rtx {
 #define GEN_PASS_DEF_RTXDISTRIBUTE
 #include "rtx/Dialect/RTX/Transforms/Passes.h.inc"
@@ -78,6 +80,84 @@ llvm::StringSet<> vocabularyParams(func::FuncOp f) {
     if (vocabularies.contains(embedding.getTable().getType().getDimSize(0)))
       add(embedding.getTable());
   return names;
+}
+
+/// Megatron pads a vocabulary that tp does not divide to a multiple of tp.
+/// rtx pads where the vocabulary is used, so parameters (and checkpoints,
+/// and the single-device program) keep their shapes: the embedding table
+/// and the LM head's weight and bias get zero rows appended (a concatenation
+/// whose result is split over tp), and the padded logits are filled with
+/// -inf before the loss, so padded classes take no share of the softmax,
+/// never win its maximum and get no gradient: the loss and every gradient
+/// are those of the unpadded model. The parameters themselves stay
+/// replicated; their gradient is gathered once per step to drop the padding.
+void padVocabulary(func::FuncOp f, int64_t tp, StringRef meshName) {
+  for (auto loss : llvm::to_vector(f.getOps<CrossEntropyOp>())) {
+    Value logits = loss.getLogits();
+    auto head = logits.getDefiningOp<LinearOp>();
+    auto logitsType = cast<RankedTensorType>(logits.getType());
+    int64_t vocab = logitsType.getShape().back();
+    if (vocab % tp == 0 || !head || !logits.hasOneUse() ||
+        !head.getWeight().getDefiningOp<ParamOp>() ||
+        (head.getBias() && !head.getBias().getDefiningOp<ParamOp>()))
+      continue;
+    int64_t padded = llvm::divideCeil(vocab, tp) * tp;
+    MLIRContext *ctx = f.getContext();
+    OpBuilder b(ctx);
+    llvm::DenseMap<Value, Value> paddedOf;
+    // `param` with zero rows appended, split over tp along them.
+    auto pad = [&](Value param) -> Value {
+      if (Value done = paddedOf.lookup(param))
+        return done;
+      auto type = cast<RankedTensorType>(param.getType());
+      SmallVector<int64_t> zerosShape(type.getShape()), paddedShape(zerosShape);
+      zerosShape[0] = padded - vocab;
+      paddedShape[0] = padded;
+      b.setInsertionPointAfter(param.getDefiningOp());
+      auto zerosType = type.clone(zerosShape);
+      Value zeros = ConstantOp::create(
+          b, param.getLoc(),
+          DenseElementsAttr::get(zerosType,
+                                 b.getZeroAttr(type.getElementType())));
+      auto concat = ConcatOp::create(b, param.getLoc(), type.clone(paddedShape),
+                                     ValueRange{param, zeros}, 0);
+      SmallVector<SmallVector<StringRef>> dims(type.getRank());
+      dims[0].push_back("tp");
+      concat->setAttr(RTXDialect::getShardingAttrName(),
+                      ShardingAttr::get(ctx, meshName, dims));
+      return paddedOf[param] = concat;
+    };
+    head.getWeightMutable().assign(pad(head.getWeight()));
+    if (head.getBias())
+      head.getBiasMutable().assign(pad(head.getBias()));
+    // The token embedding tied to the head (GPT-2) reads the padded table.
+    for (auto embedding : f.getOps<EmbeddingOp>())
+      if (paddedOf.count(embedding.getTable()))
+        embedding.getTableMutable().assign(pad(embedding.getTable()));
+    SmallVector<int64_t> shape(logitsType.getShape());
+    shape.back() = padded;
+    auto paddedType = logitsType.clone(shape);
+    head.getResult().setType(paddedType);
+    // -inf in the padded classes: exp(-inf - max) = 0.
+    b.setInsertionPoint(loss);
+    SmallVector<bool> isPadding(padded, false);
+    std::fill(isPadding.begin() + vocab, isPadding.end(), true);
+    auto maskType = RankedTensorType::get({padded}, b.getI1Type());
+    Value mask = ConstantOp::create(
+        b, loss.getLoc(),
+        DenseElementsAttr::get(maskType, ArrayRef<bool>(isPadding)));
+    mask = BroadcastOp::create(
+        b, loss.getLoc(), paddedType.clone(b.getI1Type()), mask,
+        b.getDenseI64ArrayAttr({paddedType.getRank() - 1}));
+    Value masked = MaskedFillOp::create(
+        b, loss.getLoc(), paddedType, logits, mask,
+        b.getF64FloatAttr(-std::numeric_limits<double>::infinity()));
+    loss.getLogitsMutable().assign(masked);
+    loss.emitWarning() << "vocabulary of " << vocab
+                       << " classes padded to " << padded
+                       << " for axis \"tp\" of size " << tp
+                       << ": the padded classes are masked out of the loss";
+  }
 }
 
 struct RTXDistributePass
@@ -352,6 +432,11 @@ struct RTXDistributePass
     SmallVector<StringRef> names(spec->names.begin(), spec->names.end());
     MeshOp::create(b, module.getLoc(), meshName, b.getStrArrayAttr(names),
                    b.getDenseI64ArrayAttr(spec->sizes));
+
+    if (vocabParallel && spec->size("tp") > 1)
+      for (auto f : module.getOps<func::FuncOp>())
+        if (!f.isExternal())
+          padVocabulary(f, spec->size("tp"), meshName);
 
     OpPassManager training(ModuleOp::getOperationName());
     training.addNestedPass<func::FuncOp>(createRTXAutodiff());

@@ -202,7 +202,10 @@ def RTXDistribute : Pass<"rtx-distribute", "mlir::ModuleOp"> {
       parameter. With `vocab-parallel` (the default) the vocabulary of a
       language model is split over `tp` too (Megatron): dimension 0 of the
       tables of embeddings whose vocabulary is the loss' and of the weight
-      (and bias) of the projection producing the loss' logits.
+      (and bias) of the projection producing the loss' logits. A vocabulary
+      tp does not divide is padded to a multiple of tp where it is used (zero
+      rows appended to the table and the projection, the padded logits -inf
+      before the loss), with a warning.
     A dimension that an axis does not divide stays replicated, with a warning
     that names the parameter, the dimension and the axis. Hand-written
     `rtx.sharding` seeds take precedence. With `sequence-parallel=true`
