@@ -272,8 +272,7 @@ private:
           }
           set(c, t);
         })
-        // --- contractions
-        // ------------------------------------------------------
+        // --- contractions ------------------------------------------------------
         .Case([&](MatmulOp m) {
           set(m, matmul(get(m.getLhs()), get(m.getRhs()), m.getTransposeLhs(),
                         m.getTransposeRhs()));
@@ -286,8 +285,7 @@ private:
           set(l, linear(get(l.getInput()), get(l.getWeight()),
                         optional(l.getBias())));
         })
-        // --- elementwise
-        // -------------------------------------------------------
+        // --- elementwise -------------------------------------------------------
         .Case([&](AddOp o) { binaryOp(o, BinaryKind::Add); })
         .Case([&](SubOp o) { binaryOp(o, BinaryKind::Sub); })
         .Case([&](MulOp o) { binaryOp(o, BinaryKind::Mul); })
@@ -355,8 +353,7 @@ private:
                            get(o.getValue()), o.getCausal(),
                            o.getEffectiveScale()));
         })
-        // --- embedding and loss
-        // ------------------------------------------------
+        // --- embedding and loss ------------------------------------------------
         .Case([&](EmbeddingOp o) {
           Tensor table = get(o.getTable());
           if (!o.getVocabAxes()) {
@@ -389,8 +386,7 @@ private:
                                    ignore.has_value(),
                                    ignore ? static_cast<int64_t>(*ignore) : 0));
         })
-        // --- shape manipulation
-        // ------------------------------------------------
+        // --- shape manipulation ------------------------------------------------
         .Case([&](ReshapeOp o) {
           set(o, reshape(get(o.getInput()), shapeOf(o.getType())));
         })
@@ -424,8 +420,7 @@ private:
           set(o, reduce(toReduceKind(o.getKind()), get(o.getInput()),
                         toVector(o.getDims()), o.getKeepdim()));
         })
-        // --- backward pass and optimizer
-        // --------------------------------------
+        // --- backward pass and optimizer --------------------------------------
         .Case([&](UnaryGradOp o) {
           set(o, unaryGrad(static_cast<rtxrt::UnaryFn>(static_cast<int>(o.getFn())), get(o.getInput()),
                            get(o.getResultGrad())));
@@ -500,8 +495,7 @@ private:
                            o.getLr().convertToDouble(),
                            o.getWeightDecay().convertToDouble()));
         })
-        // --- communication
-        // -------------------------------------------------------
+        // --- communication -------------------------------------------------------
         .Case<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp,
               BroadcastFromOp, PermuteOp>([&](Operation *c) {
           set(c->getResult(0), collective(c, get(c->getOperand(0))));
