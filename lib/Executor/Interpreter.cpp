@@ -80,9 +80,9 @@ static std::vector<int64_t> toVector(ArrayRef<int64_t> values) {
   return std::vector<int64_t>(values.begin(), values.end());
 }
 
-static std::vector<std::string> axesOf(Operation *op) {
+static std::vector<std::string> axesOf(Operation *op, StringRef name = "axes") {
   std::vector<std::string> axes;
-  for (Attribute axis : op->getAttrOfType<ArrayAttr>("axes"))
+  for (Attribute axis : op->getAttrOfType<ArrayAttr>(name))
     axes.push_back(cast<StringAttr>(axis).getValue().str());
   return axes;
 }
@@ -355,13 +355,36 @@ private:
         })
         // --- embedding and loss ------------------------------------------------
         .Case([&](EmbeddingOp o) {
-          set(o, embedding(get(o.getTable()), get(o.getIds())));
+          Tensor table = get(o.getTable());
+          if (!o.getVocabAxes()) {
+            set(o, embedding(table, get(o.getIds())));
+            return;
+          }
+          VocabShard shard = vocabShard(o, "vocab_axes", table.dim(0));
+          set(o, embedding(table, get(o.getIds()), shard.offset, shard.vocab));
         })
         .Case([&](CrossEntropyOp o) {
           std::optional<uint64_t> ignore = o.getIgnoreIndex();
           set(o, crossEntropy(get(o.getLogits()), get(o.getLabels()),
                               ignore.has_value(),
                               ignore ? static_cast<int64_t>(*ignore) : 0));
+        })
+        .Case([&](VocabLogitStatsOp o) {
+          Tensor logits = get(o.getLogits());
+          VocabShard shard =
+              vocabShard(o, "axes", logits.dim(logits.rank() - 1));
+          std::optional<uint64_t> ignore = o.getIgnoreIndex();
+          setAll(o,
+                 vocabLogitStats(logits, get(o.getLabels()), shard.offset,
+                                 shard.vocab, ignore.has_value(),
+                                 ignore ? static_cast<int64_t>(*ignore) : 0));
+        })
+        .Case([&](VocabCrossEntropyOp o) {
+          std::optional<uint64_t> ignore = o.getIgnoreIndex();
+          set(o, vocabCrossEntropy(get(o.getMax()), get(o.getSumExp()),
+                                   get(o.getLabelLogit()), get(o.getLabels()),
+                                   ignore.has_value(),
+                                   ignore ? static_cast<int64_t>(*ignore) : 0));
         })
         // --- shape manipulation ------------------------------------------------
         .Case([&](ReshapeOp o) {
@@ -427,8 +450,26 @@ private:
                                   o.getCausal(), o.getEffectiveScale()));
         })
         .Case([&](EmbeddingGradOp o) {
-          set(o, embeddingGrad(get(o.getIds()), get(o.getResultGrad()),
-                               shapeOf(o.getType())));
+          Shape table = shapeOf(o.getType());
+          if (!o.getVocabAxes()) {
+            set(o,
+                embeddingGrad(get(o.getIds()), get(o.getResultGrad()), table));
+            return;
+          }
+          VocabShard shard = vocabShard(o, "vocab_axes", table[0]);
+          set(o, embeddingGrad(get(o.getIds()), get(o.getResultGrad()), table,
+                               shard.offset, shard.vocab));
+        })
+        .Case([&](VocabCrossEntropyGradOp o) {
+          Tensor logits = get(o.getLogits());
+          VocabShard shard =
+              vocabShard(o, "axes", logits.dim(logits.rank() - 1));
+          std::optional<uint64_t> ignore = o.getIgnoreIndex();
+          set(o, vocabCrossEntropyGrad(
+                     logits, get(o.getLabels()), get(o.getLossGrad()),
+                     get(o.getMax()), get(o.getSumExp()), shard.offset,
+                     shard.vocab, ignore.has_value(),
+                     ignore ? static_cast<int64_t>(*ignore) : 0));
         })
         .Case([&](CrossEntropyGradOp o) {
           std::optional<uint64_t> ignore = o.getIgnoreIndex();
@@ -494,6 +535,17 @@ private:
         .Default([&](Operation *other) {
           throw Error("rtx-run does not support this op");
         });
+  }
+
+  /// Where this rank's vocabulary shard of `rows` entries starts, and the
+  /// whole vocabulary's size, for an op split over its `axesName` axes.
+  struct VocabShard {
+    int64_t offset, vocab;
+  };
+  VocabShard vocabShard(Operation *op, StringRef axesName, int64_t rows) {
+    std::vector<std::string> axes = axesOf(op, axesName);
+    return {env.mesh.indexInGroup(env.rank, axes) * rows,
+            env.mesh.groupSize(axes) * rows};
   }
 
   void unaryOp(Operation *op, rtxrt::UnaryKind kind) {

@@ -92,9 +92,9 @@ private:
       s += (i ? ", \"" : "\"") + partial[i].str() + "\"";
     return s + "}}";
   }
-  static std::string axes(Operation *op) {
+  static std::string axes(Operation *op, StringRef attrName = "axes") {
     std::string s = "{";
-    auto attr = op->getAttrOfType<ArrayAttr>("axes");
+    auto attr = op->getAttrOfType<ArrayAttr>(attrName);
     for (size_t i = 0; i < attr.size(); ++i)
       s += (i ? ", \"" : "\"") + cast<StringAttr>(attr[i]).getValue().str() +
            "\"";
@@ -131,6 +131,19 @@ private:
         expression.rfind("constantTensor(", 0) == 0)
       return expression;
     return "gpu::" + expression;
+  }
+  /// `offset, vocab` arguments of a kernel on this rank's vocabulary shard
+  /// of `rows` entries, split over the op's `attrName` axes.
+  static std::string vocabShard(Operation *op, StringRef attrName,
+                                int64_t rows) {
+    std::string group = axes(op, attrName), n = std::to_string(rows);
+    return "ctx.indexInGroup(" + group + ") * " + n + ", ctx.groupSize(" +
+           group + ") * " + n;
+  }
+  /// `hasIgnoreIndex, ignoreIndex` arguments of the loss kernels.
+  static std::string ignoreIndexArgs(std::optional<uint64_t> ignore) {
+    return std::string(ignore ? "true" : "false") + ", " +
+           std::to_string(ignore ? static_cast<int64_t>(*ignore) : 0);
   }
   void assign(Value result, const std::string &expression) {
     os << "  Tensor " << name(result) << " = " << onDevice(expression) << ";\n";
@@ -291,8 +304,25 @@ LogicalResult Emitter::emitOp(Operation *op) {
                       number(a.getEffectiveScale()) + ")");
       })
       .Case([&](EmbeddingOp e) {
+        std::string shard;
+        if (e.getVocabAxes())
+          shard = ", " + vocabShard(e, "vocab_axes",
+                                    e.getTable().getType().getDimSize(0));
         assign(e, "embedding(" + name(e.getTable()) + ", " + name(e.getIds()) +
-                      ")");
+                      shard + ")");
+      })
+      .Case([&](VocabLogitStatsOp v) {
+        assignAll(v, "vocabLogitStats(" + name(v.getLogits()) + ", " +
+                         name(v.getLabels()) + ", " +
+                         vocabShard(v, "axes",
+                                    v.getLogits().getType().getShape().back()) +
+                         ", " + ignoreIndexArgs(v.getIgnoreIndex()) + ")");
+      })
+      .Case([&](VocabCrossEntropyOp v) {
+        assign(v, "vocabCrossEntropy(" + name(v.getMax()) + ", " +
+                      name(v.getSumExp()) + ", " + name(v.getLabelLogit()) +
+                      ", " + name(v.getLabels()) + ", " +
+                      ignoreIndexArgs(v.getIgnoreIndex()) + ")");
       })
       .Case([&](CrossEntropyOp c) {
         std::optional<uint64_t> ignore = c.getIgnoreIndex();
@@ -373,9 +403,21 @@ LogicalResult Emitter::emitOp(Operation *op) {
                          number(a.getEffectiveScale()) + ")");
       })
       .Case([&](EmbeddingGradOp e) {
+        std::string shard;
+        if (e.getVocabAxes())
+          shard = ", " + vocabShard(e, "vocab_axes", e.getType().getDimSize(0));
         assign(e, "embeddingGrad(" + name(e.getIds()) + ", " +
                       name(e.getResultGrad()) + ", " + shape(e.getType()) +
-                      ")");
+                      shard + ")");
+      })
+      .Case([&](VocabCrossEntropyGradOp v) {
+        assign(v, "vocabCrossEntropyGrad(" + name(v.getLogits()) + ", " +
+                      name(v.getLabels()) + ", " + name(v.getLossGrad()) +
+                      ", " + name(v.getMax()) + ", " + name(v.getSumExp()) +
+                      ", " +
+                      vocabShard(v, "axes",
+                                 v.getLogits().getType().getShape().back()) +
+                      ", " + ignoreIndexArgs(v.getIgnoreIndex()) + ")");
       })
       .Case([&](CrossEntropyGradOp c) {
         std::optional<uint64_t> ignore = c.getIgnoreIndex();

@@ -19,6 +19,13 @@ class GPTConfig:
     width: int = 32
     bias: bool = True
     seed: int = 0
+    # Order of c_attn's 3 * width output features: "qkv" is GPT-2's (all of
+    # q, then k, then v; what nanoGPT and Hugging Face checkpoints hold),
+    # "heads" is Megatron-LM's (per head: its q, k and v). Same model, the
+    # rows of c_attn.weight/bias permuted; with "heads" a split of c_attn's
+    # output features over tp gives each rank whole heads, so attention is
+    # head-parallel without gathering qkv (docs/distributed.md).
+    qkv_layout: str = "qkv"
 
 
 def _attention_heads(f: Function, x: Value, batch: int, seq: int, heads: int) -> Value:
@@ -51,9 +58,16 @@ def gpt2_block(f: Function, x: Value, prefix: str, c: GPTConfig) -> Value:
 
     h = ln("ln_1", x)
     qkv = linear("attn.c_attn", h, 3 * D, D)
-    q, k, v = f.split(qkv, 2, [D, D, D])
-    y = f.attention(_attention_heads(f, q, B, S, c.heads), _attention_heads(f, k, B, S, c.heads),
-                    _attention_heads(f, v, B, S, c.heads), causal=True)
+    if c.qkv_layout == "heads":
+        # [B, S, H * 3 * hd] -> [B, S, H, 3, hd]; q, k, v are [B, S, H, 1, hd].
+        hd = D // c.heads
+        parts = f.split(f.reshape(qkv, [B, S, c.heads, 3, hd]), 3, [1, 1, 1])
+        q, k, v = (f.transpose(f.reshape(t, [B, S, c.heads, hd]), [0, 2, 1, 3]) for t in parts)
+    elif c.qkv_layout == "qkv":
+        q, k, v = (_attention_heads(f, t, B, S, c.heads) for t in f.split(qkv, 2, [D, D, D]))
+    else:
+        raise ValueError(f"qkv_layout must be 'qkv' or 'heads', got {c.qkv_layout!r}")
+    y = f.attention(q, k, v, causal=True)
     x = f.add(x, linear("attn.c_proj", _merge_heads(f, y), D, D))
     h = f.gelu(linear("mlp.c_fc", ln("ln_2", x), 4 * D, D), approximate=True)
     return f.add(x, linear("mlp.c_proj", h, D, 4 * D))

@@ -3,18 +3,20 @@
 # rtx-run --compare that STEPS training steps equal the single-device train
 # step (same inputs, same initial parameters). Prints one line per mesh.
 #   compare-meshes.sh MODEL.mlir "OPTIONS" STEPS INPUTS|--random MESH...
-# OPTIONS: kind=..., lr=..., weight-decay=... (both programs) and any other
-# rtx-distribute option such as sequence-parallel=true.
+# OPTIONS: kind=..., lr=..., weight-decay=..., eps=... (both programs),
+# tolerance=... (rtx-run --compare's, instead of its per-dtype default) and
+# any other rtx-distribute option such as sequence-parallel=true.
 set -euo pipefail
 model=$1 optimizer=$2 steps=$3 inputs=$4
 shift 4
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-ref_opts="" dist_opts=""
+ref_opts="" dist_opts="" compare_opts=()
 for option in $optimizer; do
   case "$option" in
     kind=*) ref_opts+=" $option"; dist_opts+=" optimizer=${option#kind=}" ;;
-    lr=*|weight-decay=*) ref_opts+=" $option"; dist_opts+=" $option" ;;
+    lr=*|weight-decay=*|eps=*) ref_opts+=" $option"; dist_opts+=" $option" ;;
+    tolerance=*) compare_opts=(--tolerance "${option#tolerance=}") ;;
     *) dist_opts+=" $option" ;;
   esac
 done
@@ -27,7 +29,7 @@ for mesh in "$@"; do
   rtx-opt "$model" "-rtx-distribute=mesh=$mesh$dist_opts" \
     -o "$tmp/dist.mlir"
   out=$(rtx-run --compare "$tmp/ref.mlir" "$tmp/dist.mlir" --ranks "$ranks" \
-        "${data[@]}" --steps "$steps" 2>&1) || true
+        "${data[@]}" --steps "$steps" "${compare_opts[@]}" 2>&1) || true
   pass=$(grep -c ' PASS$' <<<"$out" || true)
   fail=$(grep -c -E 'FAIL|error' <<<"$out" || true)
   echo "mesh $mesh ranks $ranks: $pass results pass, $fail fail"

@@ -113,3 +113,38 @@ def test_batch_matmul_and_pad_compute_like_numpy(tmp_path):
 def test_shape_errors_name_the_op(build, message):
     with pytest.raises(BuildError, match=message):
         build(Module().function("f"))
+
+
+def test_gpt2_qkv_layouts_are_the_same_model_up_to_c_attn_row_order(tmp_path):
+    # Megatron's per-head layout of c_attn's features ("heads") is GPT-2's
+    # (q | k | v) with the rows of c_attn.weight and c_attn.bias permuted:
+    # with permuted parameters both compute the same loss.
+    config = dict(layers=2, heads=4, width=32, vocab=37, batch=2)
+    rng = np.random.default_rng(0)
+    d, heads = config["width"], config["heads"]
+    hd = d // heads
+    # Row h * 3 * hd + p * hd + i of the per-head layout is row p * d + h * hd + i.
+    order = [p * d + h * hd + i for h in range(heads) for p in range(3) for i in range(hd)]
+    qkv, per_head = {}, {}
+    for layer in range(config["layers"]):
+        for kind, shape in (("weight", [3 * d, d]), ("bias", [3 * d])):
+            name = f"transformer.h.{layer}.attn.c_attn.{kind}"
+            qkv[name] = rng.normal(0.0, 0.2, shape).astype(np.float32)
+            per_head[name] = qkv[name][order]
+    inputs = save_arrays(tmp_path / "in", {
+        "tokens": rng.integers(0, 37, [2, 8]).astype(np.int32),
+        "labels": rng.integers(0, 37, [2, 8]).astype(np.int32)})
+    losses = []
+    for layout, params in (("qkv", qkv), ("heads", per_head)):
+        text = models.gpt2(models.GPTConfig(**config, qkv_layout=layout)).text()
+        (tmp_path / layout).mkdir()
+        result = run_text(text, tmp_path / layout, inputs=inputs,
+                          params=save_arrays(tmp_path / layout / "params", params))
+        losses.append(float(result.results[0].value))
+    assert losses[0] > 0 and abs(losses[0] - losses[1]) <= 1e-5 * losses[0], losses
+    # A wrong order is a different model: the test can fail.
+    text = models.gpt2(models.GPTConfig(**config, qkv_layout="heads")).text()
+    (tmp_path / "wrong").mkdir()
+    result = run_text(text, tmp_path / "wrong", inputs=inputs,
+                      params=save_arrays(tmp_path / "wrong" / "params", qkv))
+    assert abs(float(result.results[0].value) - losses[0]) > 1e-4 * losses[0]

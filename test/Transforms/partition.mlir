@@ -59,3 +59,57 @@ func.func @split_mean(%x: tensor<8xf32> {rtx.sharding = #rtx.sharding<@mesh_dp2,
   %m = rtx.reduce mean %x dims [0] : tensor<8xf32> -> tensor<f32>
   return %m : tensor<f32>
 }
+
+// -----
+
+rtx.mesh @mesh_dp2_tp2 ["dp"=2, "tp"=2]
+
+// Megatron's vocab-parallel language-model head (a tied table [V, D] split
+// along V over tp; batch over dp): each rank looks up its own rows (partial
+// sums, all-reduced), its logits cover its 11 of 22 classes, and the loss
+// takes three all-reduces of per-token statistics (max, label logit, sum of
+// exponentials) instead of gathering the logits. The gradient is computed on
+// the shard from the same statistics, and the table's gradient is the
+// shard's rows. The residual add of a whole position table after the
+// embedding reduces the partial sums first (adding it to each rank's partial
+// sum would count it twice).
+// CHECK-LABEL: func.func @vocab_parallel_lm
+// CHECK-SAME: (%[[TABLE:arg0]]: tensor<11x8xf32>
+// CHECK-SAME: %[[IDS:arg1]]: tensor<2x5xi32>
+// CHECK-SAME: %[[LABELS:arg2]]: tensor<2x5xi32>
+// CHECK-SAME: %[[POS:arg3]]: tensor<2x5x8xf32>
+// CHECK: %[[E:.*]] = rtx.embedding %[[TABLE]], %[[IDS]] vocab on @mesh_dp2_tp2 ["tp"] {{.*}}partial = ["tp"]{{.*}} : tensor<11x8xf32>, tensor<2x5xi32> -> tensor<2x5x8xf32>
+// CHECK: %[[R:.*]] = rtx.all_reduce %[[E]] on @mesh_dp2_tp2 ["tp"] sum
+// CHECK: %[[H:.*]] = rtx.add %[[R]], %[[POS]]
+// CHECK: %[[L:.*]] = rtx.linear %[[H]], %[[TABLE]] {{.*}} -> tensor<2x5x11xf32>
+// CHECK-NOT: rtx.all_gather
+// CHECK: %[[MAX:.*]], %[[LABEL:.*]] = rtx.vocab_logit_stats %[[L]], %[[LABELS]] on @mesh_dp2_tp2 ["tp"] ignore_index -1 {{.*}} -> tensor<2x5xf32>, tensor<2x5xf32>
+// CHECK: %[[GMAX:.*]] = rtx.all_reduce %[[MAX]] on @mesh_dp2_tp2 ["tp"] max
+// CHECK: %[[GLABEL:.*]] = rtx.all_reduce %[[LABEL]] on @mesh_dp2_tp2 ["tp"] sum
+// CHECK: %[[B:.*]] = rtx.broadcast %[[GMAX]] dims [0, 1] {{.*}} -> tensor<2x5x11xf32>
+// CHECK: %[[S:.*]] = rtx.sub %[[L]], %[[B]]
+// CHECK: %[[X:.*]] = rtx.exp %[[S]]
+// CHECK: %[[PSUM:.*]] = rtx.reduce sum %[[X]] dims [2] {{.*}}partial = ["tp"]{{.*}} -> tensor<2x5xf32>
+// CHECK: %[[SUM:.*]] = rtx.all_reduce %[[PSUM]] on @mesh_dp2_tp2 ["tp"] sum
+// CHECK: %[[LOSS:.*]] = rtx.vocab_cross_entropy %[[GMAX]], %[[SUM]], %[[GLABEL]], %[[LABELS]] ignore_index -1 {rtx.sharding = #rtx.sharding<@mesh_dp2_tp2, [], partial = ["dp"]>}
+// The mean over the batch split over dp: rescaled by 1/2.
+// CHECK: %[[HALF:.*]] = rtx.constant {{.*}}dense<5.000000e-01>
+// CHECK: %[[SCALED:.*]] = rtx.mul %[[LOSS]], %[[HALF]]
+// CHECK: %[[D:.*]] = rtx.vocab_cross_entropy_grad %[[L]], %[[LABELS]], %{{.*}}, %[[GMAX]], %[[SUM]] on @mesh_dp2_tp2 ["tp"] ignore_index -1 {{.*}} : tensor<2x5x11xf32>
+// CHECK-NOT: rtx.vocab_logit_stats
+// CHECK: %[[DT:.*]] = rtx.embedding_grad %[[IDS]], %{{.*}} vocab on @mesh_dp2_tp2 ["tp"] {{.*}}partial = ["dp"]{{.*}} -> tensor<11x8xf32>
+// CHECK: rtx.all_reduce %[[DT]] on @mesh_dp2_tp2 ["dp"] sum
+func.func @vocab_parallel_lm(%table: tensor<22x8xf32> {rtx.sharding = #rtx.sharding<@mesh_dp2_tp2, [["tp"], []]>},
+                             %ids: tensor<4x5xi32> {rtx.sharding = #rtx.sharding<@mesh_dp2_tp2, [["dp"], []]>},
+                             %labels: tensor<4x5xi32> {rtx.sharding = #rtx.sharding<@mesh_dp2_tp2, [["dp"], []]>},
+                             %pos: tensor<4x5x8xf32> {rtx.sharding = #rtx.sharding<@mesh_dp2_tp2, [["dp"], [], []]>},
+                             %dloss: tensor<f32>, %dh: tensor<4x5x8xf32>)
+    -> (tensor<f32>, tensor<22x8xf32> {rtx.sharding = #rtx.sharding<@mesh_dp2_tp2, [["tp"], []]>}, tensor<4x5x22xf32>) {
+  %e = rtx.embedding %table, %ids : tensor<22x8xf32>, tensor<4x5xi32> -> tensor<4x5x8xf32>
+  %h = rtx.add %e, %pos : tensor<4x5x8xf32>
+  %logits = rtx.linear %h, %table : tensor<4x5x8xf32>, tensor<22x8xf32> -> tensor<4x5x22xf32>
+  %loss = rtx.cross_entropy %logits, %labels ignore_index -1 : tensor<4x5x22xf32>, tensor<4x5xi32> -> tensor<f32>
+  %dlogits = rtx.cross_entropy_grad %logits, %labels, %dloss ignore_index -1 : tensor<4x5x22xf32>, tensor<4x5xi32>, tensor<f32>
+  %dtable = rtx.embedding_grad %ids, %dh : tensor<4x5xi32>, tensor<4x5x8xf32> -> tensor<22x8xf32>
+  return %loss, %dtable, %dlogits : tensor<f32>, tensor<22x8xf32>, tensor<4x5x22xf32>
+}

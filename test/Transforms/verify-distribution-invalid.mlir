@@ -84,3 +84,56 @@ func.func @wrong_gather(%a: tensor<4x3xf32> {rtx.sharding = #rtx.sharding<@mesh_
   %g = rtx.all_gather %a on @mesh_tp2 ["tp"] dim 0 {rtx.sharding = #rtx.sharding<@mesh_tp2, [[], ["tp"]]>} : tensor<4x3xf32> -> tensor<8x3xf32>
   return %g : tensor<8x3xf32>
 }
+
+// -----
+
+rtx.mesh @mesh_tp2 ["tp"=2]
+
+// A vocabulary shard looked up as if it were the whole table: rank 1 would
+// return rows 0..10 for ids 11..21.
+func.func @embedding_shard_without_offset(%t: tensor<11x4xf32> {rtx.sharding = #rtx.sharding<@mesh_tp2, [["tp"], []]>},
+                                          %ids: tensor<3xi32> {rtx.sharding = #rtx.sharding<@mesh_tp2, [[]]>}) -> tensor<3x4xf32> {
+  // expected-error @+1 {{'rtx.embedding' op operand 0 splits the vocabulary (dimension 0) over ["tp"], but the op offsets ids by the rank over []}}
+  %x = rtx.embedding %t, %ids {rtx.sharding = #rtx.sharding<@mesh_tp2, [[], []], partial = ["tp"]>} : tensor<11x4xf32>, tensor<3xi32> -> tensor<3x4xf32>
+  %r = rtx.all_reduce %x on @mesh_tp2 ["tp"] sum {rtx.sharding = #rtx.sharding<@mesh_tp2, [[], []]>} : tensor<3x4xf32> -> tensor<3x4xf32>
+  return %r : tensor<3x4xf32>
+}
+
+// -----
+
+rtx.mesh @mesh_dp2_tp2 ["dp"=2, "tp"=2]
+
+// A table gradient offset by the wrong axis: it would scatter rows of the dp
+// rank's range into the tp shard.
+func.func @embedding_grad_wrong_axis(%ids: tensor<3xi32> {rtx.sharding = #rtx.sharding<@mesh_dp2_tp2, [[]]>},
+                                     %dy: tensor<3x4xf32> {rtx.sharding = #rtx.sharding<@mesh_dp2_tp2, [[], []]>}) -> tensor<11x4xf32> {
+  // expected-error @+1 {{'rtx.embedding_grad' op result 0 splits the vocabulary (dimension 0) over ["tp"], but the op offsets ids by the rank over ["dp"]}}
+  %d = rtx.embedding_grad %ids, %dy vocab on @mesh_dp2_tp2 ["dp"] {rtx.sharding = #rtx.sharding<@mesh_dp2_tp2, [["tp"], []]>} : tensor<3xi32>, tensor<3x4xf32> -> tensor<11x4xf32>
+  return %d : tensor<11x4xf32>
+}
+
+// -----
+
+rtx.mesh @mesh_tp2 ["tp"=2]
+
+// Whole logits read as a shard: each rank would count every class.
+func.func @logit_stats_of_whole_logits(%l: tensor<3x22xf32> {rtx.sharding = #rtx.sharding<@mesh_tp2, [[], []]>},
+                                       %y: tensor<3xi32> {rtx.sharding = #rtx.sharding<@mesh_tp2, [[]]>}) -> tensor<3xf32> {
+  // expected-error @+1 {{'rtx.vocab_logit_stats' op operand 0 splits the vocabulary (dimension 1) over [], but the op offsets labels by the rank over ["tp"]}}
+  %max, %label = rtx.vocab_logit_stats %l, %y on @mesh_tp2 ["tp"] {rtx.sharding = [#rtx.sharding<@mesh_tp2, [[]], partial = ["tp"]>, #rtx.sharding<@mesh_tp2, [[]], partial = ["tp"]>]} : tensor<3x22xf32>, tensor<3xi32> -> tensor<3xf32>, tensor<3xf32>
+  %m = rtx.all_reduce %max on @mesh_tp2 ["tp"] max {rtx.sharding = #rtx.sharding<@mesh_tp2, [[]]>} : tensor<3xf32> -> tensor<3xf32>
+  return %m : tensor<3xf32>
+}
+
+// -----
+
+rtx.mesh @mesh_tp2 ["tp"=2]
+
+// A plain cross-entropy on a vocabulary shard: the softmax would normalise
+// over half the classes.
+func.func @cross_entropy_of_vocab_shard(%l: tensor<3x11xf32> {rtx.sharding = #rtx.sharding<@mesh_tp2, [[], ["tp"]]>},
+                                        %y: tensor<3xi32> {rtx.sharding = #rtx.sharding<@mesh_tp2, [[]]>}) -> tensor<f32> {
+  // expected-error @+1 {{'rtx.cross_entropy' op operand 0 splits dimension 1 over ["tp"], which this op needs whole}}
+  %loss = rtx.cross_entropy %l, %y {rtx.sharding = #rtx.sharding<@mesh_tp2, []>} : tensor<3x11xf32>, tensor<3xi32> -> tensor<f32>
+  return %loss : tensor<f32>
+}

@@ -80,6 +80,14 @@ Tensor attention(const Tensor &query, const Tensor &key, const Tensor &value,
 Tensor embedding(const Tensor &table, const Tensor &ids);
 Tensor crossEntropy(const Tensor &logits, const Tensor &labels,
                     bool hasIgnoreIndex, int64_t ignoreIndex);
+Tensor embedding(const Tensor &table, const Tensor &ids, int64_t offset,
+                 int64_t vocab);
+std::vector<Tensor> vocabLogitStats(const Tensor &logits, const Tensor &labels,
+                                    int64_t offset, int64_t vocab,
+                                    bool hasIgnoreIndex, int64_t ignoreIndex);
+Tensor vocabCrossEntropy(const Tensor &max, const Tensor &sumExp,
+                         const Tensor &labelLogit, const Tensor &labels,
+                         bool hasIgnoreIndex, int64_t ignoreIndex);
 
 Tensor reshape(const Tensor &input, const Shape &shape);
 Tensor transpose(const Tensor &input, const std::vector<int64_t> &permutation);
@@ -108,6 +116,13 @@ Tensor embeddingGrad(const Tensor &ids, const Tensor &resultGrad,
 Tensor crossEntropyGrad(const Tensor &logits, const Tensor &labels,
                         const Tensor &lossGrad, bool hasIgnoreIndex,
                         int64_t ignoreIndex);
+Tensor embeddingGrad(const Tensor &ids, const Tensor &resultGrad,
+                     const Shape &tableShape, int64_t offset, int64_t vocab);
+Tensor vocabCrossEntropyGrad(const Tensor &logits, const Tensor &labels,
+                             const Tensor &lossGrad, const Tensor &max,
+                             const Tensor &sumExp, int64_t offset,
+                             int64_t vocab, bool hasIgnoreIndex,
+                             int64_t ignoreIndex);
 Tensor pad(const Tensor &input, const std::vector<int64_t> &low,
            const std::vector<int64_t> &high);
 

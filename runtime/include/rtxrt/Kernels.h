@@ -102,6 +102,26 @@ Tensor embedding(const Tensor &table, const Tensor &ids);
 Tensor crossEntropy(const Tensor &logits, const Tensor &labels,
                     bool hasIgnoreIndex, int64_t ignoreIndex);
 
+// Vocab-parallel pieces (Megatron): `table` / `logits` hold the rows /
+// classes [offset, offset + V_local) of a vocabulary of `vocab` entries.
+/// embedding over a vocabulary shard: ids outside the shard give zero rows,
+/// so the shards' results add up to the whole lookup. Ids outside
+/// [0, vocab) throw.
+Tensor embedding(const Tensor &table, const Tensor &ids, int64_t offset,
+                 int64_t vocab);
+/// Per token of a logits shard [..., V_local]: {the shard's maximum, the
+/// label's logit when this shard owns the label, else 0}. Ignored labels
+/// give 0; labels outside [0, vocab) throw.
+std::vector<Tensor> vocabLogitStats(const Tensor &logits, const Tensor &labels,
+                                    int64_t offset, int64_t vocab,
+                                    bool hasIgnoreIndex, int64_t ignoreIndex);
+/// The cross-entropy from global per-token statistics: the mean over
+/// non-ignored tokens of max + log(sumExp) - labelLogit (0 when all are
+/// ignored). Scalar of the statistics' compute type (f64 for f64).
+Tensor vocabCrossEntropy(const Tensor &max, const Tensor &sumExp,
+                         const Tensor &labelLogit, const Tensor &labels,
+                         bool hasIgnoreIndex, int64_t ignoreIndex);
+
 // --- shape manipulation ------------------------------------------------------
 Tensor reshape(const Tensor &input, const Shape &shape);
 Tensor transpose(const Tensor &input, const std::vector<int64_t> &permutation);
@@ -165,6 +185,19 @@ Tensor embeddingGrad(const Tensor &ids, const Tensor &resultGrad,
 Tensor crossEntropyGrad(const Tensor &logits, const Tensor &labels,
                         const Tensor &lossGrad, bool hasIgnoreIndex,
                         int64_t ignoreIndex);
+/// embeddingGrad over a vocabulary shard (see embedding above): tableShape is
+/// the shard's [V_local, D]; positions whose id the shard does not own
+/// contribute nothing.
+Tensor embeddingGrad(const Tensor &ids, const Tensor &resultGrad,
+                     const Shape &tableShape, int64_t offset, int64_t vocab);
+/// crossEntropyGrad on a logits shard, given the global per-token max and
+/// sum of exp(logit - max): the shard's columns of dloss * (softmax -
+/// onehot) / n.
+Tensor vocabCrossEntropyGrad(const Tensor &logits, const Tensor &labels,
+                             const Tensor &lossGrad, const Tensor &max,
+                             const Tensor &sumExp, int64_t offset,
+                             int64_t vocab, bool hasIgnoreIndex,
+                             int64_t ignoreIndex);
 /// low[d] zeros before and high[d] zeros after dimension d (the gradient of
 /// slice). Any dtype.
 Tensor pad(const Tensor &input, const std::vector<int64_t> &low,

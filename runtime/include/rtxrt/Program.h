@@ -137,6 +137,11 @@ public:
   Tensor permute(const char *what, const Axes &axes,
                  const std::vector<int64_t> &pairs, const Tensor &t);
   Tensor meshSlice(const Axes &axes, int64_t dim, const Tensor &t);
+  /// This rank's index in its group over `axes`, and the group's size.
+  int64_t indexInGroup(const Axes &axes) const {
+    return mesh_.indexInGroup(rank_, axes);
+  }
+  int64_t groupSize(const Axes &axes) const { return mesh_.groupSize(axes); }
   /// Where this rank's block of a value with `sharding` sits.
   LocalBlock block(const Sharding &sharding, const Shape &local) const {
     return localBlock(sharding, local, mesh_, rank_);

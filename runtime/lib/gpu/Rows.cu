@@ -246,11 +246,22 @@ void crossEntropyRowsT(const Tensor &x, const Tensor &labels, Tensor &loss,
       });
 }
 
+/// dx = dloss * (softmax - onehot) / n on rows of `width` classes that
+/// start at class `offset`; the rows' max and sum of exp(x - max) are
+/// `maxIn`/`sumIn` (the global statistics of a vocabulary shard) or, when
+/// undefined, computed from the row.
 template <typename T>
 void crossEntropyGradT(const Tensor &x, const Tensor &labels,
                        const Tensor &lossGrad, Tensor &dx, int64_t tokens,
-                       int64_t vocab, bool hasIgnore, int64_t ignoreIndex) {
+                       int64_t width, int64_t offset, const Tensor &maxIn,
+                       const Tensor &sumIn, bool hasIgnore,
+                       int64_t ignoreIndex) {
   const T *px = static_cast<const T *>(x.raw());
+  const void *pmax = maxIn.defined() ? maxIn.raw() : nullptr;
+  const void *psum = sumIn.defined() ? sumIn.raw() : nullptr;
+  int mtype = maxIn.defined() ? static_cast<int>(maxIn.dtype()) : 0;
+  int stype = sumIn.defined() ? static_cast<int>(sumIn.dtype()) : 0;
+  int64_t vocab = width;
   const void *pl = labels.raw();
   int ltype = static_cast<int>(labels.dtype());
   const void *pg = lossGrad.raw();
@@ -281,16 +292,46 @@ void crossEntropyGradT(const Tensor &x, const Tensor &labels,
         }
         double factor = loadElement(pg, gtype, 0) / static_cast<double>(count);
         const T *row = px + t * vocab;
-        double max = -INFINITY;
-        for (int64_t i = 0; i < vocab; ++i)
-          max = fmax(max, static_cast<double>(row[i]));
-        double sum = 0.0;
-        for (int64_t i = 0; i < vocab; ++i)
-          sum += exp(static_cast<double>(row[i]) - max);
+        double max = -INFINITY, sum = 0.0;
+        if (pmax) {
+          max = loadElement(pmax, mtype, t);
+          sum = loadElement(psum, stype, t);
+        } else {
+          for (int64_t i = 0; i < vocab; ++i)
+            max = fmax(max, static_cast<double>(row[i]));
+          for (int64_t i = 0; i < vocab; ++i)
+            sum += exp(static_cast<double>(row[i]) - max);
+        }
         double scale = factor / sum;
         for (int64_t i = 0; i < vocab; ++i)
           drow[i] = T(exp(static_cast<double>(row[i]) - max) * scale -
-                      (i == label ? factor : 0.0));
+                      (offset + i == label ? factor : 0.0));
+      });
+}
+
+/// Per token: the shard's maximum logit, and the label's logit when the
+/// shard [offset, offset + width) owns the label (else 0).
+template <typename T>
+void vocabLogitStatsT(const Tensor &x, const Tensor &labels, Tensor &max,
+                      Tensor &labelLogit, int64_t tokens, int64_t width,
+                      int64_t offset, bool hasIgnore, int64_t ignoreIndex) {
+  const T *px = static_cast<const T *>(x.raw());
+  const void *pl = labels.raw();
+  int ltype = static_cast<int>(labels.dtype());
+  T *pmax = static_cast<T *>(max.raw());
+  T *plabel = static_cast<T *>(labelLogit.raw());
+  forEach(
+      tokens, RTX_GPU_BODY(int64_t t) {
+        const T *row = px + t * width;
+        T m = -INFINITY;
+        for (int64_t i = 0; i < width; ++i)
+          m = mfmax(m, row[i]);
+        pmax[t] = m;
+        int64_t label = static_cast<int64_t>(loadElement(pl, ltype, t));
+        int64_t local = label - offset;
+        bool owned =
+            !(hasIgnore && label == ignoreIndex) && local >= 0 && local < width;
+        plabel[t] = owned ? row[local] : T(0);
       });
 }
 
@@ -448,6 +489,26 @@ Tensor gpu::ropeGrad(const Tensor &resultGrad, double theta, int64_t offset) {
 }
 
 Tensor gpu::embedding(const Tensor &table, const Tensor &ids) {
+  return gpu::embedding(table, ids, 0, table.rank() == 2 ? table.dim(0) : 0);
+}
+
+/// Fails (naming `op`) unless a [rows, D] table at `offset` is a shard of a
+/// vocabulary of `vocab` entries, or unless every id is in [0, vocab) (the
+/// CPU kernels' check throws their message).
+static void checkShardIds(const std::string &op, const Tensor &ids,
+                          int64_t rows, int64_t offset, int64_t vocab) {
+  if (offset < 0 || offset + rows > vocab)
+    fail(op, "a table of " + std::to_string(rows) + " rows at offset " +
+                 std::to_string(offset) +
+                 " is not a shard of a vocabulary of " + std::to_string(vocab));
+  Tensor flag = makeFlag();
+  checkIdsOnDevice(ids, vocab, false, 0, flag);
+  if (flagged(flag))
+    rtxrt::detail::loadIds(op, gpu::toHost(ids), vocab);
+}
+
+Tensor gpu::embedding(const Tensor &table, const Tensor &ids, int64_t offset,
+                      int64_t vocab) {
   const std::string op = "rtx.embedding";
   checkFloat(op, table, "table");
   checkInteger(op, ids, "ids");
@@ -455,11 +516,8 @@ Tensor gpu::embedding(const Tensor &table, const Tensor &ids) {
   checkOnGpu(op, ids, "ids");
   if (table.rank() != 2)
     fail(op, "table must be [V, D], got " + shapeToString(table.shape()));
-  int64_t vocab = table.dim(0), width = table.dim(1);
-  Tensor flag = makeFlag();
-  checkIdsOnDevice(ids, vocab, false, 0, flag);
-  if (flagged(flag)) // the CPU check throws its message
-    rtxrt::detail::loadIds(op, toHost(ids), vocab);
+  int64_t rows = table.dim(0), width = table.dim(1);
+  checkShardIds(op, ids, rows, offset, vocab);
   Shape resultShape = ids.shape();
   resultShape.push_back(width);
   Tensor out = empty(resultShape, table.dtype());
@@ -468,18 +526,27 @@ Tensor gpu::embedding(const Tensor &table, const Tensor &ids) {
   const void *pi = ids.raw();
   int itype = static_cast<int>(ids.dtype());
   int64_t esize = static_cast<int64_t>(dtypeSize(table.dtype()));
+  // Ids another shard owns give zero rows, so the shards add up.
   forEach(
       out.numel(), RTX_GPU_BODY(int64_t e) {
         int64_t p = e / width, j = e % width;
-        int64_t id = static_cast<int64_t>(loadElement(pi, itype, p));
+        int64_t row = static_cast<int64_t>(loadElement(pi, itype, p)) - offset;
+        bool owned = row >= 0 && row < rows;
         for (int64_t b = 0; b < esize; ++b)
-          dst[e * esize + b] = src[(id * width + j) * esize + b];
+          dst[e * esize + b] = owned ? src[(row * width + j) * esize + b] : 0;
       });
   return out;
 }
 
 Tensor gpu::embeddingGrad(const Tensor &ids, const Tensor &resultGrad,
                           const Shape &tableShape) {
+  return gpu::embeddingGrad(ids, resultGrad, tableShape, 0,
+                            tableShape.size() == 2 ? tableShape[0] : 0);
+}
+
+Tensor gpu::embeddingGrad(const Tensor &ids, const Tensor &resultGrad,
+                          const Shape &tableShape, int64_t offset,
+                          int64_t globalVocab) {
   const std::string op = "rtx.embedding_grad";
   checkInteger(op, ids, "ids");
   checkFloat(op, resultGrad, "result_grad");
@@ -493,10 +560,7 @@ Tensor gpu::embeddingGrad(const Tensor &ids, const Tensor &resultGrad,
   if (resultGrad.shape() != expected)
     fail(op, "result_grad " + shapeToString(resultGrad.shape()) +
                  " must be ids shape + [D] = " + shapeToString(expected));
-  Tensor flag = makeFlag();
-  checkIdsOnDevice(ids, vocab, false, 0, flag);
-  if (flagged(flag))
-    rtxrt::detail::loadIds(op, toHost(ids), vocab);
+  checkShardIds(op, ids, vocab, offset, globalVocab);
   Tensor dy = toCompute(resultGrad);
   Tensor table = zeros(tableShape, dy.dtype());
   // One body per column j: adds every position's dy[p, j] into row ids[p]
@@ -510,8 +574,11 @@ Tensor gpu::embeddingGrad(const Tensor &ids, const Tensor &resultGrad,
   forEach(
       width, RTX_GPU_BODY(int64_t j) {
         for (int64_t p = 0; p < positions; ++p) {
-          int64_t id = static_cast<int64_t>(loadElement(pi, itype, p));
-          int64_t at = id * width + j;
+          int64_t row =
+              static_cast<int64_t>(loadElement(pi, itype, p)) - offset;
+          if (row < 0 || row >= vocab)
+            continue; // another shard's id
+          int64_t at = row * width + j;
           storeElement(pt, ctype, at,
                        loadElement(pt, ctype, at) +
                            loadElement(pdy, ctype, p * width + j));
@@ -520,9 +587,10 @@ Tensor gpu::embeddingGrad(const Tensor &ids, const Tensor &resultGrad,
   return fromCompute(table, resultGrad.dtype());
 }
 
+/// `vocab` < 0: the logits hold the whole vocabulary.
 static void checkLogitsLabels(const std::string &op, const Tensor &logits,
                               const Tensor &labels, bool hasIgnoreIndex,
-                              int64_t ignoreIndex) {
+                              int64_t ignoreIndex, int64_t vocab = -1) {
   checkFloat(op, logits, "logits");
   checkInteger(op, labels, "labels");
   checkOnGpu(op, logits, "logits");
@@ -532,12 +600,13 @@ static void checkLogitsLabels(const std::string &op, const Tensor &logits,
     fail(op, "labels " + shapeToString(labels.shape()) +
                  " must be the logits' shape " + shapeToString(logits.shape()) +
                  " without its last dimension");
+  if (vocab < 0)
+    vocab = logits.dim(logits.rank() - 1);
   Tensor flag = makeFlag();
-  checkIdsOnDevice(labels, logits.dim(logits.rank() - 1), hasIgnoreIndex,
-                   ignoreIndex, flag);
+  checkIdsOnDevice(labels, vocab, hasIgnoreIndex, ignoreIndex, flag);
   if (flagged(flag)) // the CPU check throws its message
     rtxrt::detail::loadLabels(op, gpu::toHost(logits), gpu::toHost(labels),
-                              hasIgnoreIndex, ignoreIndex);
+                              hasIgnoreIndex, ignoreIndex, vocab);
 }
 
 Tensor gpu::crossEntropy(const Tensor &logits, const Tensor &labels,
@@ -585,6 +654,99 @@ Tensor gpu::crossEntropyGrad(const Tensor &logits, const Tensor &labels,
   Tensor dx = empty(logits.shape(), x.dtype());
   if (vocab > 0)
     RTX_GPU_COMPUTE(x.dtype(), crossEntropyGradT, x, labels, lossGrad, dx,
-                    tokens, vocab, hasIgnoreIndex, ignoreIndex);
+                    tokens, vocab, 0, Tensor(), Tensor(), hasIgnoreIndex,
+                    ignoreIndex);
+  return fromCompute(dx, logits.dtype());
+}
+
+std::vector<Tensor> gpu::vocabLogitStats(const Tensor &logits,
+                                         const Tensor &labels, int64_t offset,
+                                         int64_t vocab, bool hasIgnoreIndex,
+                                         int64_t ignoreIndex) {
+  const std::string op = "rtx.vocab_logit_stats";
+  checkLogitsLabels(op, logits, labels, hasIgnoreIndex, ignoreIndex, vocab);
+  int64_t width = logits.dim(logits.rank() - 1);
+  Tensor x = toCompute(logits);
+  Shape leading(logits.shape().begin(), logits.shape().end() - 1);
+  Tensor max = empty(leading, x.dtype()),
+         labelLogit = empty(leading, x.dtype());
+  RTX_GPU_COMPUTE(x.dtype(), vocabLogitStatsT, x, labels, max, labelLogit,
+                  labels.numel(), width, offset, hasIgnoreIndex, ignoreIndex);
+  return {fromCompute(max, logits.dtype()),
+          fromCompute(labelLogit, logits.dtype())};
+}
+
+Tensor gpu::vocabCrossEntropy(const Tensor &max, const Tensor &sumExp,
+                              const Tensor &labelLogit, const Tensor &labels,
+                              bool hasIgnoreIndex, int64_t ignoreIndex) {
+  const std::string op = "rtx.vocab_cross_entropy";
+  for (const Tensor *t : {&max, &sumExp, &labelLogit})
+    checkFloat(op, *t, "statistic");
+  checkInteger(op, labels, "labels");
+  for (const Tensor *t : {&max, &sumExp, &labelLogit, &labels})
+    checkOnGpu(op, *t, "every operand");
+  if (max.shape() != labels.shape() || sumExp.shape() != labels.shape() ||
+      labelLogit.shape() != labels.shape())
+    fail(op, "max, sum_exp and label_logit must have the labels' shape " +
+                 shapeToString(labels.shape()));
+  // The same per-token formula and token-order mean as rtx.cross_entropy,
+  // by one body.
+  Tensor mean = empty({}, DType::F64);
+  double *pm = static_cast<double *>(mean.raw());
+  const void *pmax = max.raw(), *psum = sumExp.raw(), *plab = labelLogit.raw();
+  const void *pl = labels.raw();
+  int mtype = static_cast<int>(max.dtype()),
+      stype = static_cast<int>(sumExp.dtype()),
+      ltype = static_cast<int>(labelLogit.dtype()),
+      itype = static_cast<int>(labels.dtype());
+  int64_t tokens = labels.numel();
+  forEach(
+      1, RTX_GPU_BODY(int64_t) {
+        double total = 0.0;
+        int64_t count = 0;
+        for (int64_t t = 0; t < tokens; ++t) {
+          if (hasIgnoreIndex &&
+              static_cast<int64_t>(loadElement(pl, itype, t)) == ignoreIndex)
+            continue;
+          total += loadElement(pmax, mtype, t) +
+                   log(loadElement(psum, stype, t)) -
+                   loadElement(plab, ltype, t);
+          ++count;
+        }
+        pm[0] = count ? total / static_cast<double>(count) : 0.0;
+      });
+  return fromCompute(mean, max.dtype() == DType::F64 ? DType::F64 : DType::F32);
+}
+
+Tensor gpu::vocabCrossEntropyGrad(const Tensor &logits, const Tensor &labels,
+                                  const Tensor &lossGrad, const Tensor &max,
+                                  const Tensor &sumExp, int64_t offset,
+                                  int64_t vocab, bool hasIgnoreIndex,
+                                  int64_t ignoreIndex) {
+  const std::string op = "rtx.vocab_cross_entropy_grad";
+  checkLogitsLabels(op, logits, labels, hasIgnoreIndex, ignoreIndex, vocab);
+  checkFloat(op, lossGrad, "loss_grad");
+  checkFloat(op, max, "max");
+  checkFloat(op, sumExp, "sum_exp");
+  for (const Tensor *t : {&lossGrad, &max, &sumExp})
+    checkOnGpu(op, *t, "every operand");
+  if (lossGrad.rank() != 0)
+    fail(op,
+         "loss_grad must be a scalar, got " + shapeToString(lossGrad.shape()));
+  if (max.shape() != labels.shape() || sumExp.shape() != labels.shape())
+    fail(op, "max and sum_exp must have the labels' shape " +
+                 shapeToString(labels.shape()));
+  int64_t width = logits.dim(logits.rank() - 1);
+  if (offset < 0 || offset + width > vocab)
+    fail(op, "logits of " + std::to_string(width) + " classes at offset " +
+                 std::to_string(offset) +
+                 " are not a shard of a vocabulary of " +
+                 std::to_string(vocab));
+  Tensor x = toCompute(logits);
+  Tensor dx = empty(logits.shape(), x.dtype());
+  if (width > 0)
+    RTX_GPU_COMPUTE(x.dtype(), crossEntropyGradT, x, labels, lossGrad, dx,
+                    labels.numel(), width, offset, max, sumExp, hasIgnoreIndex,
+                    ignoreIndex);
   return fromCompute(dx, logits.dtype());
 }

@@ -86,11 +86,10 @@ std::vector<int64_t> rtxrt::detail::loadIds(const std::string &op,
   return idv;
 }
 
-std::vector<int64_t> rtxrt::detail::loadLabels(const std::string &op,
-                                               const Tensor &logits,
-                                               const Tensor &labels,
-                                               bool hasIgnoreIndex,
-                                               int64_t ignoreIndex) {
+std::vector<int64_t>
+rtxrt::detail::loadLabels(const std::string &op, const Tensor &logits,
+                          const Tensor &labels, bool hasIgnoreIndex,
+                          int64_t ignoreIndex, int64_t vocab) {
   checkFloat(op, logits, "logits");
   checkInteger(op, labels, "labels");
   if (logits.rank() < 1)
@@ -100,7 +99,8 @@ std::vector<int64_t> rtxrt::detail::loadLabels(const std::string &op,
     fail(op, "labels " + shapeToString(labels.shape()) +
                  " must have the leading shape " + shapeToString(leading) +
                  " of logits " + shapeToString(logits.shape()));
-  int64_t vocab = logits.dim(logits.rank() - 1);
+  if (vocab < 0)
+    vocab = logits.dim(logits.rank() - 1);
   std::vector<int64_t> lab = widenIds(labels);
   for (size_t t = 0; t < lab.size(); ++t) {
     if (hasIgnoreIndex && lab[t] == ignoreIndex)

@@ -186,10 +186,12 @@ std::vector<int64_t> loadIds(const std::string &op, const Tensor &ids,
                              int64_t vocab);
 
 /// The labels [...] of a cross-entropy over logits [..., V] as int64, checked
-/// the same way; with `hasIgnoreIndex`, `ignoreIndex` is allowed too.
+/// the same way; with `hasIgnoreIndex`, `ignoreIndex` is allowed too. When
+/// the logits are one shard of a larger vocabulary, `vocab` is its size
+/// (by default, V).
 std::vector<int64_t> loadLabels(const std::string &op, const Tensor &logits,
                                 const Tensor &labels, bool hasIgnoreIndex,
-                                int64_t ignoreIndex);
+                                int64_t ignoreIndex, int64_t vocab = -1);
 
 /// Checks that `v` is a float vector [D] with D the last dimension of
 /// `input` (the scale and bias of the normalisations).

@@ -259,3 +259,32 @@ TEST(GpuKernelsTest, Optimizers) {
   expectSame(gpu::sgdUpdate(dev(p), dev(g), 0.1, 0.01),
              sgdUpdate(p, g, 0.1, 0.01));
 }
+
+TEST(GpuKernelsTest, VocabularyShards) {
+  // A vocabulary of 10 in shards [0, 4) and [4, 10) (uneven on purpose).
+  Tensor table = randomTensor({6, 5}, DType::F32, 40);
+  Tensor ids = ints({3, 4}, 10, 41);
+  expectSame(gpu::embedding(dev(table), dev(ids), 4, 10),
+             embedding(table, ids, 4, 10), 0.0);
+  Tensor dy = randomTensor({3, 4, 5}, DType::F32, 42);
+  expectSame(gpu::embeddingGrad(dev(ids), dev(dy), {6, 5}, 4, 10),
+             embeddingGrad(ids, dy, {6, 5}, 4, 10));
+  Tensor logits = randomTensor({3, 4, 6}, DType::F32, 43, -3, 3);
+  Tensor labels = ints({3, 4}, 10, 44, DType::I64);
+  labels.setFromDouble(5, -100);
+  std::vector<Tensor> g =
+      gpu::vocabLogitStats(dev(logits), dev(labels), 4, 10, true, -100);
+  std::vector<Tensor> c = vocabLogitStats(logits, labels, 4, 10, true, -100);
+  ASSERT_EQ(g.size(), 2u);
+  expectSame(g[0], c[0], 0.0);
+  expectSame(g[1], c[1], 0.0);
+  Tensor sumExp = randomTensor({3, 4}, DType::F32, 45, 1.0, 5.0);
+  expectSame(
+      gpu::vocabCrossEntropy(g[0], dev(sumExp), g[1], dev(labels), true, -100),
+      vocabCrossEntropy(c[0], sumExp, c[1], labels, true, -100));
+  Tensor dloss = Tensor::scalar(0.5);
+  expectSame(gpu::vocabCrossEntropyGrad(dev(logits), dev(labels), dev(dloss),
+                                        g[0], dev(sumExp), 4, 10, true, -100),
+             vocabCrossEntropyGrad(logits, labels, dloss, c[0], sumExp, 4, 10,
+                                   true, -100));
+}

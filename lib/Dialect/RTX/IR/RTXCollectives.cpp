@@ -26,10 +26,10 @@ static bool isSendOrRecv(Operation *op) {
   return isa<SendOp, RecvOp, SendStartOp, RecvStartOp>(op);
 }
 
-LogicalResult mlir::rtx::verifyCollective(Operation *op,
-                                          SymbolTableCollection &symbols) {
-  auto meshRef = op->getAttrOfType<FlatSymbolRefAttr>("mesh");
-  auto axes = op->getAttrOfType<ArrayAttr>("axes");
+FailureOr<int64_t> mlir::rtx::verifyMeshAxes(Operation *op,
+                                             FlatSymbolRefAttr meshRef,
+                                             ArrayAttr axes,
+                                             SymbolTableCollection &symbols) {
   auto mesh = symbols.lookupNearestSymbolFrom<MeshOp>(op, meshRef);
   if (!mesh)
     return op->emitOpError() << "refers to unknown mesh " << meshRef;
@@ -49,6 +49,17 @@ LogicalResult mlir::rtx::verifyCollective(Operation *op,
       return op->emitOpError() << "lists axis \"" << axis << "\" twice";
     groupSize *= *size;
   }
+  return groupSize;
+}
+
+LogicalResult mlir::rtx::verifyCollective(Operation *op,
+                                          SymbolTableCollection &symbols) {
+  auto axes = op->getAttrOfType<ArrayAttr>("axes");
+  FailureOr<int64_t> group = verifyMeshAxes(
+      op, op->getAttrOfType<FlatSymbolRefAttr>("mesh"), axes, symbols);
+  if (failed(group))
+    return failure();
+  int64_t groupSize = *group;
 
   RankedTensorType produced = getProducedType(op);
   if (op->getNumResults() == 1 && isa<TokenType>(op->getResult(0).getType()) &&
@@ -171,4 +182,25 @@ LogicalResult RecvStartOp::verifySymbolUses(SymbolTableCollection &symbols) {
 }
 LogicalResult MeshSliceOp::verifySymbolUses(SymbolTableCollection &symbols) {
   return verifyCollective(*this, symbols);
+}
+
+// The vocab-parallel ops name the mesh axes their vocabulary is split over.
+LogicalResult
+VocabLogitStatsOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  return verifyMeshAxes(*this, getMeshAttr(), getAxes(), symbols);
+}
+LogicalResult
+VocabCrossEntropyGradOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  return verifyMeshAxes(*this, getMeshAttr(), getAxes(), symbols);
+}
+LogicalResult EmbeddingOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  if (!getVocabMeshAttr())
+    return success();
+  return verifyMeshAxes(*this, getVocabMeshAttr(), getVocabAxesAttr(), symbols);
+}
+LogicalResult
+EmbeddingGradOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  if (!getVocabMeshAttr())
+    return success();
+  return verifyMeshAxes(*this, getVocabMeshAttr(), getVocabAxesAttr(), symbols);
 }

@@ -29,17 +29,46 @@ static RankedTensorType tensorOf(Value value) {
   return cast<RankedTensorType>(value.getType());
 }
 
+/// The number of vocabulary shards of an op split over `axes` of `mesh`
+/// (1 without them or when the mesh is not found).
+static int64_t getVocabShards(Operation *op, FlatSymbolRefAttr mesh,
+                              ArrayAttr axes) {
+  if (!mesh || !axes)
+    return 1;
+  auto meshOp = SymbolTable::lookupNearestSymbolFrom<MeshOp>(op, mesh);
+  if (!meshOp)
+    return 1;
+  int64_t shards = 1;
+  for (Attribute axis : axes)
+    shards *= meshOp.getAxisSize(cast<StringAttr>(axis).getValue()).value_or(1);
+  return shards;
+}
+
 int64_t mlir::rtx::getIntegerDataBound(Value value) {
   for (Operation *user : value.getUsers()) {
     if (auto embedding = dyn_cast<EmbeddingOp>(user))
       if (embedding.getIds() == value)
         return cast<RankedTensorType>(embedding.getTable().getType())
-            .getDimSize(0);
+                   .getDimSize(0) *
+               getVocabShards(user, embedding.getVocabMeshAttr(),
+                              embedding.getVocabAxesAttr());
+    if (auto grad = dyn_cast<EmbeddingGradOp>(user))
+      if (grad.getIds() == value)
+        return grad.getTableGrad().getType().getDimSize(0) *
+               getVocabShards(user, grad.getVocabMeshAttr(),
+                              grad.getVocabAxesAttr());
     if (auto loss = dyn_cast<CrossEntropyOp>(user))
       if (loss.getLabels() == value)
         return cast<RankedTensorType>(loss.getLogits().getType())
             .getShape()
             .back();
+    if (auto grad = dyn_cast<CrossEntropyGradOp>(user))
+      if (grad.getLabels() == value)
+        return grad.getLogits().getType().getShape().back();
+    if (auto stats = dyn_cast<VocabLogitStatsOp>(user))
+      if (stats.getLabels() == value)
+        return stats.getLogits().getType().getShape().back() *
+               getVocabShards(user, stats.getMeshAttr(), stats.getAxes());
   }
   return 2;
 }
@@ -446,7 +475,19 @@ LogicalResult AttentionOp::verify() {
 // Embedding and loss
 //===----------------------------------------------------------------------===//
 
+/// The vocabulary split of the embedding ops names a mesh and its axes
+/// together.
+static LogicalResult verifyVocabShard(Operation *op, Attribute mesh,
+                                      Attribute axes) {
+  if (static_cast<bool>(mesh) != static_cast<bool>(axes))
+    return op->emitOpError()
+           << "needs both vocab_mesh and vocab_axes, or neither";
+  return success();
+}
+
 LogicalResult EmbeddingOp::verify() {
+  if (failed(verifyVocabShard(*this, getVocabMeshAttr(), getVocabAxesAttr())))
+    return failure();
   ArrayRef<int64_t> table = tensorOf(getTable()).getShape();
   if (table.size() != 2)
     return emitOpError() << "table must be [vocab, dim], got "
@@ -742,6 +783,8 @@ LogicalResult AttentionGradOp::verify() {
 }
 
 LogicalResult EmbeddingGradOp::verify() {
+  if (failed(verifyVocabShard(*this, getVocabMeshAttr(), getVocabAxesAttr())))
+    return failure();
   ArrayRef<int64_t> table = tensorOf(getTableGrad()).getShape();
   if (table.size() != 2)
     return emitOpError() << "table gradient must be [vocab, dim], got "
@@ -759,6 +802,39 @@ LogicalResult EmbeddingGradOp::verify() {
 
 LogicalResult CrossEntropyGradOp::verify() {
   return verifyLogitsAndLabels(*this, getLogits(), getLabels());
+}
+
+/// The per-token statistics of the vocab-parallel cross-entropy have the
+/// labels' shape.
+static LogicalResult verifyTokenStatistic(Operation *op, Value statistic,
+                                          StringRef name, Value labels) {
+  ArrayRef<int64_t> shape = tensorOf(statistic).getShape();
+  if (shape != tensorOf(labels).getShape())
+    return op->emitOpError() << name << " shape " << formatShape(shape)
+                             << " must equal the labels' shape "
+                             << formatShape(tensorOf(labels).getShape());
+  return success();
+}
+
+/// Logits shard, labels and per-token maximum of the vocab-parallel ops.
+static LogicalResult verifyLogitsShardAndMax(Operation *op, Value logits,
+                                             Value labels, Value max) {
+  if (failed(verifyLogitsAndLabels(op, logits, labels)) ||
+      failed(checkSameElementType(op, logits, "logits", max, "max")))
+    return failure();
+  return verifyTokenStatistic(op, max, "max", labels);
+}
+
+LogicalResult VocabLogitStatsOp::verify() {
+  return verifyLogitsShardAndMax(*this, getLogits(), getLabels(), getMax());
+}
+
+LogicalResult VocabCrossEntropyOp::verify() {
+  return verifyTokenStatistic(*this, getMax(), "max", getLabels());
+}
+
+LogicalResult VocabCrossEntropyGradOp::verify() {
+  return verifyLogitsShardAndMax(*this, getLogits(), getLabels(), getMax());
 }
 
 LogicalResult PadOp::verify() {

@@ -350,9 +350,10 @@ LogicalResult AttentionOp::buildVJP(OpBuilder &b, ValueRange dys,
 
 LogicalResult EmbeddingOp::buildVJP(OpBuilder &b, ValueRange dys,
                                     SmallVectorImpl<Value> &grads) {
-  grads.assign({EmbeddingGradOp::create(b, getLoc(), getTable().getType(), getIds(),
-                                   dys[0]),
-           Value()});
+  grads.assign(
+      {EmbeddingGradOp::create(b, getLoc(), getTable().getType(), getIds(),
+                               dys[0], getVocabMeshAttr(), getVocabAxesAttr()),
+       Value()});
   return success();
 }
 

@@ -12,6 +12,9 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <limits>
 
 namespace mlir::rtx {
 #define GEN_PASS_DEF_RTXDISTRIBUTE
@@ -49,6 +52,112 @@ std::optional<int64_t> tensorParallelDim(StringRef name) {
         name == (Twine(layer) + ".weight").str())
       return 1;
   return std::nullopt;
+}
+
+/// The names of the parameters that hold a language model's vocabulary:
+/// the tables of embeddings whose vocabulary is a cross-entropy's, and the
+/// weight and bias of the linear layer producing that cross-entropy's logits
+/// (tied to the embedding in GPT-2).
+llvm::StringSet<> vocabularyParams(func::FuncOp f) {
+  llvm::StringSet<> names;
+  auto add = [&](Value v) {
+    auto arg = dyn_cast_or_null<BlockArgument>(v);
+    if (!arg)
+      return;
+    if (auto name =
+            f.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "rtx.param"))
+      names.insert(name.getValue());
+  };
+  llvm::SmallDenseSet<int64_t> vocabularies;
+  for (auto loss : f.getOps<CrossEntropyOp>()) {
+    vocabularies.insert(loss.getLogits().getType().getShape().back());
+    if (auto head = loss.getLogits().getDefiningOp<LinearOp>()) {
+      add(head.getWeight());
+      add(head.getBias());
+    }
+  }
+  for (auto embedding : f.getOps<EmbeddingOp>())
+    if (vocabularies.contains(embedding.getTable().getType().getDimSize(0)))
+      add(embedding.getTable());
+  return names;
+}
+
+/// Megatron pads a vocabulary that tp does not divide to a multiple of tp.
+/// rtx pads where the vocabulary is used, so parameters (and checkpoints,
+/// and the single-device program) keep their shapes: the embedding table
+/// and the LM head's weight and bias get zero rows appended (a concatenation
+/// whose result is split over tp), and the padded logits are filled with
+/// -inf before the loss, so padded classes take no share of the softmax,
+/// never win its maximum and get no gradient: the loss and every gradient
+/// are those of the unpadded model. The parameters themselves stay
+/// replicated; their gradient is gathered once per step to drop the padding.
+void padVocabulary(func::FuncOp f, int64_t tp, StringRef meshName) {
+  for (auto loss : llvm::to_vector(f.getOps<CrossEntropyOp>())) {
+    Value logits = loss.getLogits();
+    auto head = logits.getDefiningOp<LinearOp>();
+    auto logitsType = cast<RankedTensorType>(logits.getType());
+    int64_t vocab = logitsType.getShape().back();
+    if (vocab % tp == 0 || !head || !logits.hasOneUse() ||
+        !head.getWeight().getDefiningOp<ParamOp>() ||
+        (head.getBias() && !head.getBias().getDefiningOp<ParamOp>()))
+      continue;
+    int64_t padded = llvm::divideCeil(vocab, tp) * tp;
+    MLIRContext *ctx = f.getContext();
+    OpBuilder b(ctx);
+    llvm::DenseMap<Value, Value> paddedOf;
+    // `param` with zero rows appended, split over tp along them.
+    auto pad = [&](Value param) -> Value {
+      if (Value done = paddedOf.lookup(param))
+        return done;
+      auto type = cast<RankedTensorType>(param.getType());
+      SmallVector<int64_t> zerosShape(type.getShape()), paddedShape(zerosShape);
+      zerosShape[0] = padded - vocab;
+      paddedShape[0] = padded;
+      b.setInsertionPointAfter(param.getDefiningOp());
+      auto zerosType = type.clone(zerosShape);
+      Value zeros = ConstantOp::create(
+          b, param.getLoc(),
+          DenseElementsAttr::get(zerosType,
+                                 b.getZeroAttr(type.getElementType())));
+      auto concat = ConcatOp::create(b, param.getLoc(), type.clone(paddedShape),
+                                     ValueRange{param, zeros}, 0);
+      SmallVector<SmallVector<StringRef>> dims(type.getRank());
+      dims[0].push_back("tp");
+      concat->setAttr(RTXDialect::getShardingAttrName(),
+                      ShardingAttr::get(ctx, meshName, dims));
+      return paddedOf[param] = concat;
+    };
+    head.getWeightMutable().assign(pad(head.getWeight()));
+    if (head.getBias())
+      head.getBiasMutable().assign(pad(head.getBias()));
+    // The token embedding tied to the head (GPT-2) reads the padded table.
+    for (auto embedding : f.getOps<EmbeddingOp>())
+      if (paddedOf.count(embedding.getTable()))
+        embedding.getTableMutable().assign(pad(embedding.getTable()));
+    SmallVector<int64_t> shape(logitsType.getShape());
+    shape.back() = padded;
+    auto paddedType = logitsType.clone(shape);
+    head.getResult().setType(paddedType);
+    // -inf in the padded classes: exp(-inf - max) = 0.
+    b.setInsertionPoint(loss);
+    SmallVector<bool> isPadding(padded, false);
+    std::fill(isPadding.begin() + vocab, isPadding.end(), true);
+    auto maskType = RankedTensorType::get({padded}, b.getI1Type());
+    Value mask = ConstantOp::create(
+        b, loss.getLoc(),
+        DenseElementsAttr::get(maskType, ArrayRef<bool>(isPadding)));
+    mask = BroadcastOp::create(
+        b, loss.getLoc(), paddedType.clone(b.getI1Type()), mask,
+        b.getDenseI64ArrayAttr({paddedType.getRank() - 1}));
+    Value masked = MaskedFillOp::create(
+        b, loss.getLoc(), paddedType, logits, mask,
+        b.getF64FloatAttr(-std::numeric_limits<double>::infinity()));
+    loss.getLogitsMutable().assign(masked);
+    loss.emitWarning() << "vocabulary of " << vocab
+                       << " classes padded to " << padded
+                       << " for axis \"tp\" of size " << tp
+                       << ": the padded classes are masked out of the loss";
+  }
 }
 
 struct RTXDistributePass
@@ -93,12 +202,17 @@ struct RTXDistributePass
     };
     // Which dimension tp splits, per parameter name (for its state too).
     llvm::StringMap<int64_t> tpDim;
+    llvm::StringSet<> vocabulary;
+    if (vocabParallel)
+      vocabulary = vocabularyParams(f);
     for (unsigned i = 0; i < f.getNumArguments(); ++i) {
       auto type = cast<RankedTensorType>(f.getArgumentTypes()[i]);
       auto name = f.getArgAttrOfType<StringAttr>(i, "rtx.param");
       if (!name || spec.size("tp") == 1)
         continue;
-      std::optional<int64_t> dim = tensorParallelDim(name.getValue());
+      std::optional<int64_t> dim = vocabulary.contains(name.getValue())
+                                       ? 0
+                                       : tensorParallelDim(name.getValue());
       if (!dim || *dim >= type.getRank())
         continue;
       if (type.getDimSize(*dim) % spec.size("tp") != 0) {
@@ -111,6 +225,7 @@ struct RTXDistributePass
       }
       tpDim[name.getValue()] = *dim;
     }
+    warnGatheredFusedProjections(f, tpDim);
     // Data arguments are numbered among themselves (argN in rtx-run).
     unsigned dataIndex = 0;
     for (unsigned i = 0; i < f.getNumArguments(); ++i) {
@@ -228,6 +343,35 @@ struct RTXDistributePass
       }
   }
 
+  /// A column-parallel projection whose output features are split into
+  /// parts (GPT-2's fused q | k | v) splits each rank's block across the
+  /// parts, so the partitioner gathers it before the split: say so, since
+  /// ordering the features by head (Megatron's layout) avoids it.
+  static void warnGatheredFusedProjections(func::FuncOp f,
+                                           const llvm::StringMap<int64_t> &tpDim) {
+    for (auto linear : f.getOps<LinearOp>()) {
+      auto weight = dyn_cast<BlockArgument>(linear.getWeight());
+      if (!weight)
+        continue;
+      auto name =
+          f.getArgAttrOfType<StringAttr>(weight.getArgNumber(), "rtx.param");
+      auto it = name ? tpDim.find(name.getValue()) : tpDim.end();
+      if (it == tpDim.end() || it->second != 0)
+        continue;
+      int64_t features = linear.getType().getRank() - 1;
+      for (Operation *user : linear->getUsers())
+        if (auto split = dyn_cast<SplitOp>(user);
+            split && static_cast<int64_t>(split.getDim()) == features &&
+            split.getNumResults() > 1)
+          split.emitWarning()
+              << "the output of \"" << name.getValue() << "\" is split into "
+              << split.getNumResults()
+              << " parts along the features tp splits: tp gathers it first "
+                 "(order the features by head, Megatron's layout, for "
+                 "head-parallel attention)";
+    }
+  }
+
   /// Splits dimension 1 (the sequence) of every data input over `axis`.
   static void seedSequence(func::FuncOp f, int64_t size, StringRef axis,
                            StringRef meshName) {
@@ -288,6 +432,11 @@ struct RTXDistributePass
     SmallVector<StringRef> names(spec->names.begin(), spec->names.end());
     MeshOp::create(b, module.getLoc(), meshName, b.getStrArrayAttr(names),
                    b.getDenseI64ArrayAttr(spec->sizes));
+
+    if (vocabParallel && spec->size("tp") > 1)
+      for (auto f : module.getOps<func::FuncOp>())
+        if (!f.isExternal())
+          padVocabulary(f, spec->size("tp"), meshName);
 
     OpPassManager training(ModuleOp::getOperationName());
     training.addNestedPass<func::FuncOp>(createRTXAutodiff());

@@ -40,6 +40,23 @@ private:
       LinearOp op, ArrayRef<Value> operands,
       llvm::function_ref<Layout(const OpShardingRule::ValueFactors &)> project,
       const OpShardingRule &rule);
+  SmallVector<std::string, 2> vocabSplit(Operation *op,
+                                         const OpShardingRule &rule,
+                                         const llvm::StringSet<> &used);
+  LogicalResult partitionVocabParallelLoss(
+      Operation *op, ArrayRef<std::string> vocab,
+      llvm::function_ref<Layout(const OpShardingRule::ValueFactors &)> project,
+      const OpShardingRule &rule, int64_t meanShards);
+  struct VocabStats {
+    /// The logits the statistics are computed from: f32 for bf16/f16 ones.
+    Value logits;
+    Value max, sumExp, labelLogit;
+  };
+  const VocabStats &vocabStats(Value logits, Value labels, const Layout &tokens,
+                               ArrayRef<std::string> vocab, IntegerAttr ignore,
+                               Location loc);
+  void setResult(Operation *op, Value result, const Layout &layout,
+                 int64_t meanShards);
 
   func::FuncOp function;
   const MeshAxes &mesh;
@@ -50,6 +67,9 @@ private:
   std::map<std::pair<void *, std::string>, Value> reshardCache;
   /// Every op's rule at global shapes, taken before arguments change type.
   std::map<Operation *, OpShardingRule> rules;
+  /// The global softmax statistics of split logits, by (logits, labels), so
+  /// the loss gradient reuses the forward pass's, as Megatron saves them.
+  std::map<std::pair<void *, void *>, VocabStats> vocabStatsCache;
 };
 } // namespace
 
@@ -287,6 +307,156 @@ LogicalResult Partitioner::partitionRowParallelLinearWithBias(
   return success();
 }
 
+/// The axes that split the vocabulary (last) dimension of a loss' logits,
+/// or of its gradient, when the vocab-parallel rewrite can keep them: they
+/// divide the vocabulary and no other factor of the op uses them.
+SmallVector<std::string, 2>
+Partitioner::vocabSplit(Operation *op, const OpShardingRule &rule,
+                        const llvm::StringSet<> &used) {
+  int64_t vocabFactor = rule.operandFactors[0].back().front();
+  for (Value v : {op->getOperand(0), Value(op->getResult(0))}) {
+    Layout layout = declared(v);
+    if (layout.dims.empty() || layout.dims.back().empty())
+      continue;
+    const auto &axes = layout.dims.back();
+    if (rule.factorSizes[vocabFactor] % mesh.product(axes) != 0 ||
+        llvm::any_of(axes,
+                     [&](const std::string &a) { return used.contains(a); }))
+      return {};
+    return SmallVector<std::string, 2>(axes.begin(), axes.end());
+  }
+  return {};
+}
+
+const Partitioner::VocabStats &
+Partitioner::vocabStats(Value logits, Value labels, const Layout &tokens,
+                        ArrayRef<std::string> vocab, IntegerAttr ignore,
+                        Location loc) {
+  auto key =
+      std::make_pair(logits.getAsOpaquePointer(), labels.getAsOpaquePointer());
+  if (auto it = vocabStatsCache.find(key); it != vocabStatsCache.end())
+    return it->second;
+  auto track = [&](Operation *created, const Layout &layout) {
+    annotate(created, {layout});
+    actual[created->getResult(0)] = layout;
+    return created->getResult(0);
+  };
+  VocabStats result;
+  // Lower-precision logits are upcast first, as Megatron does: exp and the
+  // sums over the vocabulary would otherwise round to bf16.
+  auto logitsType = cast<RankedTensorType>(logits.getType());
+  if (!logitsType.getElementType().isF32() &&
+      !logitsType.getElementType().isF64()) {
+    logitsType = logitsType.clone(builder.getF32Type());
+    logits = track(ConvertOp::create(builder, loc, logitsType, logits),
+                   actual.lookup(logits));
+  }
+  result.logits = logits;
+  auto type =
+      RankedTensorType::get(cast<RankedTensorType>(labels.getType()).getShape(),
+                            logitsType.getElementType());
+  int64_t last = logitsType.getRank() - 1;
+  Layout partial = tokens;
+  partial.partial.append(vocab.begin(), vocab.end());
+  // Each rank's maximum and (where it owns the label) label logit; their
+  // max and sum over the vocabulary axes are the global ones.
+  auto stats =
+      VocabLogitStatsOp::create(builder, loc, type, type, logits, labels,
+                                mesh.name(), axesAttr(builder, vocab), ignore);
+  annotate(stats, {partial, partial});
+  actual[stats.getMax()] = partial;
+  actual[stats.getLabelLogit()] = partial;
+  result.max =
+      track(AllReduceOp::create(builder, loc, type, stats.getMax(), mesh.name(),
+                                axesAttr(builder, vocab), ReductionKind::Max),
+            tokens);
+  result.labelLogit = reshard(stats.getLabelLogit(), tokens, loc);
+  // sum(exp(logits - max)) over the shard, then over the vocabulary axes.
+  Layout logitsLayout = actual.lookup(logits);
+  auto leading = llvm::to_vector(llvm::seq<int64_t>(0, last));
+  Value max = track(BroadcastOp::create(builder, loc, logitsType, result.max,
+                                        builder.getDenseI64ArrayAttr(leading)),
+                    logitsLayout);
+  Value shifted = track(SubOp::create(builder, loc, logits, max), logitsLayout);
+  Value exp = track(ExpOp::create(builder, loc, shifted), logitsLayout);
+  Value sum = track(ReduceOp::create(builder, loc, type, ReductionKind::Sum,
+                                     exp, builder.getDenseI64ArrayAttr({last}),
+                                     /*keepdim=*/false),
+                    partial);
+  result.sumExp = reshard(sum, tokens, loc);
+  return vocabStatsCache[key] = result;
+}
+
+/// Megatron's vocab-parallel cross-entropy: the logits stay split along the
+/// vocabulary; three all-reduces of per-token statistics (max, label logit,
+/// sum of exponentials) replace gathering them, and the gradient is computed
+/// on each shard from the same statistics.
+LogicalResult Partitioner::partitionVocabParallelLoss(
+    Operation *op, ArrayRef<std::string> vocab,
+    llvm::function_ref<Layout(const OpShardingRule::ValueFactors &)> project,
+    const OpShardingRule &rule, int64_t meanShards) {
+  Location loc = op->getLoc();
+  Value logits = reshard(localOf.lookup(op->getOperand(0)),
+                         project(rule.operandFactors[0]), loc);
+  Layout tokens = project(rule.operandFactors[1]);
+  Value labels = reshard(localOf.lookup(op->getOperand(1)), tokens, loc);
+  auto ignore = op->getAttrOfType<IntegerAttr>("ignore_index");
+  VocabStats stats = vocabStats(logits, labels, tokens, vocab, ignore, loc);
+  if (isa<CrossEntropyOp>(op)) {
+    // The mean over split tokens is a partial sum over their axes.
+    Layout layout = Layout::replicated(0);
+    for (const auto &axes : tokens.dims)
+      layout.partial.append(axes.begin(), axes.end());
+    auto loss = VocabCrossEntropyOp::create(
+        builder, loc, op->getResult(0).getType(), stats.max, stats.sumExp,
+        stats.labelLogit, labels, ignore);
+    annotate(loss, {layout});
+    setResult(op, loss, layout, meanShards);
+    return success();
+  }
+  Value lossGrad =
+      reshard(localOf.lookup(op->getOperand(2)), Layout::replicated(0), loc);
+  Layout layout = project(rule.resultFactors[0]);
+  Value grad = VocabCrossEntropyGradOp::create(
+      builder, loc, stats.logits.getType(), stats.logits, labels, lossGrad,
+      stats.max, stats.sumExp, mesh.name(), axesAttr(builder, vocab), ignore);
+  annotate(grad.getDefiningOp(), {layout});
+  if (grad.getType() != logits.getType()) {
+    grad = ConvertOp::create(builder, loc, logits.getType(), grad);
+    annotate(grad.getDefiningOp(), {layout});
+  }
+  setResult(op, grad, layout, meanShards);
+  return success();
+}
+
+/// Records `result` as the local value of `op`'s first result. Means over
+/// split dimensions count only each rank's share, so with `meanShards` > 1
+/// the result is scaled by 1/k to make the partial sums add up to the global
+/// mean.
+void Partitioner::setResult(Operation *op, Value result, const Layout &layout,
+                            int64_t meanShards) {
+  actual[result] = layout;
+  if (meanShards <= 1) {
+    localOf[op->getResult(0)] = result;
+    return;
+  }
+  auto type = cast<RankedTensorType>(result.getType());
+  auto scale = ConstantOp::create(
+      builder, op->getLoc(),
+      DenseElementsAttr::get(
+          type, builder.getFloatAttr(type.getElementType(),
+                                     1.0 / static_cast<double>(meanShards))));
+  // A splat is the same on every rank: give it the result's split.
+  Layout scaleLayout = layout;
+  scaleLayout.partial.clear();
+  annotate(scale, {scaleLayout});
+  actual[scale] = scaleLayout;
+  auto scaled = MulOp::create(builder, op->getLoc(), result, scale);
+  annotate(scaled, {layout});
+  localOf[op->getResult(0)] = scaled;
+  actual[scaled] = layout;
+}
+
 LogicalResult Partitioner::partitionOp(Operation *op) {
   if (isa<ParamOp, InputOp, ConstantOp>(op))
     return partitionSource(op);
@@ -320,6 +490,18 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
       }
     }
   };
+  // A loss' logits split along the vocabulary keep their axes: the
+  // vocab-parallel rewrite below needs them, and gathering the tokens (the
+  // labels, with Megatron sequence parallelism) is cheaper than moving
+  // logits.
+  if (isa<CrossEntropyOp, CrossEntropyGradOp>(op)) {
+    Layout logits = declared(op->getOperand(0));
+    int64_t vocabFactor = rule.operandFactors[0].back().front();
+    if (!logits.dims.empty() && !logits.dims.back().empty() &&
+        rule.factorSizes[vocabFactor] % mesh.product(logits.dims.back()) == 0)
+      for (const std::string &axis : logits.dims.back())
+        taken.insert(axis);
+  }
   // Parameters' layouts are deliberate (Megatron's column/row splits), so
   // they claim their axes first; then the results; then other operands.
   auto isParameter = [&](Value v) {
@@ -362,28 +544,58 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
     return layout;
   };
 
+  // Means over split dimensions: each rank's mean counts only its share.
+  int64_t meanShards = 1;
+  if (auto reduce = dyn_cast<ReduceOp>(op);
+      reduce && reduce.getKind() == ReductionKind::Mean)
+    for (int64_t d : reduce.getDims())
+      meanShards *= mesh.product(factorAxes[rule.operandFactors[0][d].front()]);
+  if (isa<CrossEntropyOp, CrossEntropyGradOp>(op)) {
+    for (const auto &dim : llvm::ArrayRef(rule.operandFactors[1]))
+      if (!dim.empty())
+        meanShards *= mesh.product(factorAxes[dim.front()]);
+    // The vocabulary needs whole logits in the generic rule; split ones take
+    // the vocab-parallel rewrite instead of a gather.
+    SmallVector<std::string, 2> vocab = vocabSplit(op, rule, used);
+    if (!vocab.empty()) {
+      factorAxes[rule.operandFactors[0].back().front()].assign(vocab.begin(),
+                                                               vocab.end());
+      return partitionVocabParallelLoss(op, vocab, project, rule, meanShards);
+    }
+  }
+
   // Operands in the layout the op needs. Additions and pure data movement
   // take partial sums as they are (they are linear).
   bool linear = isa<AddOp, SubOp, ReshapeOp, TransposeOp, NegOp>(op);
-  SmallVector<Value> operands;
   SmallVector<std::string, 2> passedPartial;
   for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
     Value local = localOf.lookup(operand);
     if (!local)
       return op->emitError() << "operand " << i << " was not partitioned";
+    if (!linear)
+      continue;
+    // Keep partial sums over axes the required layouts do not split, and
+    // only those every operand holds: a whole value added to partial sums
+    // would be counted once per rank.
     Layout required = project(rule.operandFactors[i]);
-    if (linear) {
-      // Keep partial sums over axes the required layout does not split.
-      Layout have = actual.lookup(local);
-      SmallVector<std::string, 2> keep;
+    const Layout &have = actual.lookup(local);
+    if (i == 0) {
       for (const std::string &axis : have.partial)
         if (!required.uses(axis))
-          keep.push_back(axis);
-      if (i == 0)
-        passedPartial = keep;
-      required.partial = passedPartial;
+          passedPartial.push_back(axis);
+      continue;
     }
-    operands.push_back(reshard(local, required, op->getLoc()));
+    llvm::erase_if(passedPartial, [&](const std::string &axis) {
+      return required.uses(axis) || !llvm::is_contained(have.partial, axis);
+    });
+  }
+  SmallVector<Value> operands;
+  for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
+    Layout required = project(rule.operandFactors[i]);
+    if (linear)
+      required.partial = passedPartial;
+    operands.push_back(
+        reshard(localOf.lookup(operand), required, op->getLoc()));
   }
 
   // A row-parallel linear layer leaves partial sums; its bias must be added
@@ -434,39 +646,19 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
     slice.setLimitsAttr(builder.getDenseI64ArrayAttr(limits));
   }
 
-  // Means over split dimensions: each rank's mean counts only its share, so
-  // scale by 1/k to make the partial sums add up to the global mean.
-  int64_t meanShards = 1;
-  if (auto reduce = dyn_cast<ReduceOp>(op);
-      reduce && reduce.getKind() == ReductionKind::Mean)
-    for (int64_t d : reduce.getDims())
-      meanShards *= mesh.product(factorAxes[rule.operandFactors[0][d].front()]);
-  if (isa<CrossEntropyOp, CrossEntropyGradOp>(op))
-    for (const auto &dim : llvm::ArrayRef(rule.operandFactors[1]))
-      if (!dim.empty())
-        meanShards *= mesh.product(factorAxes[dim.front()]);
-  Value result = local->getResult(0);
-  if (meanShards > 1) {
-    auto type = cast<RankedTensorType>(result.getType());
-    auto scale = ConstantOp::create(
-        builder, op->getLoc(),
-        DenseElementsAttr::get(
-            type, builder.getFloatAttr(type.getElementType(),
-                                       1.0 / static_cast<double>(meanShards))));
-    // A splat is the same on every rank: give it the result's split.
-    Layout scaleLayout = layouts[0];
-    scaleLayout.partial.clear();
-    annotate(scale, {scaleLayout});
-    actual[scale] = scaleLayout;
-    auto scaled = MulOp::create(builder, op->getLoc(), result, scale);
-    annotate(scaled, {layouts[0]});
-    localOf[op->getResult(0)] = scaled;
-    actual[scaled] = layouts[0];
-    actual[result] = layouts[0];
-  } else {
-    localOf[op->getResult(0)] = result;
-    actual[result] = layouts[0];
+  // A vocabulary split of an embedding's table (or of its gradient) leaves
+  // each rank the rows of its shard: the local op offsets the ids by it.
+  if (isa<EmbeddingOp, EmbeddingGradOp>(local)) {
+    int64_t vocabFactor = isa<EmbeddingOp>(local)
+                              ? rule.operandFactors[0][0].front()
+                              : rule.resultFactors[0][0].front();
+    if (!factorAxes[vocabFactor].empty()) {
+      local->setAttr("vocab_mesh", FlatSymbolRefAttr::get(ctx, mesh.name()));
+      local->setAttr("vocab_axes", axesAttr(builder, factorAxes[vocabFactor]));
+    }
   }
+
+  setResult(op, local->getResult(0), layouts[0], meanShards);
   for (unsigned r = 1; r < op->getNumResults(); ++r) {
     localOf[op->getResult(r)] = local->getResult(r);
     actual[local->getResult(r)] = layouts[r];

@@ -199,6 +199,49 @@ static LogicalResult verifyCollective(Operation *op) {
   return success();
 }
 
+/// An op that reads a vocabulary shard must know which one: the axes that
+/// split the vocabulary dimension of its table, table gradient or logits are
+/// the axes it offsets ids and labels by (none for a whole vocabulary).
+static LogicalResult verifyVocabShard(Operation *op) {
+  Value value;
+  bool isResult = false;
+  ArrayAttr axesAttr;
+  if (auto e = dyn_cast<EmbeddingOp>(op)) {
+    value = e.getTable();
+    axesAttr = e.getVocabAxesAttr();
+  } else if (auto e = dyn_cast<EmbeddingGradOp>(op)) {
+    value = e.getTableGrad();
+    isResult = true;
+    axesAttr = e.getVocabAxesAttr();
+  } else if (auto v = dyn_cast<VocabLogitStatsOp>(op)) {
+    value = v.getLogits();
+    axesAttr = v.getAxes();
+  } else if (auto v = dyn_cast<VocabCrossEntropyGradOp>(op)) {
+    value = v.getLogits();
+    axesAttr = v.getAxes();
+  } else {
+    return success();
+  }
+  std::optional<Layout> layout = layoutOf(value);
+  if (!layout)
+    return success();
+  bool embedding = isa<EmbeddingOp, EmbeddingGradOp>(op);
+  int64_t dim = embedding ? 0 : layout->dims.size() - 1;
+  SmallVector<std::string, 2> have(layout->dims[dim].begin(),
+                                   layout->dims[dim].end());
+  SmallVector<std::string, 2> offsetBy;
+  if (axesAttr)
+    for (Attribute axis : axesAttr)
+      offsetBy.push_back(cast<StringAttr>(axis).getValue().str());
+  if (have == offsetBy)
+    return success();
+  return op->emitOpError() << valueName(isResult, 0) << " splits the vocabulary"
+                           << " (dimension " << dim << ") over "
+                           << axesStr(have) << ", but the op "
+                           << (embedding ? "offsets ids" : "offsets labels")
+                           << " by the rank over " << axesStr(offsetBy);
+}
+
 namespace {
 struct RTXVerifyDistributionPass
     : mlir::rtx::impl::RTXVerifyDistributionBase<RTXVerifyDistributionPass> {
@@ -214,6 +257,7 @@ struct RTXVerifyDistributionPass
         ok &= succeeded(verifyPartialUse(op, operand, i));
       if (auto rule = dyn_cast<ShardingRuleOpInterface>(op))
         ok &= succeeded(verifyModelOp(op, rule, mesh));
+      ok &= succeeded(verifyVocabShard(op));
       if (isa<AllReduceOp, AllReduceStartOp, ReduceScatterOp,
               ReduceScatterStartOp, AllGatherOp, AllGatherStartOp>(op))
         ok &= succeeded(verifyCollective(op));

@@ -34,9 +34,16 @@ namespace rtx {
 std::string formatShape(ArrayRef<int64_t> shape);
 
 /// The exclusive upper bound for drawn integer data in `value`: the
-/// vocabulary of the embedding or loss that reads it, else 2. rtx-run and
-/// emitted programs draw the same data from it.
+/// vocabulary of the embedding or loss (or of their gradients) that reads
+/// it, a split vocabulary counted whole, else 2. rtx-run and emitted
+/// programs draw the same data from it.
 int64_t getIntegerDataBound(Value value);
+
+/// Verifies that `meshRef` names a mesh with each of `axes` (at least one,
+/// distinct) and returns the size of their group.
+FailureOr<int64_t> verifyMeshAxes(Operation *op, FlatSymbolRefAttr meshRef,
+                                  ArrayAttr axes,
+                                  SymbolTableCollection &symbols);
 
 /// Verifies a collective (sync or async start form) against its mesh: the
 /// mesh exists, the axes exist and are distinct, and the result shape is the

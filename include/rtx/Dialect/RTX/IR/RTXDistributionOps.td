@@ -321,4 +321,107 @@ def RTX_WaitOp : RTX_Op<"wait"> {
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Vocab-parallel cross-entropy (Megatron): the local pieces rtx-partition
+// composes with collectives when the logits' vocabulary is split
+//===----------------------------------------------------------------------===//
+
+def RTX_VocabLogitStatsOp : RTX_Op<"vocab_logit_stats", [Pure,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+    AllTypesMatch<["max", "label_logit"]>]> {
+  let summary = "per-token maximum and label logit of a vocabulary shard";
+  let description = [{
+    The logits `[..., V]` are rank `i`'s shard of a vocabulary of `n * V`
+    split over `axes` (`n` ranks): classes `[i * V, (i + 1) * V)`. For each
+    token `t`, `max[t]` is the shard's largest logit and `label_logit[t]` is
+    `logits[t, labels[t] - i * V]` when the shard owns the label, else 0
+    (also 0 for `ignore_index`). An `rtx.all_reduce` `max` of the first and
+    `sum` of the second over `axes` gives the global maximum and the label's
+    logit without gathering the logits. Labels outside `[0, n * V)` are an
+    error at run time.
+
+    Example:
+
+    ```mlir
+    %max, %label = rtx.vocab_logit_stats %logits, %labels on @mesh_tp4 ["tp"]
+        : tensor<8x128x12566xf32>, tensor<8x128xi32>
+        -> tensor<8x128xf32>, tensor<8x128xf32>
+    ```
+  }];
+  let arguments = (ins RTX_FloatTensor:$logits, RTX_IndexTensor:$labels,
+                       FlatSymbolRefAttr:$mesh, StrArrayAttr:$axes,
+                       OptionalAttr<I64Attr>:$ignore_index);
+  let results = (outs RTX_FloatTensor:$max, RTX_FloatTensor:$label_logit);
+  let assemblyFormat = [{
+    $logits `,` $labels `on` $mesh $axes (`ignore_index` $ignore_index^)?
+    attr-dict `:` type($logits) `,` type($labels) `->` type($max) `,`
+    type($label_logit)
+  }];
+  let hasVerifier = 1;
+}
+
+def RTX_VocabCrossEntropyOp : RTX_Op<"vocab_cross_entropy", [Pure,
+    AllTypesMatch<["max", "sum_exp", "label_logit"]>]> {
+  let summary = "cross-entropy from global per-token softmax statistics";
+  let description = [{
+    `mean over tokens t with labels[t] != ignore_index of
+    (max[t] + log(sum_exp[t]) - label_logit[t])` (0 when every label is
+    ignored): `rtx.cross_entropy` once the vocabulary-wide maximum, sum of
+    `exp(logit - max)` and label logit of each token are known, as
+    `rtx-partition` computes them for split logits. The statistics have the
+    labels' shape.
+
+    Example:
+
+    ```mlir
+    %loss = rtx.vocab_cross_entropy %max, %sum_exp, %label_logit, %labels
+        : tensor<8x128xf32>, tensor<8x128xi32> -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins RTX_FloatTensor:$max, RTX_FloatTensor:$sum_exp,
+                       RTX_FloatTensor:$label_logit, RTX_IndexTensor:$labels,
+                       OptionalAttr<I64Attr>:$ignore_index);
+  let results = (outs 0DTensorOf<[F32, F64]>:$result);
+  let assemblyFormat = [{
+    $max `,` $sum_exp `,` $label_logit `,` $labels
+    (`ignore_index` $ignore_index^)? attr-dict `:` type($max) `,`
+    type($labels) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def RTX_VocabCrossEntropyGradOp : RTX_Op<"vocab_cross_entropy_grad", [Pure,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+    AllTypesMatch<["logits", "logits_grad"]>,
+    AllTypesMatch<["max", "sum_exp"]>]> {
+  let summary = "rtx.cross_entropy_grad on a vocabulary shard";
+  let description = [{
+    The columns of `rtx.cross_entropy_grad` that rank `i`'s vocabulary shard
+    of the logits holds (classes `[i * V, (i + 1) * V)` of `n * V` over
+    `axes`, as in `rtx.vocab_logit_stats`): `dloss * (exp(logits[t, v] -
+    max[t]) / sum_exp[t] - onehot) / n` for the `n` tokens whose label is
+    not `ignore_index`, with the global per-token `max` and `sum_exp`.
+
+    Example:
+
+    ```mlir
+    %dlogits = rtx.vocab_cross_entropy_grad %logits, %labels, %dloss, %max,
+        %sum_exp on @mesh_tp4 ["tp"]
+        : tensor<8x12566xf32>, tensor<8xi32>, tensor<f32>, tensor<8xf32>
+    ```
+  }];
+  let arguments = (ins RTX_FloatTensor:$logits, RTX_IndexTensor:$labels,
+                       0DTensorOf<[F32, F64]>:$loss_grad,
+                       RTX_FloatTensor:$max, RTX_FloatTensor:$sum_exp,
+                       FlatSymbolRefAttr:$mesh, StrArrayAttr:$axes,
+                       OptionalAttr<I64Attr>:$ignore_index);
+  let results = (outs RTX_FloatTensor:$logits_grad);
+  let assemblyFormat = [{
+    $logits `,` $labels `,` $loss_grad `,` $max `,` $sum_exp `on` $mesh $axes
+    (`ignore_index` $ignore_index^)? attr-dict `:` type($logits) `,`
+    type($labels) `,` type($loss_grad) `,` type($max)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // RTX_DIALECT_RTX_IR_RTXDISTRIBUTIONOPS_TD

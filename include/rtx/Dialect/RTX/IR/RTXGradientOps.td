@@ -183,24 +183,33 @@ def RTX_AttentionGradOp : RTX_ModelOp<"attention_grad", [Pure,
   }];
 }
 
-def RTX_EmbeddingGradOp : RTX_ModelOp<"embedding_grad", [Pure]> {
+def RTX_EmbeddingGradOp : RTX_ModelOp<"embedding_grad", [Pure,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "gradient of rtx.embedding's table (scatter-add)";
   let description = [{
     `dtable[v, :] = sum of dy[..., :] over positions whose id is v`, summed in
     a fixed order. The result type gives the table shape `[V, D]`.
+
+    With `vocab on @mesh [axes]` the result is rank `i`'s vocabulary shard
+    (rows `[i * V, (i + 1) * V)` of `n * V`, as in `rtx.embedding`):
+    positions whose id another rank owns contribute nothing.
 
     Example:
 
     ```mlir
     %dwte = rtx.embedding_grad %tokens, %dy
         : tensor<8x128xi32>, tensor<8x128x768xf32> -> tensor<50257x768xf32>
+    %dshard = rtx.embedding_grad %tokens, %dy vocab on @mesh_tp4 ["tp"]
+        : tensor<8x128xi32>, tensor<8x128x768xf32> -> tensor<12566x768xf32>
     ```
   }];
-  let arguments = (ins RTX_IndexTensor:$ids, RTX_FloatTensor:$result_grad);
+  let arguments = (ins RTX_IndexTensor:$ids, RTX_FloatTensor:$result_grad,
+                       OptionalAttr<FlatSymbolRefAttr>:$vocab_mesh,
+                       OptionalAttr<StrArrayAttr>:$vocab_axes);
   let results = (outs RTX_FloatTensor:$table_grad);
   let assemblyFormat = [{
-    $ids `,` $result_grad attr-dict `:` type($ids) `,` type($result_grad) `->`
-    type($table_grad)
+    $ids `,` $result_grad (`vocab` `on` $vocab_mesh^ $vocab_axes)? attr-dict
+    `:` type($ids) `,` type($result_grad) `->` type($table_grad)
   }];
   let hasVerifier = 1;
 }

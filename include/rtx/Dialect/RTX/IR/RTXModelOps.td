@@ -593,24 +593,36 @@ def RTX_AttentionOp : RTX_DifferentiableOp<"attention", [Pure]> {
 // Embedding and loss
 //===----------------------------------------------------------------------===//
 
-def RTX_EmbeddingOp : RTX_DifferentiableOp<"embedding", [Pure]> {
+def RTX_EmbeddingOp : RTX_DifferentiableOp<"embedding", [Pure,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "looks up rows of a table by index";
   let description = [{
     `result[..., :] = table[ids[...], :]` with a table `[V, D]` and integer ids
     of any shape; the result is `ids.shape + [D]`. An id outside `[0, V)` is an
     error at run time.
 
+    With `vocab on @mesh [axes]` (written by `rtx-partition`, Megatron's
+    vocab-parallel embedding) the table is one of `n` vocabulary shards over
+    `axes`: rank `i` of the group holds the rows `[i * V, (i + 1) * V)` of a
+    vocabulary of `n * V`, ids it does not own give zero rows, and the
+    result is a partial sum over `axes`.
+
     Example:
 
     ```mlir
     %x = rtx.embedding %wte, %tokens
         : tensor<50257x768xf32>, tensor<8x128xi32> -> tensor<8x128x768xf32>
+    %y = rtx.embedding %wte_shard, %tokens vocab on @mesh_tp4 ["tp"]
+        : tensor<12566x768xf32>, tensor<8x128xi32> -> tensor<8x128x768xf32>
     ```
   }];
-  let arguments = (ins RTX_FloatTensor:$table, RTX_IndexTensor:$ids);
+  let arguments = (ins RTX_FloatTensor:$table, RTX_IndexTensor:$ids,
+                       OptionalAttr<FlatSymbolRefAttr>:$vocab_mesh,
+                       OptionalAttr<StrArrayAttr>:$vocab_axes);
   let results = (outs RTX_FloatTensor:$result);
   let assemblyFormat = [{
-    $table `,` $ids attr-dict `:` type($table) `,` type($ids) `->` type($result)
+    $table `,` $ids (`vocab` `on` $vocab_mesh^ $vocab_axes)? attr-dict `:`
+    type($table) `,` type($ids) `->` type($result)
   }];
   let hasVerifier = 1;
 }

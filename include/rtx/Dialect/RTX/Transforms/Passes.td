@@ -145,8 +145,17 @@ def RTXPartition : Pass<"rtx-partition", "mlir::ModuleOp"> {
     `rtx.mesh_slice`. Partial sums are kept as long as consumers accept them
     and reduced only where needed. Means over split dimensions (`rtx.reduce
     mean`, `rtx.cross_entropy` and its gradient) are rescaled so that partial
-    sums add up to the global mean (exact for equally filled shards). The
-    module is marked `rtx.phase = "local"`.
+    sums add up to the global mean (exact for equally filled shards).
+    Vocabulary splits (Megatron's vocab-parallel embedding and loss): an
+    `rtx.embedding` (and its gradient) whose table is split along the
+    vocabulary gets `vocab on @mesh [axes]`, each rank looking up only the ids
+    its shard owns; an `rtx.cross_entropy` (and its gradient) whose logits
+    are split along the vocabulary becomes `rtx.vocab_logit_stats`, an
+    all-reduce `max` of the per-token maximum, a local sum of exponentials,
+    all-reduces `sum` of it and of the label's logit, and
+    `rtx.vocab_cross_entropy` (`rtx.vocab_cross_entropy_grad`, from the same
+    statistics): the logits are never gathered. The module is marked
+    `rtx.phase = "local"`.
   }];
   let dependentDialects = ["mlir::rtx::RTXDialect"];
 }
@@ -161,7 +170,10 @@ def RTXVerifyDistribution
     partial sum never reaches an op other than an addition, a reshape or a
     collective that reduces it; a collective reduces only axes its operand
     holds as partial sums and gathers only axes that split the gathered
-    dimension; and local shapes are consistent with the shardings.
+    dimension; an op that reads a vocabulary shard (`rtx.embedding`,
+    `rtx.embedding_grad` with `vocab on`, the vocab-parallel loss ops) offsets
+    ids and labels by exactly the axes that split its vocabulary; and local
+    shapes are consistent with the shardings.
     Diagnostics name the value, the dimension and the axis.
   }];
   let dependentDialects = ["mlir::rtx::RTXDialect"];
@@ -187,7 +199,13 @@ def RTXDistribute : Pass<"rtx-distribute", "mlir::ModuleOp"> {
       `wv`, `w1`, `w3`, `fc1`, `qkv` weights and their biases) and
       row-parallel (input features, dimension 1) for the second (`c_proj`,
       `wo`, `w2`, `fc2`, `proj` weights). Optimizer state follows its
-      parameter.
+      parameter. With `vocab-parallel` (the default) the vocabulary of a
+      language model is split over `tp` too (Megatron): dimension 0 of the
+      tables of embeddings whose vocabulary is the loss' and of the weight
+      (and bias) of the projection producing the loss' logits. A vocabulary
+      tp does not divide is padded to a multiple of tp where it is used (zero
+      rows appended to the table and the projection, the padded logits -inf
+      before the loss), with a warning.
     A dimension that an axis does not divide stays replicated, with a warning
     that names the parameter, the dimension and the axis. Hand-written
     `rtx.sharding` seeds take precedence. With `sequence-parallel=true`
@@ -213,7 +231,10 @@ def RTXDistribute : Pass<"rtx-distribute", "mlir::ModuleOp"> {
     Option<"microBatches", "micro-batches", "int64_t", "1",
            "Gradient accumulation: micro-batches per step">,
     Option<"sequenceParallel", "sequence-parallel", "bool", "false",
-           "Megatron sequence parallelism on the tp axis">
+           "Megatron sequence parallelism on the tp axis">,
+    Option<"vocabParallel", "vocab-parallel", "bool", "true",
+           "Split a language model's vocabulary over tp (embedding table, "
+           "output projection, loss)">
   ];
   let dependentDialects = ["mlir::rtx::RTXDialect", "mlir::func::FuncDialect"];
 }
