@@ -2,9 +2,11 @@
 // published analyses (Megatron-LM, Shoeybi et al. 2019, section 3):
 // tensor parallelism needs 2 all-reduces over tp in the forward pass and 2
 // in the backward pass, and nothing else; data parallelism all-reduces every
-// gradient over dp (plus the loss), and nothing over other axes.
+// gradient over dp (plus the loss), and nothing over other axes. These runs
+// keep one collective per tensor (bucket-bytes=-1) to count them; the
+// default buckets them (see BUCKET below and bucket-collectives.mlir).
 //
-// RUN: rtx-opt %rtx_src_root/examples/llama-block.mlir '-rtx-distribute=mesh=tp:2 optimizer=sgd' -o %t.tp.mlir
+// RUN: rtx-opt %rtx_src_root/examples/llama-block.mlir '-rtx-distribute=mesh=tp:2 optimizer=sgd bucket-bytes=-1' -o %t.tp.mlir
 // RUN: grep -c 'rtx.all_reduce .* on @mesh_tp2 \["tp"\] sum' %t.tp.mlir | FileCheck %s --check-prefix=TP
 // RUN: not grep -E 'rtx\.(all_gather|reduce_scatter|all_to_all|mesh_slice)' %t.tp.mlir
 // TP: {{^}}4{{$}}
@@ -19,19 +21,27 @@
 // FORWARD: rtx.linear {{.*}}partial = ["tp"]
 // FORWARD-NEXT: rtx.all_reduce
 //
-// RUN: rtx-opt %rtx_src_root/examples/llama-block.mlir '-rtx-distribute=mesh=dp:2 optimizer=sgd' -o %t.dp.mlir
+// RUN: rtx-opt %rtx_src_root/examples/llama-block.mlir '-rtx-distribute=mesh=dp:2 optimizer=sgd bucket-bytes=-1' -o %t.dp.mlir
 // RUN: grep -c 'rtx.all_reduce .* on @mesh_dp2 \["dp"\] sum' %t.dp.mlir | FileCheck %s --check-prefix=DP
 // RUN: not grep -E 'rtx\.(all_gather|reduce_scatter|all_to_all|mesh_slice)' %t.dp.mlir
 // 9 parameters, each gradient once, and the loss.
 // DP: {{^}}10{{$}}
 //
-// RUN: rtx-opt %rtx_src_root/examples/llama-block.mlir '-rtx-distribute=mesh=dp:2,tp:2 optimizer=sgd' -o %t.both.mlir
+// By default rtx-distribute buckets them (rtx-bucket-collectives, 25 MiB):
+// the 9 gradients and the loss, 9281 floats, go in one all-reduce.
+// RUN: rtx-opt %rtx_src_root/examples/llama-block.mlir '-rtx-distribute=mesh=dp:2 optimizer=sgd' | FileCheck %s --check-prefix=BUCKET
+// BUCKET: rtx.concat
+// BUCKET-SAME: -> tensor<9281xf32>
+// BUCKET-NEXT: rtx.all_reduce %{{.*}} on @mesh_dp2 ["dp"] sum : tensor<9281xf32> -> tensor<9281xf32>
+// BUCKET-NOT: rtx.all_reduce
+//
+// RUN: rtx-opt %rtx_src_root/examples/llama-block.mlir '-rtx-distribute=mesh=dp:2,tp:2 optimizer=sgd bucket-bytes=-1' -o %t.both.mlir
 // RUN: grep -c 'on @mesh_dp2_tp2 \["tp"\]' %t.both.mlir | FileCheck %s --check-prefix=TP
 //
 // Megatron sequence parallelism: the forward pass of a layer has an
 // all-gather along the sequence before each tensor-parallel region and a
 // reduce-scatter after it, instead of the two all-reduces.
-// RUN: rtx-opt %rtx_src_root/examples/llama-block.mlir '-rtx-distribute=mesh=tp:2 optimizer=sgd sequence-parallel=true' -o %t.sp.mlir
+// RUN: rtx-opt %rtx_src_root/examples/llama-block.mlir '-rtx-distribute=mesh=tp:2 optimizer=sgd sequence-parallel=true bucket-bytes=-1' -o %t.sp.mlir
 // RUN: FileCheck %s --check-prefix=MEGATRON-SP < %t.sp.mlir
 // MEGATRON-SP: rtx.all_gather %{{.*}} on @mesh_tp2 ["tp"] dim 1 {{.*}} : tensor<2x4x32xf32> -> tensor<2x8x32xf32>
 // MEGATRON-SP-NOT: rtx.all_reduce
@@ -50,7 +60,7 @@
 // has exactly the Llama block's communication: 2 all-reduces forward, 2
 // backward. (Vocabulary kept whole here, so nothing else.)
 // RUN: %python -c "import sys; sys.path.insert(0, '%rtx_src_root/python'); from rtx import models; print(models.gpt2(models.GPTConfig(layers=2, batch=4, vocab=44, qkv_layout='heads')).text())" > %t.gpt2.mlir
-// RUN: rtx-opt %t.gpt2.mlir '-rtx-distribute=mesh=tp:2 optimizer=sgd vocab-parallel=false' -o %t.gpt2-tp.mlir
+// RUN: rtx-opt %t.gpt2.mlir '-rtx-distribute=mesh=tp:2 optimizer=sgd vocab-parallel=false bucket-bytes=-1' -o %t.gpt2-tp.mlir
 // RUN: grep -c 'rtx.all_reduce .* on @mesh_tp2 \["tp"\] sum' %t.gpt2-tp.mlir | FileCheck %s --check-prefix=GPT2-LAYERS
 // RUN: not grep -E 'rtx\.(all_gather|reduce_scatter|all_to_all|mesh_slice)|\["tp"\] max' %t.gpt2-tp.mlir
 // GPT2-LAYERS: {{^}}8{{$}}
@@ -64,7 +74,7 @@
 // three of per-token loss statistics (max, label logit, sum of
 // exponentials; [B, S] each, the logits are never gathered), and one of the
 // LM head's input gradient (backward).
-// RUN: rtx-opt %t.gpt2.mlir '-rtx-distribute=mesh=tp:2 optimizer=sgd' -o %t.gpt2-vocab.mlir
+// RUN: rtx-opt %t.gpt2.mlir '-rtx-distribute=mesh=tp:2 optimizer=sgd bucket-bytes=-1' -o %t.gpt2-vocab.mlir
 // RUN: grep -c 'rtx.all_reduce .* on @mesh_tp2 \["tp"\] sum' %t.gpt2-vocab.mlir | FileCheck %s --check-prefix=GPT2-VOCAB
 // RUN: grep -c 'rtx.all_reduce .* on @mesh_tp2 \["tp"\] max .* tensor<4x8xf32>' %t.gpt2-vocab.mlir | FileCheck %s --check-prefix=GPT2-MAX
 // RUN: not grep -E 'rtx\.(all_gather|reduce_scatter|all_to_all|mesh_slice)' %t.gpt2-vocab.mlir
@@ -83,7 +93,7 @@
 // -inf before the loss (and no gradient after it); the table itself stays
 // replicated, so its gradient is gathered once to drop the padding.
 // RUN: %python -c "import sys; sys.path.insert(0, '%rtx_src_root/python'); from rtx import models; print(models.gpt2(models.GPTConfig(layers=2, batch=4, heads=4, qkv_layout='heads')).text())" > %t.gpt2-v37.mlir
-// RUN: rtx-opt %t.gpt2-v37.mlir '-rtx-distribute=mesh=tp:4 optimizer=sgd' -o %t.gpt2-v37-tp.mlir 2>&1 | FileCheck %s --check-prefix=PAD-WARNING
+// RUN: rtx-opt %t.gpt2-v37.mlir '-rtx-distribute=mesh=tp:4 optimizer=sgd bucket-bytes=-1' -o %t.gpt2-v37-tp.mlir 2>&1 | FileCheck %s --check-prefix=PAD-WARNING
 // RUN: FileCheck %s --check-prefix=PAD < %t.gpt2-v37-tp.mlir
 // RUN: grep -c 'rtx.all_gather' %t.gpt2-v37-tp.mlir | FileCheck %s --check-prefix=PAD-GATHERS
 // PAD-WARNING: warning: vocabulary of 37 classes padded to 40 for axis "tp" of size 4: the padded classes are masked out of the loss
@@ -100,7 +110,7 @@
 // With Megatron sequence parallelism the labels are split along the
 // sequence like every data input; the loss gathers them (integers, [B, S])
 // rather than moving the vocabulary-split logits.
-// RUN: rtx-opt %t.gpt2.mlir '-rtx-distribute=mesh=tp:2 optimizer=sgd sequence-parallel=true' -o %t.gpt2-sp.mlir
+// RUN: rtx-opt %t.gpt2.mlir '-rtx-distribute=mesh=tp:2 optimizer=sgd sequence-parallel=true bucket-bytes=-1' -o %t.gpt2-sp.mlir
 // RUN: FileCheck %s --check-prefix=GPT2-SP < %t.gpt2-sp.mlir
 // RUN: not grep 'rtx.all_to_all' %t.gpt2-sp.mlir
 // GPT2-SP: rtx.linear {{.*}} -> tensor<4x8x22xf32>
@@ -111,7 +121,7 @@
 // gathers c_attn's output before the split (and dq, dk, dv before their
 // concatenation), correct but not head-parallel; rtx-distribute says so.
 // RUN: %python -c "import sys; sys.path.insert(0, '%rtx_src_root/python'); from rtx import models; print(models.gpt2(models.GPTConfig(layers=1, batch=4, vocab=44)).text())" > %t.gpt2-qkv.mlir
-// RUN: rtx-opt %t.gpt2-qkv.mlir '-rtx-distribute=mesh=tp:2 optimizer=sgd' -o %t.gpt2-qkv-tp.mlir 2>&1 | FileCheck %s --check-prefix=QKV-WARNING
+// RUN: rtx-opt %t.gpt2-qkv.mlir '-rtx-distribute=mesh=tp:2 optimizer=sgd bucket-bytes=-1' -o %t.gpt2-qkv-tp.mlir 2>&1 | FileCheck %s --check-prefix=QKV-WARNING
 // RUN: grep -c 'rtx.all_gather' %t.gpt2-qkv-tp.mlir | FileCheck %s --check-prefix=QKV-GATHERS
 // QKV-WARNING: warning: the output of "transformer.h.0.attn.c_attn.weight" is split into 3 parts along the features tp splits: tp gathers it first (order the features by head, Megatron's layout, for head-parallel attention)
 // QKV-GATHERS: {{^}}4{{$}}

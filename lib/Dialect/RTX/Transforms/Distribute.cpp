@@ -463,6 +463,9 @@ struct RTXDistributePass
     distribution.addPass(createRTXPropagateSharding());
     distribution.addPass(createRTXPartition());
     distribution.addPass(createRTXVerifyDistribution());
+    if (bucketBytes >= 0)
+      distribution.addNestedPass<func::FuncOp>(
+          createRTXBucketCollectives(RTXBucketCollectivesOptions{bucketBytes}));
     if (failed(runPipeline(distribution, module)))
       return signalPassFailure();
   }

@@ -102,6 +102,36 @@ def RTXAccumulateGradients
   let dependentDialects = ["mlir::rtx::RTXDialect"];
 }
 
+def RTXBucketCollectives
+    : Pass<"rtx-bucket-collectives", "mlir::func::FuncOp"> {
+  let summary = "Fuses all-reduces whose results are used later into buckets";
+  let description = [{
+    A data-parallel train step all-reduces every gradient separately, and
+    each collective pays a fixed cost (a rendezvous of the group, a ring's
+    latency) that for a small model outweighs the bytes it moves: a 2-rank
+    GPT-2 step spent as long in 53 gradient all-reduces as in its compute.
+    This pass fuses consecutive `rtx.all_reduce` ops of one mesh, axes,
+    reduction and element type into one, as PyTorch DDP's gradient buckets
+    do: each input is reshaped to 1-D, the inputs are concatenated, reduced
+    once, split and reshaped back. Walking the all-reduces in order, one
+    joins the open bucket while every input of the bucket is defined before
+    every use of its results (the fused collective goes right after the last
+    input's definition, so an optimizer that updates each parameter right
+    after its all-reduce still gets one bucket), and while the bucket stays
+    within `bucket-bytes` (0: unlimited). Elementwise reductions commute
+    with concatenation, so the results are exactly those of the separate
+    collectives. Activation all-reduces of tensor parallelism, whose results
+    are used at once, stay alone.
+
+    Example: `rtx-opt '-rtx-distribute=mesh=dp:2' -rtx-bucket-collectives`.
+  }];
+  let options = [
+    Option<"bucketBytes", "bucket-bytes", "int64_t", "0",
+           "Largest bucket in bytes (0: no limit)">
+  ];
+  let dependentDialects = ["mlir::rtx::RTXDialect"];
+}
+
 def RTXPropagateSharding
     : Pass<"rtx-propagate-sharding", "mlir::ModuleOp"> {
   let summary = "Gives every value a sharding, from seeds, through op rules";
@@ -186,7 +216,7 @@ def RTXDistribute : Pass<"rtx-distribute", "mlir::ModuleOp"> {
     (`mesh=dp:2,tp:2`; axes of size 1 may be given or left out), then runs
     rtx-autodiff, rtx-accumulate-gradients (when `micro-batches` > 1),
     rtx-optimizer, seeds shardings, and runs rtx-propagate-sharding,
-    rtx-partition and rtx-verify-distribution.
+    rtx-partition, rtx-verify-distribution and rtx-bucket-collectives.
 
     Default seeding (Megatron style):
     * `dp`: dimension 0 (the batch) of every data input.
@@ -234,7 +264,11 @@ def RTXDistribute : Pass<"rtx-distribute", "mlir::ModuleOp"> {
            "Megatron sequence parallelism on the tp axis">,
     Option<"vocabParallel", "vocab-parallel", "bool", "true",
            "Split a language model's vocabulary over tp (embedding table, "
-           "output projection, loss)">
+           "output projection, loss)">,
+    Option<"bucketBytes", "bucket-bytes", "int64_t", "26214400",
+           "Fuse gradient all-reduces into buckets of at most this many "
+           "bytes (rtx-bucket-collectives; 25 MiB, PyTorch DDP's default; "
+           "-1: one all-reduce per gradient)">
   ];
   let dependentDialects = ["mlir::rtx::RTXDialect", "mlir::func::FuncDialect"];
 }
