@@ -202,19 +202,30 @@ LogicalResult Emitter::emitOp(Operation *op) {
         auto attr = cast<DenseElementsAttr>(c.getValue());
         std::string values = "{";
         int64_t i = 0;
+        // A splat is one value (constantTensor repeats it), not a literal
+        // list of every element: a [4, 128, 1024] splat was half a million.
+        int64_t count = attr.isSplat() ? 1 : attr.getNumElements();
         if (attr.getElementType().isIntOrIndex()) {
-          for (const APInt &v : attr.getValues<APInt>())
+          for (const APInt &v : attr.getValues<APInt>()) {
+            if (i == count)
+              break;
             values += (i++ ? ", " : "") +
                       std::to_string(attr.getElementType().isInteger(1)
                                          ? (int64_t)v.getZExtValue()
                                          : v.getSExtValue());
+          }
         } else {
-          for (const APFloat &v : attr.getValues<APFloat>())
+          for (const APFloat &v : attr.getValues<APFloat>()) {
+            if (i == count)
+              break;
             values += (i++ ? ", " : "") + number(v.convertToDouble());
+          }
         }
         values += "}";
-        assign(c, "constantTensor(" + shape(c.getType()) + ", " +
-                      dtype(c.getType()) + ", " + values + ")");
+        // Built once, at the first step: kernels never write their inputs.
+        os << "  static const Tensor " << name(c) << " = constantTensor("
+           << shape(c.getType()) << ", " << dtype(c.getType()) << ", "
+           << values << ");\n";
       })
       .Case([&](MatmulOp m) {
         assign(m, "matmul(" + name(m.getLhs()) + ", " + name(m.getRhs()) +
