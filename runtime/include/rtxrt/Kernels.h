@@ -209,7 +209,8 @@ Tensor pad(const Tensor &input, const std::vector<int64_t> &low,
 ///   p = p * (1 - lr * wd); m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2;
 ///   p -= lr * (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps).
 /// param may be f32, f64, bf16 or f16; grad, expAvg and expAvgSq share one
-/// float dtype. Computed in double and rounded once to each result's dtype.
+/// float dtype. Computed in f32 (in f64 when param or moments are f64), as
+/// torch.optim.AdamW does, and rounded once to each result's dtype.
 /// Returns {newParam, newExpAvg, newExpAvgSq}.
 std::vector<Tensor> adamwUpdate(const Tensor &param, const Tensor &grad,
                                 const Tensor &expAvg, const Tensor &expAvgSq,
