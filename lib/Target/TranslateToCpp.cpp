@@ -461,6 +461,25 @@ LogicalResult Emitter::emitOp(Operation *op) {
         collective("ctx.allReduce(" + where(c) + ", " + axes(c) + ", " +
                    reduceKind(c.getKind()) + ", " + name(c.getInput()) + ")");
       })
+      .Case([&](AllReduceStartOp c) {
+        // The token is the pending collective; rtx.wait takes its result.
+        std::string a = axes(c);
+        if (std::find(collectiveAxes.begin(), collectiveAxes.end(), a) ==
+            collectiveAxes.end())
+          collectiveAxes.push_back(a);
+        os << "  StepContext::Pending " << name(c.getToken())
+           << " = ctx.allReduceStart(" << where(c) << ", " << a << ", "
+           << reduceKind(c.getKind()) << ", " << name(c.getInput()) << ");\n";
+      })
+      .Case([&](WaitOp w) {
+        if (!w.getResult()) {
+          w.emitError("rtx-translate emits rtx.wait only for rtx.all_reduce_start");
+          ok = false;
+          return;
+        }
+        os << "  Tensor " << name(w.getResult()) << " = ctx.wait("
+           << name(w.getToken()) << ");\n";
+      })
       .Case([&](AllGatherOp c) {
         collective("ctx.allGather(" + where(c) + ", " + axes(c) + ", " +
                    std::to_string(c.getGatherDim()) + ", " +

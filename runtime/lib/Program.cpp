@@ -7,6 +7,10 @@
 #include "rtxrt/Random.h"
 
 #include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -109,6 +113,91 @@ Tensor Communicator::permute(const std::vector<int64_t> &group, int64_t index,
 // StepContext
 //===----------------------------------------------------------------------===//
 
+/// One worker thread running started collectives in the order they were
+/// started.
+struct StepContext::AsyncQueue {
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::deque<std::packaged_task<Tensor()>> jobs;
+  int64_t unfinished = 0; // queued or running
+  bool stopping = false;
+  std::thread worker;
+
+  AsyncQueue() {
+    worker = std::thread([this] {
+      for (;;) {
+        std::packaged_task<Tensor()> job;
+        {
+          std::unique_lock<std::mutex> lock(mutex);
+          changed.wait(lock, [this] { return stopping || !jobs.empty(); });
+          if (jobs.empty())
+            return;
+          job = std::move(jobs.front());
+          jobs.pop_front();
+        }
+        job(); // an exception is stored in the job's future
+        std::lock_guard<std::mutex> lock(mutex);
+        --unfinished;
+        changed.notify_all();
+      }
+    });
+  }
+  ~AsyncQueue() {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      stopping = true;
+    }
+    changed.notify_all();
+    worker.join();
+  }
+  Pending push(std::packaged_task<Tensor()> job) {
+    Pending result = job.get_future().share();
+    std::lock_guard<std::mutex> lock(mutex);
+    jobs.push_back(std::move(job));
+    ++unfinished;
+    changed.notify_all();
+    return result;
+  }
+  void drain() {
+    std::unique_lock<std::mutex> lock(mutex);
+    changed.wait(lock, [this] { return unfinished == 0; });
+  }
+};
+
+StepContext::StepContext(int64_t rank, const MeshLayout &mesh,
+                         Communicator &comm, const DeviceRuntime *device)
+    : rank_(rank), mesh_(mesh), comm_(comm), device_(device) {}
+
+StepContext::~StepContext() = default;
+
+void StepContext::drain() {
+  if (async_)
+    async_->drain();
+}
+
+StepContext::Pending StepContext::allReduceStart(const char *what,
+                                                 const Axes &axes,
+                                                 ReduceKind kind,
+                                                 const Tensor &t) {
+  std::string name = what;
+  std::packaged_task<Tensor()> job([this, name, axes, kind, t] {
+    return run(axes, t, [&](const auto &group, int64_t index, const Tensor &x) {
+      return comm_.allReduce(group, index, kind, x, name);
+    });
+  });
+  if (t.onGpu()) { // device work stays on the thread that owns the device
+    Pending result = job.get_future().share();
+    drain();
+    job();
+    return result;
+  }
+  if (!async_)
+    async_ = std::make_unique<AsyncQueue>();
+  return async_->push(std::move(job));
+}
+
+Tensor StepContext::wait(const Pending &pending) { return pending.get(); }
+
 template <typename F>
 Tensor StepContext::run(const Axes &axes, const Tensor &t, F &&collective) {
   std::vector<int64_t> group = mesh_.group(rank_, axes);
@@ -122,12 +211,14 @@ Tensor StepContext::run(const Axes &axes, const Tensor &t, F &&collective) {
 
 Tensor StepContext::allReduce(const char *what, const Axes &axes,
                               ReduceKind kind, const Tensor &t) {
+  drain();
   return run(axes, t, [&](const auto &group, int64_t index, const Tensor &x) {
     return comm_.allReduce(group, index, kind, x, what);
   });
 }
 Tensor StepContext::allGather(const char *what, const Axes &axes, int64_t dim,
                               const Tensor &t) {
+  drain();
   return run(axes, t, [&](const auto &group, int64_t index, const Tensor &x) {
     return comm_.allGather(group, index, dim, x, what);
   });
@@ -135,6 +226,7 @@ Tensor StepContext::allGather(const char *what, const Axes &axes, int64_t dim,
 Tensor StepContext::reduceScatter(const char *what, const Axes &axes,
                                   ReduceKind kind, int64_t dim,
                                   const Tensor &t) {
+  drain();
   return run(axes, t, [&](const auto &group, int64_t index, const Tensor &x) {
     return comm_.reduceScatter(group, index, kind, dim, x, what);
   });
@@ -142,12 +234,14 @@ Tensor StepContext::reduceScatter(const char *what, const Axes &axes,
 Tensor StepContext::allToAll(const char *what, const Axes &axes,
                              int64_t splitDim, int64_t concatDim,
                              const Tensor &t) {
+  drain();
   return run(axes, t, [&](const auto &group, int64_t index, const Tensor &x) {
     return comm_.allToAll(group, index, splitDim, concatDim, x, what);
   });
 }
 Tensor StepContext::broadcastFrom(const char *what, const Axes &axes,
                                   int64_t root, const Tensor &t) {
+  drain();
   return run(axes, t, [&](const auto &group, int64_t index, const Tensor &x) {
     return comm_.broadcastFrom(group, index, root, x, what);
   });
@@ -155,6 +249,7 @@ Tensor StepContext::broadcastFrom(const char *what, const Axes &axes,
 Tensor StepContext::permute(const char *what, const Axes &axes,
                             const std::vector<int64_t> &pairs,
                             const Tensor &t) {
+  drain();
   return run(axes, t, [&](const auto &group, int64_t index, const Tensor &x) {
     return comm_.permute(group, index, pairs, x, what);
   });
@@ -477,6 +572,7 @@ int rtxrt::runProgram(const ProgramSpec &spec, int argc, char **argv) {
         loadBatch(step - 1);
       auto stepStart = std::chrono::steady_clock::now();
       results = spec.step(context, args);
+      context.drain();
       double ms = std::chrono::duration<double, std::milli>(
                       std::chrono::steady_clock::now() - stepStart)
                       .count();

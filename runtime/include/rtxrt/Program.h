@@ -17,6 +17,7 @@
 #include "rtxrt/MeshLayout.h"
 
 #include <functional>
+#include <future>
 #include <memory>
 #include <string>
 #include <vector>
@@ -121,9 +122,23 @@ struct ResultSpec {
 class StepContext {
 public:
   StepContext(int64_t rank, const MeshLayout &mesh, Communicator &comm,
-              const DeviceRuntime *device = nullptr)
-      : rank_(rank), mesh_(mesh), comm_(comm), device_(device) {}
+              const DeviceRuntime *device = nullptr);
+  ~StepContext();
   using Axes = std::vector<std::string>;
+
+  /// rtx.all_reduce_start / rtx.wait: the all-reduce runs on this context's
+  /// communication thread while the step computes on; wait() returns its
+  /// result (or rethrows its error). Started collectives run in program
+  /// order, and every synchronous collective first waits for them, so each
+  /// process group is used by one thread at a time and every rank issues
+  /// the same sequence. GPU tensors are reduced at start (NCCL orders them
+  /// on the device stream itself).
+  using Pending = std::shared_future<Tensor>;
+  Pending allReduceStart(const char *what, const Axes &axes, ReduceKind kind,
+                         const Tensor &t);
+  Tensor wait(const Pending &pending);
+  /// Waits until every started collective has finished (the end of a step).
+  void drain();
   Tensor allReduce(const char *what, const Axes &axes, ReduceKind kind,
                    const Tensor &t);
   Tensor allGather(const char *what, const Axes &axes, int64_t dim,
@@ -157,6 +172,8 @@ private:
   const MeshLayout &mesh_;
   Communicator &comm_;
   const DeviceRuntime *device_;
+  struct AsyncQueue;
+  std::unique_ptr<AsyncQueue> async_;
 };
 
 struct ProgramSpec {

@@ -53,8 +53,11 @@ Operation *definer(Value v, Block &block) {
 }
 
 /// Replaces the bucket's all-reduces by one, placed right after `after`
-/// (the last definition of an input; null: the block's start).
-void fuse(ArrayRef<AllReduceOp> bucket, Operation *after) {
+/// (the last definition of an input; null: the block's start); its result
+/// is split back right before `firstUse` (the earliest use of a member;
+/// null: at the block's end), so that rtx-schedule-overlap can let the
+/// compute in between run while the collective is in flight.
+void fuse(ArrayRef<AllReduceOp> bucket, Operation *after, Operation *firstUse) {
   AllReduceOp last = bucket.back();
   OpBuilder b(last);
   if (after)
@@ -79,6 +82,10 @@ void fuse(ArrayRef<AllReduceOp> bucket, Operation *after) {
   Value reduced =
       AllReduceOp::create(b, loc, bucketType, joined, last.getMeshAttr(),
                           last.getAxesAttr(), last.getKindAttr());
+  if (firstUse)
+    b.setInsertionPoint(firstUse);
+  else
+    b.setInsertionPoint(last->getBlock()->getTerminator());
   auto pieces = SplitOp::create(b, loc, pieceTypes, reduced, 0);
   for (auto [i, piece] : llvm::enumerate(pieces.getResults())) {
     AllReduceOp op = bucket[i];
@@ -132,6 +139,7 @@ struct RTXBucketCollectivesPass
       bool fits =
           !open.ops.empty() && sameCollective(open.ops.front(), reduce) &&
           before(later(open.lastDef, def), earlier(open.firstUse, use)) &&
+          !llvm::is_contained(open.ops, dyn_cast_or_null<AllReduceOp>(def)) &&
           (bucketBytes == 0 || open.bytes + bytesOf(reduce) <= bucketBytes);
       if (!fits) {
         if (open.ops.size() > 1)
@@ -146,7 +154,7 @@ struct RTXBucketCollectivesPass
     if (open.ops.size() > 1)
       done.push_back(open);
     for (Bucket &bucket : done)
-      fuse(bucket.ops, bucket.lastDef);
+      fuse(bucket.ops, bucket.lastDef, bucket.firstUse);
   }
 };
 } // namespace

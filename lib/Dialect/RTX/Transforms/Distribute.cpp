@@ -466,6 +466,8 @@ struct RTXDistributePass
     if (bucketBytes >= 0)
       distribution.addNestedPass<func::FuncOp>(
           createRTXBucketCollectives(RTXBucketCollectivesOptions{bucketBytes}));
+    if (overlap)
+      distribution.addNestedPass<func::FuncOp>(createRTXScheduleOverlap());
     if (failed(runPipeline(distribution, module)))
       return signalPassFailure();
   }

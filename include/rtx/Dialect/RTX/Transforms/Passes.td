@@ -132,6 +132,25 @@ def RTXBucketCollectives
   let dependentDialects = ["mlir::rtx::RTXDialect"];
 }
 
+def RTXScheduleOverlap
+    : Pass<"rtx-schedule-overlap", "mlir::func::FuncOp"> {
+  let summary = "Overlaps all-reduces with the compute that follows them";
+  let description = [{
+    Turns each `rtx.all_reduce` whose result is not used by the very next op
+    into `rtx.all_reduce_start` at the same place and `rtx.wait` right
+    before the first use of its result, so the ops in between (the rest of
+    the backward pass, for a gradient bucket that rtx-bucket-collectives
+    placed early) compute while the collective runs, as PyTorch DDP overlaps
+    its buckets with the backward pass. The result is the same value;
+    runtimes run started collectives in program order. Only the synchronous
+    all-reduce is rewritten.
+
+    Example: `rtx-opt -rtx-bucket-collectives=bucket-bytes=4194304
+    -rtx-schedule-overlap`.
+  }];
+  let dependentDialects = ["mlir::rtx::RTXDialect"];
+}
+
 def RTXPropagateSharding
     : Pass<"rtx-propagate-sharding", "mlir::ModuleOp"> {
   let summary = "Gives every value a sharding, from seeds, through op rules";
@@ -216,7 +235,8 @@ def RTXDistribute : Pass<"rtx-distribute", "mlir::ModuleOp"> {
     (`mesh=dp:2,tp:2`; axes of size 1 may be given or left out), then runs
     rtx-autodiff, rtx-accumulate-gradients (when `micro-batches` > 1),
     rtx-optimizer, seeds shardings, and runs rtx-propagate-sharding,
-    rtx-partition, rtx-verify-distribution and rtx-bucket-collectives.
+    rtx-partition, rtx-verify-distribution and rtx-bucket-collectives (and
+    rtx-schedule-overlap with `overlap=true`).
 
     Default seeding (Megatron style):
     * `dp`: dimension 0 (the batch) of every data input.
@@ -268,7 +288,11 @@ def RTXDistribute : Pass<"rtx-distribute", "mlir::ModuleOp"> {
     Option<"bucketBytes", "bucket-bytes", "int64_t", "26214400",
            "Fuse gradient all-reduces into buckets of at most this many "
            "bytes (rtx-bucket-collectives; 25 MiB, PyTorch DDP's default; "
-           "-1: one all-reduce per gradient)">
+           "-1: one all-reduce per gradient)">,
+    Option<"overlap", "overlap", "bool", "false",
+           "Overlap the all-reduces with the compute after them "
+           "(rtx-schedule-overlap; pays off when a core or the network is "
+           "idle during the backward pass)">
   ];
   let dependentDialects = ["mlir::rtx::RTXDialect", "mlir::func::FuncDialect"];
 }
