@@ -174,13 +174,6 @@ void adamwP(DType momentType, const Tensor &p, const Tensor &g, const Tensor &m,
                      wd);
 }
 
-void checkHyperParameter(const std::string &op, const char *name, double value,
-                         double low, double high) {
-  if (!(value >= low && value <= high))
-    fail(op, std::string(name) + " " + std::to_string(value) + " is outside [" +
-                 std::to_string(low) + ", " + std::to_string(high) + "]");
-}
-
 } // namespace
 
 Tensor gpu::convert(const Tensor &input, DType to) {
@@ -374,25 +367,12 @@ std::vector<Tensor> gpu::adamwUpdate(const Tensor &param, const Tensor &grad,
                                      double lr, double beta1, double beta2,
                                      double eps, double weightDecay) {
   const std::string op = "rtx.adamw_update";
-  checkFloat(op, param, "param");
-  checkFloat(op, grad, "grad");
-  checkFloat(op, expAvg, "exp_avg");
-  checkFloat(op, expAvgSq, "exp_avg_sq");
-  checkSameDType(op, grad, "grad", expAvg, "exp_avg");
-  checkSameDType(op, grad, "grad", expAvgSq, "exp_avg_sq");
-  checkSameShape(op, param, "param", grad, "grad");
-  checkSameShape(op, param, "param", expAvg, "exp_avg");
-  checkSameShape(op, param, "param", expAvgSq, "exp_avg_sq");
-  if (step.dtype() != DType::F32 || step.rank() != 0)
-    fail(op, std::string("step must be an f32 scalar, got ") +
-                 dtypeName(step.dtype()) + " " + shapeToString(step.shape()));
+  rtxrt::detail::checkAdamWArguments(op, param, grad, expAvg, expAvgSq, step,
+                                     lr, beta1, beta2, eps, weightDecay);
+  if (step.dtype() != DType::F32) // the kernel reads it on the device
+    fail(op, std::string("step must be f32, got ") + dtypeName(step.dtype()));
   for (const Tensor *t : {&param, &grad, &expAvg, &expAvgSq, &step})
     checkOnGpu(op, *t, "every operand");
-  checkHyperParameter(op, "lr", lr, 0.0, 1e9);
-  checkHyperParameter(op, "beta1", beta1, 0.0, 0.999999999);
-  checkHyperParameter(op, "beta2", beta2, 0.0, 0.999999999);
-  checkHyperParameter(op, "eps", eps, 0.0, 1.0);
-  checkHyperParameter(op, "weight_decay", weightDecay, 0.0, 1e9);
   Tensor p = toCompute(param), g = toCompute(grad), m = toCompute(expAvg),
          v = toCompute(expAvgSq);
   Tensor newP = empty(param.shape(), p.dtype());
@@ -411,13 +391,9 @@ std::vector<Tensor> gpu::adamwUpdate(const Tensor &param, const Tensor &grad,
 Tensor gpu::sgdUpdate(const Tensor &param, const Tensor &grad, double lr,
                       double weightDecay) {
   const std::string op = "rtx.sgd_update";
-  checkFloat(op, param, "param");
-  checkFloat(op, grad, "grad");
-  checkSameShape(op, param, "param", grad, "grad");
+  rtxrt::detail::checkSgdArguments(op, param, grad, lr, weightDecay);
   checkOnGpu(op, param, "param");
   checkOnGpu(op, grad, "grad");
-  checkHyperParameter(op, "lr", lr, 0.0, 1e9);
-  checkHyperParameter(op, "weight_decay", weightDecay, 0.0, 1e9);
   DType c = grad.dtype() == DType::F64 ? DType::F64 : DType::F32;
   Tensor p = param.dtype() == c ? param : gpu::convert(param, c);
   Tensor g = toCompute(grad);

@@ -193,6 +193,17 @@ std::vector<int64_t> loadLabels(const std::string &op, const Tensor &logits,
                                 const Tensor &labels, bool hasIgnoreIndex,
                                 int64_t ignoreIndex, int64_t vocab = -1);
 
+/// The operand and hyper-parameter checks of rtx.adamw_update (shared by
+/// the CPU and GPU kernels; the step's value is the caller's to check).
+void checkAdamWArguments(const std::string &op, const Tensor &param,
+                         const Tensor &grad, const Tensor &expAvg,
+                         const Tensor &expAvgSq, const Tensor &step, double lr,
+                         double beta1, double beta2, double eps,
+                         double weightDecay);
+/// The same for rtx.sgd_update.
+void checkSgdArguments(const std::string &op, const Tensor &param,
+                       const Tensor &grad, double lr, double weightDecay);
+
 /// Checks that `v` is a float vector [D] with D the last dimension of
 /// `input` (the scale and bias of the normalisations).
 void checkFeatureVector(const std::string &op, const Tensor &v,

@@ -30,13 +30,10 @@ void checkHyperParameter(const std::string &op, const char *name, double value,
 
 } // namespace
 
-std::vector<Tensor> rtxrt::adamwUpdate(const Tensor &param, const Tensor &grad,
-                                       const Tensor &expAvg,
-                                       const Tensor &expAvgSq,
-                                       const Tensor &step, double lr,
-                                       double beta1, double beta2, double eps,
-                                       double weightDecay) {
-  const std::string op = "rtx.adamw_update";
+void rtxrt::detail::checkAdamWArguments(
+    const std::string &op, const Tensor &param, const Tensor &grad,
+    const Tensor &expAvg, const Tensor &expAvgSq, const Tensor &step, double lr,
+    double beta1, double beta2, double eps, double weightDecay) {
   checkFloat(op, param, "param");
   checkFloat(op, grad, "grad");
   checkFloat(op, expAvg, "exp_avg");
@@ -49,16 +46,37 @@ std::vector<Tensor> rtxrt::adamwUpdate(const Tensor &param, const Tensor &grad,
   checkFloat(op, step, "step");
   if (step.rank() != 0)
     fail(op, "step must be a scalar, got " + shapeToString(step.shape()));
-  double t = step.getAsDouble(0);
-  if (!(t >= 1.0) || !std::isfinite(t))
-    fail(op, "step " + std::to_string(t) +
-                 " must be a finite number >= 1 "
-                 "(steps are 1-based)");
   checkHyperParameter(op, "lr", lr, 0.0, 1e9);
   checkHyperParameter(op, "beta1", beta1, 0.0, 0.999999999);
   checkHyperParameter(op, "beta2", beta2, 0.0, 0.999999999);
   checkHyperParameter(op, "eps", eps, 0.0, 1.0);
   checkHyperParameter(op, "weight_decay", weightDecay, 0.0, 1e9);
+}
+
+void rtxrt::detail::checkSgdArguments(const std::string &op,
+                                      const Tensor &param, const Tensor &grad,
+                                      double lr, double weightDecay) {
+  checkFloat(op, param, "param");
+  checkFloat(op, grad, "grad");
+  checkSameShape(op, param, "param", grad, "grad");
+  checkHyperParameter(op, "lr", lr, 0.0, 1e9);
+  checkHyperParameter(op, "weight_decay", weightDecay, 0.0, 1e9);
+}
+
+std::vector<Tensor> rtxrt::adamwUpdate(const Tensor &param, const Tensor &grad,
+                                       const Tensor &expAvg,
+                                       const Tensor &expAvgSq,
+                                       const Tensor &step, double lr,
+                                       double beta1, double beta2, double eps,
+                                       double weightDecay) {
+  const std::string op = "rtx.adamw_update";
+  checkAdamWArguments(op, param, grad, expAvg, expAvgSq, step, lr, beta1, beta2,
+                      eps, weightDecay);
+  double t = step.getAsDouble(0);
+  if (!(t >= 1.0) || !std::isfinite(t))
+    fail(op, "step " + std::to_string(t) +
+                 " must be a finite number >= 1 "
+                 "(steps are 1-based)");
 
   double decay = 1.0 - lr * weightDecay;
   double stepSize = lr / (1.0 - std::pow(beta1, t));
@@ -88,8 +106,7 @@ std::vector<Tensor> rtxrt::adamwUpdate(const Tensor &param, const Tensor &grad,
                                    double, float>;
       const C b1 = C(beta1), b2 = C(beta2), oneMinusB1 = C(1.0 - beta1),
               oneMinusB2 = C(1.0 - beta2), cDecay = C(decay),
-              cStep = C(stepSize), cInv = C(invSqrtCorrection2),
-              cEps = C(eps);
+              cStep = C(stepSize), cInv = C(invSqrtCorrection2), cEps = C(eps);
       parallelFor(n, kElementGrain, [&](int64_t begin, int64_t end) {
         for (int64_t i = begin; i < end; ++i) {
           C gi = C(pg[i]);
@@ -112,11 +129,7 @@ std::vector<Tensor> rtxrt::adamwUpdate(const Tensor &param, const Tensor &grad,
 Tensor rtxrt::sgdUpdate(const Tensor &param, const Tensor &grad, double lr,
                         double weightDecay) {
   const std::string op = "rtx.sgd_update";
-  checkFloat(op, param, "param");
-  checkFloat(op, grad, "grad");
-  checkSameShape(op, param, "param", grad, "grad");
-  checkHyperParameter(op, "lr", lr, 0.0, 1e9);
-  checkHyperParameter(op, "weight_decay", weightDecay, 0.0, 1e9);
+  checkSgdArguments(op, param, grad, lr, weightDecay);
   // The gradient's compute type; the parameter is converted to it.
   DType c = computeType(grad.dtype());
   Tensor p = param.dtype() == c ? param : param.to(c), g = toCompute(grad);
