@@ -23,59 +23,25 @@
 
 using namespace rtxrt;
 using namespace rtxrt::gpu::detail;
-using rtxrt::detail::checkFloat;
-using rtxrt::detail::checkSameDType;
 using rtxrt::detail::checkSameShape;
 using rtxrt::detail::fail;
 
 namespace {
 
-struct AttentionShape {
-  int64_t b, hq, sq, d, hkv, skv, group;
-  int64_t blocks() const { return b * hkv; }
-  int64_t rows() const { return group * sq; } // rows of one block
-};
+using AttentionShape = rtxrt::detail::AttentionDims;
+int64_t blockCount(const AttentionShape &s) { return s.b * s.hkv; }
+int64_t blockRows(const AttentionShape &s) {
+  return s.group * s.sq;
+} // per block
 
 AttentionShape checkAttention(const std::string &op, const Tensor &query,
                               const Tensor &key, const Tensor &value,
                               bool causal, double scale) {
-  checkFloat(op, query, "query");
-  checkFloat(op, key, "key");
-  checkFloat(op, value, "value");
-  checkSameDType(op, query, "query", key, "key");
-  checkSameDType(op, query, "query", value, "value");
+  AttentionShape s = rtxrt::detail::checkAttentionArguments(
+      op, query, key, value, causal, scale);
   checkOnGpu(op, query, "query");
   checkOnGpu(op, key, "key");
   checkOnGpu(op, value, "value");
-  if (query.rank() != 4 || key.rank() != 4)
-    fail(op, "query and key must be [B, H, S, D], got query " +
-                 shapeToString(query.shape()) + " and key " +
-                 shapeToString(key.shape()));
-  checkSameShape(op, key, "key", value, "value");
-  AttentionShape s{query.dim(0),
-                   query.dim(1),
-                   query.dim(2),
-                   query.dim(3),
-                   key.dim(1),
-                   key.dim(2),
-                   1};
-  if (key.dim(0) != s.b || key.dim(3) != s.d)
-    fail(op, "key " + shapeToString(key.shape()) +
-                 " does not match the batch and head size of query " +
-                 shapeToString(query.shape()));
-  if (s.hkv == 0 || s.hq % s.hkv != 0)
-    fail(op, "query heads " + std::to_string(s.hq) +
-                 " are not a multiple of key/value heads " +
-                 std::to_string(s.hkv));
-  if (causal && s.sq != s.skv)
-    fail(op, "causal attention needs Sq == Skv, got Sq=" +
-                 std::to_string(s.sq) + " and Skv=" + std::to_string(s.skv));
-  if (s.skv == 0 && s.sq > 0)
-    fail(op, "key/value sequence is empty (key " + shapeToString(key.shape()) +
-                 ")");
-  if (!std::isfinite(scale))
-    fail(op, "scale " + std::to_string(scale) + " is not finite");
-  s.group = s.hq / s.hkv;
   return s;
 }
 
@@ -83,14 +49,14 @@ AttentionShape checkAttention(const std::string &op, const Tensor &query,
 template <typename T>
 Tensor probabilities(const AttentionShape &s, const T *q, const T *k,
                      double scale, bool causal, DType dtype) {
-  Tensor probs = gpu::zeros({s.blocks(), s.rows(), s.skv}, dtype);
+  Tensor probs = gpu::zeros({blockCount(s), blockRows(s), s.skv}, dtype);
   T *p = static_cast<T *>(probs.raw());
-  gemmBatched<T>(false, true, s.rows(), s.skv, s.d, T(scale), q, s.d,
-                 s.rows() * s.d, k, s.d, s.skv * s.d, T(0), p, s.skv,
-                 s.rows() * s.skv, s.blocks());
+  gemmBatched<T>(false, true, blockRows(s), s.skv, s.d, T(scale), q, s.d,
+                 blockRows(s) * s.d, k, s.d, s.skv * s.d, T(0), p, s.skv,
+                 blockRows(s) * s.skv, blockCount(s));
   int64_t sq = s.sq, skv = s.skv;
   forEach(
-      s.blocks() * s.rows(), RTX_GPU_BODY(int64_t r) {
+      blockCount(s) * blockRows(s), RTX_GPU_BODY(int64_t r) {
         T *row = p + r * skv;
         // Query position within its head; causal rows see keys <= it.
         int64_t pos = r % sq;
@@ -119,10 +85,11 @@ void attentionT(const AttentionShape &s, const Tensor &q, const Tensor &k,
   Tensor probs = probabilities<T>(s, static_cast<const T *>(q.raw()),
                                   static_cast<const T *>(k.raw()), scale,
                                   causal, q.dtype());
-  gemmBatched<T>(false, false, s.rows(), s.d, s.skv, T(1),
-                 static_cast<const T *>(probs.raw()), s.skv, s.rows() * s.skv,
-                 static_cast<const T *>(v.raw()), s.d, s.skv * s.d, T(0),
-                 static_cast<T *>(out.raw()), s.d, s.rows() * s.d, s.blocks());
+  gemmBatched<T>(false, false, blockRows(s), s.d, s.skv, T(1),
+                 static_cast<const T *>(probs.raw()), s.skv,
+                 blockRows(s) * s.skv, static_cast<const T *>(v.raw()), s.d,
+                 s.skv * s.d, T(0), static_cast<T *>(out.raw()), s.d,
+                 blockRows(s) * s.d, blockCount(s));
 }
 
 template <typename T>
@@ -135,7 +102,7 @@ void attentionGradT(const AttentionShape &s, const Tensor &q, const Tensor &k,
   const T *pdo = static_cast<const T *>(dout.raw());
   Tensor probs = probabilities<T>(s, pq, pk, scale, causal, q.dtype());
   const T *pp = static_cast<const T *>(probs.raw());
-  int64_t rows = s.rows(), skv = s.skv, d = s.d, blocks = s.blocks();
+  int64_t rows = blockRows(s), skv = s.skv, d = s.d, blocks = blockCount(s);
   // dv = p^T dout (the group's query rows are contracted).
   gemmBatched<T>(true, false, skv, d, rows, T(1), pp, skv, rows * skv, pdo, d,
                  rows * d, T(0), static_cast<T *>(dv.raw()), d, skv * d,

@@ -159,10 +159,6 @@ Dims gpu::detail::dimsOf(const std::string &op,
   return d;
 }
 
-Dims gpu::detail::stridesDims(const std::string &op, const Shape &shape) {
-  return dimsOf(op, rtxrt::detail::stridesOf(shape));
-}
-
 void gpu::detail::checkOnGpu(const std::string &op, const Tensor &t,
                              const char *name) {
   if (!t.defined())

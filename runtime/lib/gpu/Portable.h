@@ -111,8 +111,6 @@ struct Dims {
   int rank;
 };
 Dims dimsOf(const std::string &op, const std::vector<int64_t> &values);
-/// Row-major strides of `shape` as Dims.
-Dims stridesDims(const std::string &op, const Shape &shape);
 
 /// Throws (naming `op`) unless the tensor is a defined GPU tensor.
 void checkOnGpu(const std::string &op, const Tensor &t, const char *name);

@@ -34,40 +34,13 @@ std::vector<Tensor> rtxrt::attentionGrad(const Tensor &query, const Tensor &key,
                                          const Tensor &resultGrad, bool causal,
                                          double scale) {
   const std::string op = "rtx.attention_grad";
-  checkFloat(op, query, "query");
-  checkFloat(op, key, "key");
-  checkFloat(op, value, "value");
+  AttentionDims dims =
+      checkAttentionArguments(op, query, key, value, causal, scale);
   checkFloat(op, resultGrad, "result_grad");
-  checkSameDType(op, query, "query", key, "key");
-  checkSameDType(op, query, "query", value, "value");
   checkSameDType(op, query, "query", resultGrad, "result_grad");
-  if (query.rank() != 4 || key.rank() != 4)
-    fail(op, "query and key must be [B, H, S, D], got query " +
-                 shapeToString(query.shape()) + " and key " +
-                 shapeToString(key.shape()));
-  checkSameShape(op, key, "key", value, "value");
   checkSameShape(op, query, "query", resultGrad, "result_grad");
-  int64_t b = query.dim(0), hq = query.dim(1), sq = query.dim(2),
-          d = query.dim(3);
-  int64_t hkv = key.dim(1), skv = key.dim(2);
-  if (key.dim(0) != b || key.dim(3) != d)
-    fail(op, "key " + shapeToString(key.shape()) +
-                 " does not match the batch and head size of query " +
-                 shapeToString(query.shape()));
-  if (hkv == 0 || hq % hkv != 0)
-    fail(op, "query heads " + std::to_string(hq) +
-                 " are not a multiple of key/value heads " +
-                 std::to_string(hkv));
-  if (causal && sq != skv)
-    fail(op, "causal attention needs Sq == Skv, got Sq=" + std::to_string(sq) +
-                 " and Skv=" + std::to_string(skv));
-  if (skv == 0 && sq > 0)
-    fail(op, "key/value sequence is empty (key " + shapeToString(key.shape()) +
-                 ")");
-  if (!std::isfinite(scale))
-    fail(op, "scale " + std::to_string(scale) + " is not finite");
-
-  int64_t group = hq / hkv;
+  int64_t b = dims.b, hq = dims.hq, sq = dims.sq, d = dims.d, hkv = dims.hkv,
+          skv = dims.skv, group = dims.group;
   Tensor q = toCompute(query), k = toCompute(key), v = toCompute(value);
   Tensor dout = toCompute(resultGrad);
   Tensor dq(query.shape(), q.dtype()), dk(key.shape(), k.dtype()),

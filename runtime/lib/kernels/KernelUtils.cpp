@@ -174,3 +174,43 @@ int rtxrt::getNumThreads() {
   return 1;
 #endif
 }
+
+AttentionDims rtxrt::detail::checkAttentionArguments(
+    const std::string &op, const Tensor &query, const Tensor &key,
+    const Tensor &value, bool causal, double scale) {
+  checkFloat(op, query, "query");
+  checkFloat(op, key, "key");
+  checkFloat(op, value, "value");
+  checkSameDType(op, query, "query", key, "key");
+  checkSameDType(op, query, "query", value, "value");
+  if (query.rank() != 4 || key.rank() != 4)
+    fail(op, "query and key must be [B, H, S, D], got query " +
+                 shapeToString(query.shape()) + " and key " +
+                 shapeToString(key.shape()));
+  checkSameShape(op, key, "key", value, "value");
+  AttentionDims s{query.dim(0),
+                  query.dim(1),
+                  query.dim(2),
+                  query.dim(3),
+                  key.dim(1),
+                  key.dim(2),
+                  1};
+  if (key.dim(0) != s.b || key.dim(3) != s.d)
+    fail(op, "key " + shapeToString(key.shape()) +
+                 " does not match the batch and head size of query " +
+                 shapeToString(query.shape()));
+  if (s.hkv == 0 || s.hq % s.hkv != 0)
+    fail(op, "query heads " + std::to_string(s.hq) +
+                 " are not a multiple of key/value heads " +
+                 std::to_string(s.hkv));
+  if (causal && s.sq != s.skv)
+    fail(op, "causal attention needs Sq == Skv, got Sq=" +
+                 std::to_string(s.sq) + " and Skv=" + std::to_string(s.skv));
+  if (s.skv == 0 && s.sq > 0)
+    fail(op, "key/value sequence is empty (key " + shapeToString(key.shape()) +
+                 ")");
+  if (!std::isfinite(scale))
+    fail(op, "scale " + std::to_string(scale) + " is not finite");
+  s.group = s.hq / s.hkv;
+  return s;
+}

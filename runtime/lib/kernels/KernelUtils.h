@@ -193,6 +193,18 @@ std::vector<int64_t> loadLabels(const std::string &op, const Tensor &logits,
                                 const Tensor &labels, bool hasIgnoreIndex,
                                 int64_t ignoreIndex, int64_t vocab = -1);
 
+/// The shapes of an attention: q [b, hq, sq, d], k/v [b, hkv, skv, d];
+/// `group` query heads share one key/value head.
+struct AttentionDims {
+  int64_t b, hq, sq, d, hkv, skv, group;
+};
+/// The operand checks of rtx.attention and rtx.attention_grad (shared by the
+/// CPU and GPU kernels).
+AttentionDims checkAttentionArguments(const std::string &op,
+                                      const Tensor &query, const Tensor &key,
+                                      const Tensor &value, bool causal,
+                                      double scale);
+
 /// The operand and hyper-parameter checks of rtx.adamw_update (shared by
 /// the CPU and GPU kernels; the step's value is the caller's to check).
 void checkAdamWArguments(const std::string &op, const Tensor &param,

@@ -7,6 +7,8 @@
 
 #include "rtx/Dialect/RTX/Transforms/Passes.h"
 
+#include "FirstUse.h"
+
 #include "mlir/IR/Builders.h"
 
 namespace mlir::rtx {
@@ -32,18 +34,6 @@ int64_t bytesOf(AllReduceOp op) {
   auto type = op.getInput().getType();
   return type.getNumElements() *
          std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
-}
-
-/// The first op of `block`, in order, that uses a result of `op` (null
-/// when none does): a bucket's fused collective must come before it.
-Operation *firstUser(AllReduceOp op) {
-  Operation *first = nullptr;
-  for (Operation *user : op.getResult().getUsers()) {
-    Operation *inBlock = op->getBlock()->findAncestorOpInBlock(*user);
-    if (inBlock && (!first || inBlock->isBeforeInBlock(first)))
-      first = inBlock;
-  }
-  return first;
 }
 
 /// The op of `block` defining `v`, or null when `v` is a block argument.
@@ -134,7 +124,7 @@ struct RTXBucketCollectivesPass
       if (!reduce)
         continue;
       Operation *def = definer(reduce.getInput(), block);
-      Operation *use = firstUser(reduce);
+      Operation *use = firstUseInBlock(reduce.getResult(), block);
       // The fused collective goes after every input and before every use.
       bool fits =
           !open.ops.empty() && sameCollective(open.ops.front(), reduce) &&

@@ -7,6 +7,8 @@
 
 #include "rtx/Dialect/RTX/Transforms/Passes.h"
 
+#include "FirstUse.h"
+
 #include "mlir/IR/Builders.h"
 
 namespace mlir::rtx {
@@ -26,14 +28,7 @@ struct RTXScheduleOverlapPass
     SmallVector<AllReduceOp> reduces;
     getOperation().walk([&](AllReduceOp op) { reduces.push_back(op); });
     for (AllReduceOp op : reduces) {
-      // The first op of the block that uses the result.
-      Block *block = op->getBlock();
-      Operation *first = nullptr;
-      for (Operation *user : op.getResult().getUsers()) {
-        Operation *inBlock = block->findAncestorOpInBlock(*user);
-        if (inBlock && (!first || inBlock->isBeforeInBlock(first)))
-          first = inBlock;
-      }
+      Operation *first = firstUseInBlock(op.getResult(), *op->getBlock());
       // Nothing to overlap with: no use here, or the use comes next.
       if (!first || first == op->getNextNode())
         continue;
