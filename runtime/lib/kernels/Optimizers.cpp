@@ -1,8 +1,9 @@
 //===- Optimizers.cpp - adamw_update, sgd_update --------------------------===//
 //
 // Elementwise parameter updates. AdamW mixes precisions (a bf16 or f32
-// parameter with f32 or f64 moments), so every element is computed in double
-// from the stored values and each result is rounded once to its own dtype.
+// parameter with f32 or f64 moments): every element is computed in f32, or
+// in f64 when a tensor is f64 (as torch.optim.AdamW computes), from the
+// stored values, and each result is rounded once to its own dtype.
 // SGD is computed in the gradient's compute type, as its op says.
 //
 //===----------------------------------------------------------------------===//
@@ -26,6 +27,34 @@ void checkHyperParameter(const std::string &op, const char *name, double value,
   if (!(value >= low && value <= high))
     fail(op, std::string(name) + " " + std::to_string(value) + " is outside [" +
                  std::to_string(low) + ", " + std::to_string(high) + "]");
+}
+
+/// AdamW's coefficients in the type C that the update computes in.
+template <typename C> struct AdamWCoefficients {
+  C beta1, beta2, oneMinusBeta1, oneMinusBeta2, decay, stepSize,
+      invSqrtCorrection2, eps;
+};
+
+/// Updates elements [begin, end). A function of its own, with unaliased
+/// pointers and the coefficients by value: written inline in the
+/// parallelFor body, the loop stayed scalar (one vsqrtss per element) and
+/// was 7% of a data-parallel GPT-2 step.
+template <typename C, typename P, typename M>
+void adamwRange(int64_t begin, int64_t end, const AdamWCoefficients<C> k,
+                const P *__restrict param, const M *__restrict grad,
+                const M *__restrict expAvg, const M *__restrict expAvgSq,
+                P *__restrict newParam, M *__restrict newExpAvg,
+                M *__restrict newExpAvgSq) {
+  for (int64_t i = begin; i < end; ++i) {
+    C g = C(grad[i]);
+    C m = k.beta1 * C(expAvg[i]) + k.oneMinusBeta1 * g;
+    C v = k.beta2 * C(expAvgSq[i]) + k.oneMinusBeta2 * g * g;
+    C p = C(param[i]) * k.decay -
+          k.stepSize * m / (std::sqrt(v) * k.invSqrtCorrection2 + k.eps);
+    newParam[i] = P(p);
+    newExpAvg[i] = M(m);
+    newExpAvgSq[i] = M(v);
+  }
 }
 
 } // namespace
@@ -104,20 +133,12 @@ std::vector<Tensor> rtxrt::adamwUpdate(const Tensor &param, const Tensor &grad,
       using C = std::conditional_t<std::is_same_v<P, double> ||
                                        std::is_same_v<M, double>,
                                    double, float>;
-      const C b1 = C(beta1), b2 = C(beta2), oneMinusB1 = C(1.0 - beta1),
-              oneMinusB2 = C(1.0 - beta2), cDecay = C(decay),
-              cStep = C(stepSize), cInv = C(invSqrtCorrection2), cEps = C(eps);
+      const AdamWCoefficients<C> k{C(beta1),          C(beta2),
+                                   C(1.0 - beta1),    C(1.0 - beta2),
+                                   C(decay),          C(stepSize),
+                                   C(invSqrtCorrection2), C(eps)};
       parallelFor(n, kElementGrain, [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) {
-          C gi = C(pg[i]);
-          C mi = b1 * C(pm[i]) + oneMinusB1 * gi;
-          C vi = b2 * C(pv[i]) + oneMinusB2 * gi * gi;
-          C pi = C(pp[i]) * cDecay;
-          pi -= cStep * mi / (std::sqrt(vi) * cInv + cEps);
-          pnp[i] = P(pi);
-          pnm[i] = M(mi);
-          pnv[i] = M(vi);
-        }
+        adamwRange(begin, end, k, pp, pg, pm, pv, pnp, pnm, pnv);
       });
       return 0;
     });
