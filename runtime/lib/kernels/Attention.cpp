@@ -69,21 +69,7 @@ Tensor rtxrt::attention(const Tensor &query, const Tensor &key,
           T *row = s + r * skv;
           // Query position within its head; causal rows see keys <= it.
           int64_t pos = (r0 + r) % sq;
-          int64_t visible = causal ? pos + 1 : skv;
-          T max = -std::numeric_limits<T>::infinity();
-          for (int64_t j = 0; j < visible; ++j)
-            max = std::fmax(max, row[j]);
-          double sum = 0.0;
-          for (int64_t j = 0; j < visible; ++j) {
-            T e = std::exp(row[j] - max);
-            row[j] = e;
-            sum += e;
-          }
-          T inv = T(1.0 / sum);
-          for (int64_t j = 0; j < visible; ++j)
-            row[j] *= inv;
-          for (int64_t j = visible; j < skv; ++j)
-            row[j] = T(0);
+          attentionSoftmaxRow(row, causal ? pos + 1 : skv, skv);
         }
         gemm(false, false, n, d, skv, T(1), s, skv, vBase, d, T(0),
              oBase + r0 * d, d);

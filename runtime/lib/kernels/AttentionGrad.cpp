@@ -82,21 +82,7 @@ std::vector<Tensor> rtxrt::attentionGrad(const Tensor &query, const Tensor &key,
           for (int64_t r = 0; r < n; ++r) {
             T *row = p + r * skv;
             int64_t pos = (r0 + r) % sq;
-            int64_t visible = causal ? pos + 1 : skv;
-            T max = -std::numeric_limits<T>::infinity();
-            for (int64_t j = 0; j < visible; ++j)
-              max = std::fmax(max, row[j]);
-            double sum = 0.0;
-            for (int64_t j = 0; j < visible; ++j) {
-              T e = std::exp(row[j] - max);
-              row[j] = e;
-              sum += e;
-            }
-            T inv = T(1.0 / sum);
-            for (int64_t j = 0; j < visible; ++j)
-              row[j] *= inv;
-            for (int64_t j = visible; j < skv; ++j)
-              row[j] = T(0);
+            attentionSoftmaxRow(row, causal ? pos + 1 : skv, skv);
           }
           // dv += P^T dO (all row blocks of the group, in order).
           gemm(true, false, skv, d, n, T(1), p, skv, doBlock, d,
@@ -107,9 +93,9 @@ std::vector<Tensor> rtxrt::attentionGrad(const Tensor &query, const Tensor &key,
           for (int64_t r = 0; r < n; ++r) {
             const T *prow = p + r * skv;
             T *dprow = dp + r * skv;
-            double dot = 0.0;
-            for (int64_t j = 0; j < skv; ++j)
-              dot += static_cast<double>(prow[j]) * dprow[j];
+            double dot = laneSum(skv, [&](int64_t j) {
+              return static_cast<double>(prow[j]) * dprow[j];
+            });
             for (int64_t j = 0; j < skv; ++j)
               dprow[j] = T(static_cast<double>(prow[j]) * (dprow[j] - dot));
           }

@@ -78,13 +78,11 @@ Tensor rtxrt::crossEntropy(const Tensor &logits, const Tensor &labels,
         if (hasIgnoreIndex && lab[t] == ignoreIndex)
           continue;
         const T *row = px + t * vocab;
-        double max = -std::numeric_limits<double>::infinity();
-        for (int64_t i = 0; i < vocab; ++i)
-          max = std::fmax(max, static_cast<double>(row[i]));
-        double sum = 0.0;
-        for (int64_t i = 0; i < vocab; ++i)
-          sum += std::exp(static_cast<double>(row[i]) - max);
-        loss[t] = max + std::log(sum) - static_cast<double>(row[lab[t]]);
+        T max;
+        double sum;
+        softmaxStatistics(row, vocab, max, sum);
+        loss[t] = static_cast<double>(max) + std::log(sum) -
+                  static_cast<double>(row[lab[t]]);
         counted[t] = 1;
       }
     });
@@ -121,10 +119,7 @@ std::vector<Tensor> rtxrt::vocabLogitStats(const Tensor &logits,
     parallelFor(tokens, rowGrain(shard), [&](int64_t begin, int64_t end) {
       for (int64_t t = begin; t < end; ++t) {
         const T *row = px + t * shard;
-        T m = -std::numeric_limits<T>::infinity();
-        for (int64_t i = 0; i < shard; ++i)
-          m = std::fmax(m, row[i]);
-        pmax[t] = m;
+        pmax[t] = laneMax(row, shard);
         int64_t local = lab[t] - offset;
         bool owned = !(hasIgnoreIndex && lab[t] == ignoreIndex) && local >= 0 &&
                      local < shard;

@@ -135,12 +135,14 @@ void softmaxMinusOneHot(const LossGradInputs &in, T *pdx, int64_t width,
         continue; // stays zero
       const T *row = px + t * width;
       T *drow = pdx + t * width;
-      double max = 0.0, sum = 1.0;
+      T max = 0;
+      double sum = 1.0;
       stats(row, t, max, sum);
-      double scale = in.factor / sum;
+      double scale = in.factor / sum, factor = in.factor;
+      int64_t label = in.labels[t] - offset;
       for (int64_t i = 0; i < width; ++i)
-        drow[i] = T(std::exp(static_cast<double>(row[i]) - max) * scale -
-                    (offset + i == in.labels[t] ? in.factor : 0.0));
+        drow[i] = T(double(expApprox(row[i] - max)) * scale -
+                    (i == label ? factor : 0.0));
     }
   });
 }
@@ -158,17 +160,12 @@ Tensor rtxrt::crossEntropyGrad(const Tensor &logits, const Tensor &labels,
     return fromCompute(dx, logits.dtype());
   dispatchCompute(logits.dtype(), [&](auto zero) {
     using T = decltype(zero);
-    // softmax in double, max-subtracted as in rtx.cross_entropy.
-    softmaxMinusOneHot<T>(
-        in, dx.data<T>(), vocab, 0, hasIgnoreIndex, ignoreIndex,
-        [&](const T *row, int64_t, double &max, double &sum) {
-          max = -std::numeric_limits<double>::infinity();
-          for (int64_t i = 0; i < vocab; ++i)
-            max = std::fmax(max, static_cast<double>(row[i]));
-          sum = 0.0;
-          for (int64_t i = 0; i < vocab; ++i)
-            sum += std::exp(static_cast<double>(row[i]) - max);
-        });
+    // The softmax's statistics exactly as rtx.cross_entropy computes them.
+    softmaxMinusOneHot<T>(in, dx.data<T>(), vocab, 0, hasIgnoreIndex,
+                          ignoreIndex,
+                          [&](const T *row, int64_t, T &max, double &sum) {
+                            softmaxStatistics(row, vocab, max, sum);
+                          });
     return 0;
   });
   return fromCompute(dx, logits.dtype());
@@ -200,8 +197,8 @@ Tensor rtxrt::vocabCrossEntropyGrad(const Tensor &logits, const Tensor &labels,
     using T = decltype(zero);
     softmaxMinusOneHot<T>(in, dx.data<T>(), shard, offset, hasIgnoreIndex,
                           ignoreIndex,
-                          [&](const T *, int64_t t, double &m, double &sum) {
-                            m = max.getAsDouble(t);
+                          [&](const T *, int64_t t, T &m, double &sum) {
+                            m = T(max.getAsDouble(t));
                             sum = sumExp.getAsDouble(t);
                           });
     return 0;

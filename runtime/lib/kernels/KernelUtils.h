@@ -15,6 +15,8 @@
 
 #include "rtxrt/Tensor.h"
 
+#include "VectorMath.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -83,42 +85,6 @@ template <typename F> auto dispatchCompute(DType dtype, F &&f) {
     return f(double{});
   return f(float{});
 }
-
-/// tanh for f32 written so that a loop over it vectorises (libm's tanhf
-/// is an opaque call, and was a fifth of a GPT-2 training step in GELU's
-/// tanh approximation and its gradient). Cephes' tanhf: an odd polynomial
-/// below |x| = 0.625, 1 - 2 / (exp(2|x|) + 1) above, with Cephes' expf
-/// (range reduction by ln 2, degree-6 polynomial); about 2 ulp. Both paths
-/// are computed and one is selected, the same operations in the vector body
-/// and the scalar tail, so results do not depend on where a chunk starts.
-inline float tanhApprox(float x) {
-  float a = std::fabs(x);
-  // exp(2a), clamped where tanh is +-1 in f32 anyway.
-  float e2 = std::fmin(2.0f * a, 88.0f);
-  float n = std::floor(e2 * 1.44269504088896341f + 0.5f);
-  float r = e2 - n * 0.693359375f + n * 2.12194440e-4f;
-  float p = 1.9875691500E-4f;
-  p = p * r + 1.3981999507E-3f;
-  p = p * r + 8.3334519073E-3f;
-  p = p * r + 4.1665795894E-2f;
-  p = p * r + 1.6666665459E-1f;
-  p = p * r + 5.0000001201E-1f;
-  float er = p * r * r + r + 1.0f;
-  int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
-  float scale;
-  std::memcpy(&scale, &bits, sizeof scale);
-  float large = 1.0f - 2.0f / (er * scale + 1.0f);
-  float z = x * x;
-  float q = -5.70498872745E-3f;
-  q = q * z + 2.06390887954E-2f;
-  q = q * z - 5.37397155531E-2f;
-  q = q * z + 1.33314422036E-1f;
-  q = q * z - 3.33332819422E-1f;
-  float small = q * z * x + x;
-  float signedLarge = x < 0.0f ? -large : large;
-  return a < 0.625f ? small : signedLarge;
-}
-inline double tanhApprox(double x) { return std::tanh(x); }
 
 [[noreturn]] inline void fail(const std::string &op, const std::string &what) {
   throw Error(op + ": " + what);
@@ -204,6 +170,33 @@ AttentionDims checkAttentionArguments(const std::string &op,
                                       const Tensor &query, const Tensor &key,
                                       const Tensor &value, bool causal,
                                       double scale);
+
+/// One row of attention probabilities, in place: softmax over the scores
+/// row[0..visible) (the keys a causal row sees; all of them otherwise) and
+/// zeros in row[visible..length). rtx.attention_grad recomputes the
+/// probabilities with this same function, so they equal the forward's.
+template <typename T>
+void attentionSoftmaxRow(T *row, int64_t visible, int64_t length) {
+  T max = laneMax(row, visible);
+  for (int64_t j = 0; j < visible; ++j)
+    row[j] = expApprox(row[j] - max);
+  double sum = laneSum(visible, [&](int64_t j) { return double(row[j]); });
+  T inv = T(1.0 / sum);
+  for (int64_t j = 0; j < visible; ++j)
+    row[j] *= inv;
+  for (int64_t j = visible; j < length; ++j)
+    row[j] = T(0);
+}
+
+/// The statistics of a softmax over row[0..n): its max, and the sum of
+/// exp(row - max) in double. rtx.cross_entropy and its gradient both use
+/// this, so the gradient's softmax is the forward's.
+template <typename T>
+void softmaxStatistics(const T *row, int64_t n, T &max, double &sumExp) {
+  max = laneMax(row, n);
+  T m = max;
+  sumExp = laneSum(n, [&](int64_t i) { return double(expApprox(row[i] - m)); });
+}
 
 /// The operand and hyper-parameter checks of rtx.adamw_update (shared by
 /// the CPU and GPU kernels; the step's value is the caller's to check).

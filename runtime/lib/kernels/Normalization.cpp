@@ -1,8 +1,8 @@
 //===- Normalization.cpp - layernorm, rmsnorm, softmax, rope --------------===//
 //
 // Row-wise kernels: one thread owns a whole row, and row statistics (mean,
-// variance, sum of exponentials) are accumulated in double in index order, so
-// they are both accurate and independent of the thread count.
+// variance, sum of exponentials) are accumulated in double in a fixed order
+// (laneSum), so they are both accurate and independent of the thread count.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,16 +39,13 @@ Tensor rtxrt::layerNorm(const Tensor &input, const Tensor &scale,
       for (int64_t r = begin; r < end; ++r) {
         const T *xr = px + r * d;
         T *yr = py + r * d;
-        double sum = 0.0;
-        for (int64_t i = 0; i < d; ++i)
-          sum += xr[i];
-        double mean = sum / static_cast<double>(d);
+        double mean = laneSum(d, [&](int64_t i) { return double(xr[i]); }) /
+                      static_cast<double>(d);
         // Two passes (not E[x^2] - mean^2): no cancellation for large means.
-        double sq = 0.0;
-        for (int64_t i = 0; i < d; ++i) {
+        double sq = laneSum(d, [&](int64_t i) {
           double c = xr[i] - mean;
-          sq += c * c;
-        }
+          return c * c;
+        });
         double rstd = 1.0 / std::sqrt(sq / static_cast<double>(d) + epsilon);
         // Centre in double too: rounding the mean to f32 would shift every
         // element by up to half an ulp of the mean, a large relative error
@@ -85,9 +82,8 @@ Tensor rtxrt::rmsNorm(const Tensor &input, const Tensor &scale,
       for (int64_t r = begin; r < end; ++r) {
         const T *xr = px + r * d;
         T *yr = py + r * d;
-        double sq = 0.0;
-        for (int64_t i = 0; i < d; ++i)
-          sq += static_cast<double>(xr[i]) * xr[i];
+        double sq = laneSum(
+            d, [&](int64_t i) { return static_cast<double>(xr[i]) * xr[i]; });
         T s = T(1.0 / std::sqrt(sq / static_cast<double>(d) + epsilon));
         for (int64_t i = 0; i < d; ++i)
           yr[i] = xr[i] * s * pg[i];
@@ -122,16 +118,17 @@ Tensor rtxrt::softmax(const Tensor &input, int64_t dim) {
         const T *xl = px + base;
         T *yl = py + base;
         T max = -std::numeric_limits<T>::infinity();
-        for (int64_t i = 0; i < n; ++i)
-          max = std::fmax(max, xl[i * inner]);
+        if (inner == 1)
+          max = laneMax(xl, n);
+        else
+          for (int64_t i = 0; i < n; ++i)
+            max = std::fmax(max, xl[i * inner]);
         // A row that is all -inf has no finite max: exp(x - max) is NaN,
         // as in PyTorch, rather than a silent uniform distribution.
-        double sum = 0.0;
-        for (int64_t i = 0; i < n; ++i) {
-          T e = std::exp(xl[i * inner] - max);
-          yl[i * inner] = e;
-          sum += e;
-        }
+        for (int64_t i = 0; i < n; ++i)
+          yl[i * inner] = expApprox(xl[i * inner] - max);
+        double sum =
+            laneSum(n, [&](int64_t i) { return double(yl[i * inner]); });
         T inv = T(1.0 / sum);
         for (int64_t i = 0; i < n; ++i)
           yl[i * inner] *= inv;

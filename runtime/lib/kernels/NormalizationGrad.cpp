@@ -1,7 +1,7 @@
 //===- NormalizationGrad.cpp - layernorm_grad, rmsnorm_grad ---------------===//
 //
 // dx is row-wise: one thread owns a row, recomputes its statistics in double
-// in index order (as the forward does) and writes the row's gradient.
+// in the forward's fixed order (laneSum) and writes the row's gradient.
 //
 // dscale and dbias sum over all rows. The rows are cut into blocks whose size
 // depends on the shape only (kMaxBlocks at most); each block accumulates its
@@ -95,32 +95,33 @@ std::vector<Tensor> rtxrt::layerNormGrad(const Tensor &input,
           const T *xr = px + r * d, *dyr = pdy + r * d;
           T *dxr = pdx + r * d;
           // Mean and biased variance exactly as rtx.layernorm (two passes).
-          double sum = 0.0;
-          for (int64_t i = 0; i < d; ++i)
-            sum += xr[i];
-          double mean = sum / static_cast<double>(d);
-          double sq = 0.0;
-          for (int64_t i = 0; i < d; ++i) {
+          double mean = laneSum(d, [&](int64_t i) { return double(xr[i]); }) /
+                        static_cast<double>(d);
+          double sq = laneSum(d, [&](int64_t i) {
             double c = xr[i] - mean;
-            sq += c * c;
-          }
+            return c * c;
+          });
           double rstd = 1.0 / std::sqrt(sq / static_cast<double>(d) + epsilon);
           // With dxhat = dy * g:
           // dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)).
-          double sumG = 0.0, sumGX = 0.0;
+          double *xh = xhat.data();
+          for (int64_t i = 0; i < d; ++i)
+            xh[i] = (xr[i] - mean) * rstd;
+          double sumG = laneSum(d, [&](int64_t i) {
+            return static_cast<double>(dyr[i]) * pg[i];
+          });
+          double sumGX = laneSum(d, [&](int64_t i) {
+            return static_cast<double>(dyr[i]) * pg[i] * xh[i];
+          });
           for (int64_t i = 0; i < d; ++i) {
-            xhat[i] = (xr[i] - mean) * rstd;
-            double gi = static_cast<double>(dyr[i]) * pg[i];
-            sumG += gi;
-            sumGX += gi * xhat[i];
-            ds[i] += static_cast<double>(dyr[i]) * xhat[i];
+            ds[i] += static_cast<double>(dyr[i]) * xh[i];
             db[i] += dyr[i];
           }
           double meanG = sumG / static_cast<double>(d);
           double meanGX = sumGX / static_cast<double>(d);
           for (int64_t i = 0; i < d; ++i)
             dxr[i] = T(rstd * (static_cast<double>(dyr[i]) * pg[i] - meanG -
-                               xhat[i] * meanGX));
+                               xh[i] * meanGX));
         }
       }
     });
@@ -152,17 +153,15 @@ std::vector<Tensor> rtxrt::rmsNormGrad(const Tensor &input, const Tensor &scale,
         for (int64_t r = blocks.begin(blk); r < blocks.end(blk); ++r) {
           const T *xr = px + r * d, *dyr = pdy + r * d;
           T *dxr = pdx + r * d;
-          double sq = 0.0;
-          for (int64_t i = 0; i < d; ++i)
-            sq += static_cast<double>(xr[i]) * xr[i];
+          double sq = laneSum(
+              d, [&](int64_t i) { return static_cast<double>(xr[i]) * xr[i]; });
           double rstd = 1.0 / std::sqrt(sq / static_cast<double>(d) + epsilon);
           // y = x * rstd * g: dx = rstd * dy g - x rstd^3 mean(dy g x).
-          double sumGX = 0.0;
-          for (int64_t i = 0; i < d; ++i) {
-            double gi = static_cast<double>(dyr[i]) * pg[i];
-            sumGX += gi * xr[i];
+          double sumGX = laneSum(d, [&](int64_t i) {
+            return static_cast<double>(dyr[i]) * pg[i] * xr[i];
+          });
+          for (int64_t i = 0; i < d; ++i)
             ds[i] += static_cast<double>(dyr[i]) * xr[i] * rstd;
-          }
           double k = rstd * rstd * rstd * sumGX / static_cast<double>(d);
           for (int64_t i = 0; i < d; ++i)
             dxr[i] = T(rstd * static_cast<double>(dyr[i]) * pg[i] - xr[i] * k);

@@ -133,10 +133,9 @@ std::vector<Tensor> rtxrt::adamwUpdate(const Tensor &param, const Tensor &grad,
       using C = std::conditional_t<std::is_same_v<P, double> ||
                                        std::is_same_v<M, double>,
                                    double, float>;
-      const AdamWCoefficients<C> k{C(beta1),          C(beta2),
-                                   C(1.0 - beta1),    C(1.0 - beta2),
-                                   C(decay),          C(stepSize),
-                                   C(invSqrtCorrection2), C(eps)};
+      const AdamWCoefficients<C> k{
+          C(beta1), C(beta2),    C(1.0 - beta1),        C(1.0 - beta2),
+          C(decay), C(stepSize), C(invSqrtCorrection2), C(eps)};
       parallelFor(n, kElementGrain, [&](int64_t begin, int64_t end) {
         adamwRange(begin, end, k, pp, pg, pm, pv, pnp, pnm, pnv);
       });
