@@ -24,8 +24,10 @@
 
 using namespace rtxrt;
 using namespace rtxrt::gpu::detail;
-using rtxrt::detail::checkFloat;
-using rtxrt::detail::checkSameDType;
+using rtxrt::detail::checkBatchMatmulArguments;
+using rtxrt::detail::checkLinearArguments;
+using rtxrt::detail::checkMatmulArguments;
+using rtxrt::detail::ContractionDims;
 using rtxrt::detail::fail;
 
 #if defined(__CUDACC__)
@@ -119,15 +121,15 @@ void contractT(const Tensor &a, const Tensor &b, Tensor &out, bool transA,
 }
 
 Tensor contract(const Tensor &lhs, const Tensor &rhs, bool transA, bool transB,
-                int64_t batch, int64_t m, int64_t n, int64_t k,
-                int64_t rhsBatchStride, const Shape &resultShape) {
+                const ContractionDims &d) {
   Tensor a = toCompute(lhs), b = toCompute(rhs);
-  Tensor out = zeros(resultShape, a.dtype());
+  Tensor out = zeros(d.resultShape, a.dtype());
   if (a.dtype() == DType::F64)
-    contractT<double>(a, b, out, transA, transB, batch, m, n, k,
-                      rhsBatchStride);
+    contractT<double>(a, b, out, transA, transB, d.batch, d.m, d.n, d.k,
+                      d.rhsBatchStride);
   else
-    contractT<float>(a, b, out, transA, transB, batch, m, n, k, rhsBatchStride);
+    contractT<float>(a, b, out, transA, transB, d.batch, d.m, d.n, d.k,
+                     d.rhsBatchStride);
   return out;
 }
 
@@ -139,95 +141,39 @@ template <typename T> void addBiasT(Tensor &y, const Tensor &bias) {
       y.numel(), RTX_GPU_BODY(int64_t i) { py[i] += pb[i % width]; });
 }
 
-void matrixDims(const Tensor &t, bool transposed, int64_t &rows,
-                int64_t &cols) {
-  rows = t.dim(t.rank() - 2);
-  cols = t.dim(t.rank() - 1);
-  if (transposed)
-    std::swap(rows, cols);
-}
-
 } // namespace
 
 Tensor gpu::matmul(const Tensor &lhs, const Tensor &rhs, bool transposeLhs,
                    bool transposeRhs) {
   const std::string op = "rtx.matmul";
-  checkFloat(op, lhs, "lhs");
-  checkFloat(op, rhs, "rhs");
-  checkSameDType(op, lhs, "lhs", rhs, "rhs");
+  ContractionDims dims =
+      checkMatmulArguments(op, lhs, rhs, transposeLhs, transposeRhs);
   checkOnGpu(op, lhs, "lhs");
   checkOnGpu(op, rhs, "rhs");
-  if (lhs.rank() != 2 || rhs.rank() != 2)
-    fail(op, "operands must be matrices, got lhs " +
-                 shapeToString(lhs.shape()) + " and rhs " +
-                 shapeToString(rhs.shape()));
-  int64_t m, k, k2, n;
-  matrixDims(lhs, transposeLhs, m, k);
-  matrixDims(rhs, transposeRhs, k2, n);
-  if (k != k2)
-    fail(op, "contracting sizes differ: " + std::to_string(k) + " and " +
-                 std::to_string(k2));
-  return fromCompute(
-      contract(lhs, rhs, transposeLhs, transposeRhs, 1, m, n, k, 0, {m, n}),
-      lhs.dtype());
+  return fromCompute(contract(lhs, rhs, transposeLhs, transposeRhs, dims),
+                     lhs.dtype());
 }
 
 Tensor gpu::batchMatmul(const Tensor &lhs, const Tensor &rhs, bool transposeLhs,
                         bool transposeRhs) {
   const std::string op = "rtx.batch_matmul";
-  checkFloat(op, lhs, "lhs");
-  checkFloat(op, rhs, "rhs");
-  checkSameDType(op, lhs, "lhs", rhs, "rhs");
+  ContractionDims dims =
+      checkBatchMatmulArguments(op, lhs, rhs, transposeLhs, transposeRhs);
   checkOnGpu(op, lhs, "lhs");
   checkOnGpu(op, rhs, "rhs");
-  if (lhs.rank() < 2 || lhs.rank() != rhs.rank())
-    fail(op, "operands need one rank >= 2, got lhs " +
-                 shapeToString(lhs.shape()) + " and rhs " +
-                 shapeToString(rhs.shape()));
-  Shape batchShape(lhs.shape().begin(), lhs.shape().end() - 2);
-  if (!std::equal(batchShape.begin(), batchShape.end(), rhs.shape().begin()))
-    fail(op, "batch dimensions differ: lhs " + shapeToString(lhs.shape()) +
-                 " and rhs " + shapeToString(rhs.shape()));
-  int64_t m, k, k2, n;
-  matrixDims(lhs, transposeLhs, m, k);
-  matrixDims(rhs, transposeRhs, k2, n);
-  if (k != k2)
-    fail(op, "contracting sizes differ: " + std::to_string(k) + " and " +
-                 std::to_string(k2));
-  Shape resultShape = batchShape;
-  resultShape.push_back(m);
-  resultShape.push_back(n);
-  return fromCompute(contract(lhs, rhs, transposeLhs, transposeRhs,
-                              numElements(batchShape), m, n, k, k * n,
-                              resultShape),
+  return fromCompute(contract(lhs, rhs, transposeLhs, transposeRhs, dims),
                      lhs.dtype());
 }
 
 Tensor gpu::linear(const Tensor &input, const Tensor &weight,
                    const Tensor &bias) {
   const std::string op = "rtx.linear";
-  checkFloat(op, input, "input");
-  checkFloat(op, weight, "weight");
-  checkSameDType(op, input, "input", weight, "weight");
+  ContractionDims dims = checkLinearArguments(op, input, weight, bias);
   checkOnGpu(op, input, "input");
   checkOnGpu(op, weight, "weight");
-  if (input.rank() < 1 || weight.rank() != 2 ||
-      weight.dim(1) != input.dim(input.rank() - 1))
-    fail(op, "expected input [..., in] and weight [out, in], got input " +
-                 shapeToString(input.shape()) + " and weight " +
-                 shapeToString(weight.shape()));
-  int64_t in = weight.dim(1), out = weight.dim(0);
-  if (bias.defined()) {
+  if (bias.defined())
     checkOnGpu(op, bias, "bias");
-    if (bias.shape() != Shape{out} || bias.dtype() != input.dtype())
-      fail(op, "bias " + shapeToString(bias.shape()) + " must be [" +
-                   std::to_string(out) + "] of the input's dtype");
-  }
-  Shape resultShape = input.shape();
-  resultShape.back() = out;
-  int64_t tokens = in ? input.numel() / in : numElements(resultShape) / out;
-  Tensor y =
-      contract(input, weight, false, true, 1, tokens, out, in, 0, resultShape);
+  Tensor y = contract(input, weight, false, true, dims);
   if (bias.defined()) {
     Tensor b = toCompute(bias);
     if (y.dtype() == DType::F64)

@@ -12,6 +12,7 @@
 #include "Portable.h"
 
 #include "../kernels/KernelUtils.h"
+#include "../kernels/ShapeViews.h"
 
 #include <cstring>
 
@@ -22,6 +23,16 @@ using rtxrt::detail::checkFloat;
 using rtxrt::detail::fail;
 using rtxrt::detail::normalizeDim;
 using rtxrt::detail::stridesOf;
+// The shape ops' views and checks, shared with the CPU kernels.
+using rtxrt::detail::broadcastView;
+using rtxrt::detail::checkReshape;
+using rtxrt::detail::concatShape;
+using rtxrt::detail::padShape;
+using rtxrt::detail::reducedDims;
+using rtxrt::detail::sliceView;
+using rtxrt::detail::splitViews;
+using rtxrt::detail::StridedView;
+using rtxrt::detail::transposeView;
 
 namespace {
 
@@ -117,117 +128,50 @@ void reduceT(ReduceKind kind, const Tensor &x, Tensor &y, int64_t rows,
 Tensor gpu::reshape(const Tensor &input, const Shape &shape) {
   const std::string op = "rtx.reshape";
   checkOnGpu(op, input, "input");
-  if (numElements(shape) != input.numel())
-    fail(op, "cannot reshape " + shapeToString(input.shape()) + " to " +
-                 shapeToString(shape));
+  checkReshape(op, input, shape);
   return view(input, shape); // kernels never write to their inputs
+}
+
+/// The elements of `view` into a new GPU tensor.
+static Tensor gather(const std::string &op, const Tensor &input,
+                     const StridedView &view) {
+  Tensor out = empty(view.shape, input.dtype());
+  stridedCopy(op, input.dtype(), input.raw(), out.raw(), view.shape,
+              view.strides, view.offset, stridesOf(view.shape), 0);
+  return out;
 }
 
 Tensor gpu::transpose(const Tensor &input,
                       const std::vector<int64_t> &permutation) {
   const std::string op = "rtx.transpose";
   checkOnGpu(op, input, "input");
-  int64_t rank = input.rank();
-  std::vector<bool> seen(rank, false);
-  bool valid = static_cast<int64_t>(permutation.size()) == rank;
-  for (int64_t p : permutation) {
-    valid = valid && p >= 0 && p < rank && !seen[p];
-    if (valid)
-      seen[p] = true;
-  }
-  if (!valid)
-    fail(op, shapeToString(permutation) + " is not a permutation of the " +
-                 std::to_string(rank) + " dimensions of input " +
-                 shapeToString(input.shape()));
-  std::vector<int64_t> inStrides = stridesOf(input.shape());
-  Shape outShape(rank);
-  std::vector<int64_t> strides(rank);
-  for (int64_t i = 0; i < rank; ++i) {
-    outShape[i] = input.dim(permutation[i]);
-    strides[i] = inStrides[permutation[i]];
-  }
-  Tensor out = empty(outShape, input.dtype());
-  stridedCopy(op, input.dtype(), input.raw(), out.raw(), outShape, strides, 0,
-              stridesOf(outShape), 0);
-  return out;
+  return gather(op, input, transposeView(op, input, permutation));
 }
 
 Tensor gpu::slice(const Tensor &input, const std::vector<int64_t> &starts,
                   const std::vector<int64_t> &limits) {
   const std::string op = "rtx.slice";
   checkOnGpu(op, input, "input");
-  int64_t rank = input.rank();
-  if (static_cast<int64_t>(starts.size()) != rank ||
-      static_cast<int64_t>(limits.size()) != rank)
-    fail(op, "starts " + shapeToString(starts) + " and limits " +
-                 shapeToString(limits) + " must have the rank of input " +
-                 shapeToString(input.shape()));
-  std::vector<int64_t> strides = stridesOf(input.shape());
-  Shape outShape(rank);
-  int64_t base = 0;
-  for (int64_t d = 0; d < rank; ++d) {
-    if (starts[d] < 0 || starts[d] > limits[d] || limits[d] > input.dim(d))
-      fail(op, "range [" + std::to_string(starts[d]) + ", " +
-                   std::to_string(limits[d]) + ") of dimension " +
-                   std::to_string(d) + " is outside input " +
-                   shapeToString(input.shape()));
-    outShape[d] = limits[d] - starts[d];
-    base += starts[d] * strides[d];
-  }
-  Tensor out = empty(outShape, input.dtype());
-  stridedCopy(op, input.dtype(), input.raw(), out.raw(), outShape, strides,
-              base, stridesOf(outShape), 0);
-  return out;
+  return gather(op, input, sliceView(op, input, starts, limits));
 }
 
 std::vector<Tensor> gpu::split(const Tensor &input, int64_t dim,
                                const std::vector<int64_t> &sizes) {
   const std::string op = "rtx.split";
   checkOnGpu(op, input, "input");
-  int64_t axis = normalizeDim(op, dim, input.rank());
-  int64_t total = 0;
-  for (int64_t s : sizes)
-    total += s;
-  if (total != input.dim(axis))
-    fail(op, "sizes " + shapeToString(sizes) + " add up to " +
-                 std::to_string(total) + ", not to dimension " +
-                 std::to_string(axis) + " of input " +
-                 shapeToString(input.shape()));
   std::vector<Tensor> results;
-  std::vector<int64_t> starts(input.rank(), 0);
-  std::vector<int64_t> limits = input.shape();
-  int64_t offset = 0;
-  for (int64_t s : sizes) {
-    starts[axis] = offset;
-    limits[axis] = offset + s;
-    results.push_back(gpu::slice(input, starts, limits));
-    offset += s;
-  }
+  for (const StridedView &view : splitViews(op, input, dim, sizes))
+    results.push_back(gather(op, input, view));
   return results;
 }
 
 Tensor gpu::concat(const std::vector<Tensor> &inputs, int64_t dim) {
   const std::string op = "rtx.concat";
-  if (inputs.empty())
-    fail(op, "needs at least one input");
   for (const Tensor &t : inputs)
     checkOnGpu(op, t, "input");
+  int64_t axis = 0;
+  Shape outShape = concatShape(op, inputs, dim, axis);
   const Tensor &first = inputs.front();
-  int64_t axis = normalizeDim(op, dim, first.rank());
-  Shape outShape = first.shape();
-  outShape[axis] = 0;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const Tensor &t = inputs[i];
-    bool compatible = t.dtype() == first.dtype() && t.rank() == first.rank();
-    for (int64_t d = 0; compatible && d < t.rank(); ++d)
-      compatible = d == axis || t.dim(d) == first.dim(d);
-    if (!compatible)
-      fail(op, "input " + std::to_string(i) + " " + dtypeName(t.dtype()) +
-                   shapeToString(t.shape()) + " does not match input 0 " +
-                   dtypeName(first.dtype()) + shapeToString(first.shape()) +
-                   " outside dimension " + std::to_string(axis));
-    outShape[axis] += t.dim(axis);
-  }
   Tensor out = empty(outShape, first.dtype());
   std::vector<int64_t> outStrides = stridesOf(outShape);
   int64_t at = 0;
@@ -243,26 +187,7 @@ Tensor gpu::broadcast(const Tensor &input, const std::vector<int64_t> &dims,
                       const Shape &resultShape) {
   const std::string op = "rtx.broadcast";
   checkOnGpu(op, input, "input");
-  int64_t rank = static_cast<int64_t>(resultShape.size());
-  if (static_cast<int64_t>(dims.size()) != input.rank())
-    fail(op, "dims " + shapeToString(dims) +
-                 " must name one result dimension per dimension of input " +
-                 shapeToString(input.shape()));
-  std::vector<int64_t> inStrides = stridesOf(input.shape());
-  std::vector<int64_t> strides(rank, 0); // new dimensions repeat: stride 0
-  for (int64_t i = 0; i < input.rank(); ++i) {
-    int64_t r = dims[i];
-    if (r < 0 || r >= rank ||
-        (input.dim(i) != resultShape[r] && input.dim(i) != 1))
-      fail(op, "input " + shapeToString(input.shape()) +
-                   " does not broadcast to " + shapeToString(resultShape) +
-                   " along dims " + shapeToString(dims));
-    strides[r] = input.dim(i) == 1 ? 0 : inStrides[i];
-  }
-  Tensor out = empty(resultShape, input.dtype());
-  stridedCopy(op, input.dtype(), input.raw(), out.raw(), resultShape, strides,
-              0, stridesOf(resultShape), 0);
-  return out;
+  return gather(op, input, broadcastView(op, input, dims, resultShape));
 }
 
 Tensor gpu::pad(const Tensor &input, const std::vector<int64_t> &low,
@@ -270,19 +195,7 @@ Tensor gpu::pad(const Tensor &input, const std::vector<int64_t> &low,
   const std::string op = "rtx.pad";
   checkOnGpu(op, input, "input");
   int64_t rank = input.rank();
-  if (static_cast<int64_t>(low.size()) != rank ||
-      static_cast<int64_t>(high.size()) != rank)
-    fail(op, "low " + shapeToString(low) + " and high " + shapeToString(high) +
-                 " must have the rank of input " +
-                 shapeToString(input.shape()));
-  Shape outShape(rank);
-  for (int64_t d = 0; d < rank; ++d) {
-    if (low[d] < 0 || high[d] < 0)
-      fail(op, "padding (" + std::to_string(low[d]) + ", " +
-                   std::to_string(high[d]) + ") of dimension " +
-                   std::to_string(d) + " must be non-negative");
-    outShape[d] = low[d] + input.dim(d) + high[d];
-  }
+  Shape outShape = padShape(op, input, low, high);
   Tensor out = zeros(outShape, input.dtype());
   std::vector<int64_t> outStrides = stridesOf(outShape);
   int64_t base = 0;
@@ -299,14 +212,7 @@ Tensor gpu::reduce(ReduceKind kind, const Tensor &input,
   checkFloat(op, input, "input");
   checkOnGpu(op, input, "input");
   int64_t rank = input.rank();
-  std::vector<bool> reduced(rank, false);
-  for (size_t i = 0; i < dims.size(); ++i) {
-    if (dims[i] < 0 || dims[i] >= rank || (i > 0 && dims[i] <= dims[i - 1]))
-      fail(op, "dims " + shapeToString(dims) +
-                   " must be strictly increasing dimensions of input " +
-                   shapeToString(input.shape()));
-    reduced[dims[i]] = true;
-  }
+  std::vector<bool> reduced = reducedDims(op, input, dims);
   std::vector<int64_t> strides = stridesOf(input.shape());
   std::vector<int64_t> keptShape, keptStrides, reducedShape, reducedStrides;
   Shape resultShape;

@@ -18,16 +18,6 @@ using namespace rtxrt::detail;
 
 namespace {
 
-/// The matrix dimensions of one operand after its optional transpose.
-struct MatrixDims {
-  int64_t rows, cols;
-};
-
-MatrixDims lastTwo(const Tensor &t, bool transposed) {
-  int64_t r = t.dim(t.rank() - 2), c = t.dim(t.rank() - 1);
-  return transposed ? MatrixDims{c, r} : MatrixDims{r, c};
-}
-
 void checkBlasSize(const std::string &op, int64_t value) {
   if (value > INT_MAX)
     fail(op, "dimension " + std::to_string(value) +
@@ -38,9 +28,10 @@ void checkBlasSize(const std::string &op, int64_t value) {
 /// type (callers round to bf16/f16 once, after any epilogue).
 /// `rhsBatchStride` is 0 when every batch uses the same rhs (linear).
 Tensor contract(const std::string &op, const Tensor &lhs, const Tensor &rhs,
-                bool transLhs, bool transRhs, int64_t batch, int64_t m,
-                int64_t n, int64_t k, int64_t rhsBatchStride,
-                Shape resultShape) {
+                bool transLhs, bool transRhs, const ContractionDims &dims) {
+  int64_t batch = dims.batch, m = dims.m, n = dims.n, k = dims.k;
+  int64_t rhsBatchStride = dims.rhsBatchStride;
+  const Shape &resultShape = dims.resultShape;
   for (int64_t v : {m, n, k})
     checkBlasSize(op, v);
   Tensor a = toCompute(lhs), b = toCompute(rhs);
@@ -63,94 +54,34 @@ Tensor contract(const std::string &op, const Tensor &lhs, const Tensor &rhs,
   });
 }
 
-std::string describe(const char *name, const Tensor &t, bool transposed) {
-  return std::string(name) + " " + shapeToString(t.shape()) +
-         (transposed ? " (transposed)" : "");
-}
-
 } // namespace
 
 Tensor rtxrt::matmul(const Tensor &lhs, const Tensor &rhs, bool transposeLhs,
                      bool transposeRhs) {
   const std::string op = "rtx.matmul";
-  checkFloat(op, lhs, "lhs");
-  checkFloat(op, rhs, "rhs");
-  checkSameDType(op, lhs, "lhs", rhs, "rhs");
-  if (lhs.rank() != 2 || rhs.rank() != 2)
-    fail(op, "operands must be matrices, got lhs " +
-                 shapeToString(lhs.shape()) + " and rhs " +
-                 shapeToString(rhs.shape()));
-  MatrixDims a = lastTwo(lhs, transposeLhs), b = lastTwo(rhs, transposeRhs);
-  if (a.cols != b.rows)
-    fail(op, "contracting sizes differ: " + describe("lhs", lhs, transposeLhs) +
-                 " gives K=" + std::to_string(a.cols) + ", " +
-                 describe("rhs", rhs, transposeRhs) +
-                 " gives K=" + std::to_string(b.rows));
-  return fromCompute(contract(op, lhs, rhs, transposeLhs, transposeRhs, 1,
-                              a.rows, b.cols, a.cols, 0, {a.rows, b.cols}),
+  ContractionDims dims =
+      checkMatmulArguments(op, lhs, rhs, transposeLhs, transposeRhs);
+  return fromCompute(contract(op, lhs, rhs, transposeLhs, transposeRhs, dims),
                      lhs.dtype());
 }
 
 Tensor rtxrt::batchMatmul(const Tensor &lhs, const Tensor &rhs,
                           bool transposeLhs, bool transposeRhs) {
   const std::string op = "rtx.batch_matmul";
-  checkFloat(op, lhs, "lhs");
-  checkFloat(op, rhs, "rhs");
-  checkSameDType(op, lhs, "lhs", rhs, "rhs");
-  if (lhs.rank() < 2 || lhs.rank() != rhs.rank())
-    fail(op, "operands need one rank >= 2, got lhs " +
-                 shapeToString(lhs.shape()) + " and rhs " +
-                 shapeToString(rhs.shape()));
-  Shape batchShape(lhs.shape().begin(), lhs.shape().end() - 2);
-  if (!std::equal(batchShape.begin(), batchShape.end(), rhs.shape().begin()))
-    fail(op, "batch dimensions differ: lhs " + shapeToString(lhs.shape()) +
-                 " and rhs " + shapeToString(rhs.shape()));
-  MatrixDims a = lastTwo(lhs, transposeLhs), b = lastTwo(rhs, transposeRhs);
-  if (a.cols != b.rows)
-    fail(op, "contracting sizes differ: " + describe("lhs", lhs, transposeLhs) +
-                 " gives K=" + std::to_string(a.cols) + ", " +
-                 describe("rhs", rhs, transposeRhs) +
-                 " gives K=" + std::to_string(b.rows));
-  Shape resultShape = batchShape;
-  resultShape.push_back(a.rows);
-  resultShape.push_back(b.cols);
-  return fromCompute(contract(op, lhs, rhs, transposeLhs, transposeRhs,
-                              numElements(batchShape), a.rows, b.cols, a.cols,
-                              b.rows * b.cols, resultShape),
+  ContractionDims dims =
+      checkBatchMatmulArguments(op, lhs, rhs, transposeLhs, transposeRhs);
+  return fromCompute(contract(op, lhs, rhs, transposeLhs, transposeRhs, dims),
                      lhs.dtype());
 }
 
 Tensor rtxrt::linear(const Tensor &input, const Tensor &weight,
                      const Tensor &bias) {
   const std::string op = "rtx.linear";
-  checkFloat(op, input, "input");
-  checkFloat(op, weight, "weight");
-  checkSameDType(op, input, "input", weight, "weight");
-  if (input.rank() < 1 || weight.rank() != 2)
-    fail(op, "expected input [..., in] and weight [out, in], got input " +
-                 shapeToString(input.shape()) + " and weight " +
-                 shapeToString(weight.shape()));
-  int64_t in = input.dim(input.rank() - 1);
-  int64_t out = weight.dim(0);
-  if (weight.dim(1) != in)
-    fail(op, "weight " + shapeToString(weight.shape()) +
-                 " does not take input features " + std::to_string(in) +
-                 " of input " + shapeToString(input.shape()));
-  if (bias.defined()) {
-    checkSameDType(op, input, "input", bias, "bias");
-    if (bias.shape() != Shape{out})
-      fail(op, "bias " + shapeToString(bias.shape()) + " must be [" +
-                   std::to_string(out) + "]");
-  }
-  Shape resultShape = input.shape();
-  resultShape.back() = out;
-  int64_t tokens =
-      numElements(Shape(input.shape().begin(), input.shape().end() - 1));
-  // All tokens form one [T, in] x [out, in]^T product.
-  Tensor y = contract(op, input, weight, false, true, 1, tokens, out, in, 0,
-                      resultShape);
+  ContractionDims dims = checkLinearArguments(op, input, weight, bias);
+  Tensor y = contract(op, input, weight, false, true, dims);
   if (!bias.defined())
     return fromCompute(y, input.dtype());
+  int64_t tokens = dims.m, out = dims.n;
   // The bias is added before the one rounding to bf16/f16; y is a fresh
   // buffer, so adding in place is safe.
   Tensor b = toCompute(bias);

@@ -10,6 +10,7 @@
 #include "rtxrt/Kernels.h"
 
 #include "KernelUtils.h"
+#include "ShapeViews.h"
 
 #include <cmath>
 #include <cstring>
@@ -236,22 +237,7 @@ Tensor rtxrt::pad(const Tensor &input, const std::vector<int64_t> &low,
   const std::string op = "rtx.pad";
   checkDefined(op, input, "input");
   int64_t rank = input.rank();
-  if (static_cast<int64_t>(low.size()) != rank ||
-      static_cast<int64_t>(high.size()) != rank)
-    fail(op, "low " + shapeToString(low) + " and high " + shapeToString(high) +
-                 " must have the rank of input " +
-                 shapeToString(input.shape()));
-  Shape outShape(rank);
-  for (int64_t d = 0; d < rank; ++d) {
-    if (low[d] < 0 || high[d] < 0)
-      fail(op, "padding (" + std::to_string(low[d]) + ", " +
-                   std::to_string(high[d]) + ") of dimension " +
-                   std::to_string(d) + " must be non-negative");
-    if (__builtin_add_overflow(low[d], input.dim(d), &outShape[d]) ||
-        __builtin_add_overflow(outShape[d], high[d], &outShape[d]))
-      fail(op, "padded size of dimension " + std::to_string(d) + " of input " +
-                   shapeToString(input.shape()) + " overflows");
-  }
+  Shape outShape = padShape(op, input, low, high);
   Tensor out(outShape, input.dtype());
   if (input.numel() == 0)
     return out;

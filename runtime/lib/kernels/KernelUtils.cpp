@@ -11,6 +11,7 @@
 #include "rtxrt/Kernels.h"
 
 #include <cmath>
+#include <utility>
 
 using namespace rtxrt;
 using namespace rtxrt::detail;
@@ -173,6 +174,111 @@ int rtxrt::getNumThreads() {
 #else
   return 1;
 #endif
+}
+
+namespace {
+/// The [rows, cols] of an operand's last two dimensions after its optional
+/// transpose.
+std::pair<int64_t, int64_t> matrixDims(const Tensor &t, bool transposed) {
+  int64_t r = t.dim(t.rank() - 2), c = t.dim(t.rank() - 1);
+  return transposed ? std::make_pair(c, r) : std::make_pair(r, c);
+}
+
+std::string describe(const char *name, const Tensor &t, bool transposed) {
+  return std::string(name) + " " + shapeToString(t.shape()) +
+         (transposed ? " (transposed)" : "");
+}
+
+/// The checks after the ranks: equal contracting sizes. Fills m, n, k.
+void contractingDims(const std::string &op, const Tensor &lhs,
+                     const Tensor &rhs, bool transposeLhs, bool transposeRhs,
+                     ContractionDims &dims) {
+  auto [m, k] = matrixDims(lhs, transposeLhs);
+  auto [k2, n] = matrixDims(rhs, transposeRhs);
+  if (k != k2)
+    fail(op, "contracting sizes differ: " + describe("lhs", lhs, transposeLhs) +
+                 " gives K=" + std::to_string(k) + ", " +
+                 describe("rhs", rhs, transposeRhs) +
+                 " gives K=" + std::to_string(k2));
+  dims.m = m;
+  dims.n = n;
+  dims.k = k;
+}
+
+void checkFloatPair(const std::string &op, const Tensor &lhs,
+                    const char *lhsName, const Tensor &rhs,
+                    const char *rhsName) {
+  checkFloat(op, lhs, lhsName);
+  checkFloat(op, rhs, rhsName);
+  checkSameDType(op, lhs, lhsName, rhs, rhsName);
+}
+} // namespace
+
+ContractionDims rtxrt::detail::checkMatmulArguments(const std::string &op,
+                                                    const Tensor &lhs,
+                                                    const Tensor &rhs,
+                                                    bool transposeLhs,
+                                                    bool transposeRhs) {
+  checkFloatPair(op, lhs, "lhs", rhs, "rhs");
+  if (lhs.rank() != 2 || rhs.rank() != 2)
+    fail(op, "operands must be matrices, got lhs " +
+                 shapeToString(lhs.shape()) + " and rhs " +
+                 shapeToString(rhs.shape()));
+  ContractionDims dims{1, 0, 0, 0, 0, {}};
+  contractingDims(op, lhs, rhs, transposeLhs, transposeRhs, dims);
+  dims.resultShape = {dims.m, dims.n};
+  return dims;
+}
+
+ContractionDims rtxrt::detail::checkBatchMatmulArguments(const std::string &op,
+                                                         const Tensor &lhs,
+                                                         const Tensor &rhs,
+                                                         bool transposeLhs,
+                                                         bool transposeRhs) {
+  checkFloatPair(op, lhs, "lhs", rhs, "rhs");
+  if (lhs.rank() < 2 || lhs.rank() != rhs.rank())
+    fail(op, "operands need one rank >= 2, got lhs " +
+                 shapeToString(lhs.shape()) + " and rhs " +
+                 shapeToString(rhs.shape()));
+  Shape batchShape(lhs.shape().begin(), lhs.shape().end() - 2);
+  if (!std::equal(batchShape.begin(), batchShape.end(), rhs.shape().begin()))
+    fail(op, "batch dimensions differ: lhs " + shapeToString(lhs.shape()) +
+                 " and rhs " + shapeToString(rhs.shape()));
+  ContractionDims dims{numElements(batchShape), 0, 0, 0, 0, batchShape};
+  contractingDims(op, lhs, rhs, transposeLhs, transposeRhs, dims);
+  dims.rhsBatchStride = dims.k * dims.n;
+  dims.resultShape.push_back(dims.m);
+  dims.resultShape.push_back(dims.n);
+  return dims;
+}
+
+ContractionDims rtxrt::detail::checkLinearArguments(const std::string &op,
+                                                    const Tensor &input,
+                                                    const Tensor &weight,
+                                                    const Tensor &bias) {
+  checkFloatPair(op, input, "input", weight, "weight");
+  if (input.rank() < 1 || weight.rank() != 2)
+    fail(op, "expected input [..., in] and weight [out, in], got input " +
+                 shapeToString(input.shape()) + " and weight " +
+                 shapeToString(weight.shape()));
+  int64_t in = input.dim(input.rank() - 1);
+  int64_t out = weight.dim(0);
+  if (weight.dim(1) != in)
+    fail(op, "weight " + shapeToString(weight.shape()) +
+                 " does not take input features " + std::to_string(in) +
+                 " of input " + shapeToString(input.shape()));
+  if (bias.defined()) {
+    checkSameDType(op, input, "input", bias, "bias");
+    if (bias.shape() != Shape{out})
+      fail(op, "bias " + shapeToString(bias.shape()) + " must be [" +
+                   std::to_string(out) + "]");
+  }
+  // All tokens form one [tokens, in] x [out, in]^T product.
+  int64_t tokens =
+      numElements(Shape(input.shape().begin(), input.shape().end() - 1));
+  Shape resultShape = input.shape();
+  resultShape.back() = out;
+  return ContractionDims{1, tokens, out, in, 0, resultShape};
 }
 
 AttentionDims rtxrt::detail::checkAttentionArguments(

@@ -171,6 +171,25 @@ AttentionDims checkAttentionArguments(const std::string &op,
                                       const Tensor &value, bool causal,
                                       double scale);
 
+/// A checked matmul, batch_matmul or linear as GEMMs: `batch` products of
+/// [m, k] x [k, n] (after the operands' transposes), rhs advancing
+/// rhsBatchStride elements per product (0: one rhs for all), into a result
+/// of `resultShape`.
+struct ContractionDims {
+  int64_t batch, m, n, k, rhsBatchStride;
+  Shape resultShape;
+};
+/// The operand checks of rtx.matmul, rtx.batch_matmul and rtx.linear
+/// (shared by the CPU and GPU kernels; bias may be undefined).
+ContractionDims checkMatmulArguments(const std::string &op, const Tensor &lhs,
+                                     const Tensor &rhs, bool transposeLhs,
+                                     bool transposeRhs);
+ContractionDims checkBatchMatmulArguments(const std::string &op,
+                                          const Tensor &lhs, const Tensor &rhs,
+                                          bool transposeLhs, bool transposeRhs);
+ContractionDims checkLinearArguments(const std::string &op, const Tensor &input,
+                                     const Tensor &weight, const Tensor &bias);
+
 /// One row of attention probabilities, in place: softmax over the scores
 /// row[0..visible) (the keys a causal row sees; all of them otherwise) and
 /// zeros in row[visible..length). rtx.attention_grad recomputes the

@@ -14,6 +14,7 @@
 #include "rtxrt/Kernels.h"
 
 #include "KernelUtils.h"
+#include "ShapeViews.h"
 
 #include <cmath>
 #include <limits>
@@ -148,14 +149,7 @@ Tensor rtxrt::reduce(ReduceKind kind, const Tensor &input,
   const std::string op = reduceName(kind);
   checkFloat(op, input, "input");
   int64_t rank = input.rank();
-  std::vector<bool> reduced(rank, false);
-  for (size_t i = 0; i < dims.size(); ++i) {
-    if (dims[i] < 0 || dims[i] >= rank || (i > 0 && dims[i] <= dims[i - 1]))
-      fail(op, "dims " + shapeToString(dims) +
-                   " must be strictly increasing dimensions of input " +
-                   shapeToString(input.shape()));
-    reduced[dims[i]] = true;
-  }
+  std::vector<bool> reduced = reducedDims(op, input, dims);
   // Kept dimensions first, reduced ones last.
   std::vector<int64_t> perm;
   Shape resultShape;

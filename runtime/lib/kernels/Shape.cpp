@@ -10,6 +10,7 @@
 #include "rtxrt/Kernels.h"
 
 #include "KernelUtils.h"
+#include "ShapeViews.h"
 
 #include <cstring>
 
@@ -58,9 +59,11 @@ void gatherTyped(const E *in, E *out, const Shape &outShape,
   });
 }
 
-/// result[idx] = input[base + sum_d idx[d] * inStrides[d]].
-Tensor gather(const Tensor &input, const Shape &outShape,
-              const std::vector<int64_t> &inStrides, int64_t base) {
+/// The elements of `view` into a new tensor.
+Tensor gather(const Tensor &input, const StridedView &view) {
+  const Shape &outShape = view.shape;
+  const std::vector<int64_t> &inStrides = view.strides;
+  int64_t base = view.offset;
   Tensor out = Tensor::uninitialized(outShape, input.dtype());
   if (out.numel() == 0)
     return out;
@@ -90,14 +93,7 @@ Tensor gather(const Tensor &input, const Shape &outShape,
 Tensor rtxrt::reshape(const Tensor &input, const Shape &shape) {
   const std::string op = "rtx.reshape";
   checkDefined(op, input, "input");
-  for (int64_t d : shape)
-    if (d < 0)
-      fail(op, "negative dimension in target shape " + shapeToString(shape));
-  if (numElements(shape) != input.numel())
-    fail(op, "cannot reshape " + shapeToString(input.shape()) + " (" +
-                 std::to_string(input.numel()) + " elements) to " +
-                 shapeToString(shape) + " (" +
-                 std::to_string(numElements(shape)) + " elements)");
+  checkReshape(op, input, shape);
   // Row-major reshape moves no data: the result shares the input's buffer
   // (kernels never write to their inputs).
   return input.reshaped(shape);
@@ -107,109 +103,33 @@ Tensor rtxrt::transpose(const Tensor &input,
                         const std::vector<int64_t> &permutation) {
   const std::string op = "rtx.transpose";
   checkDefined(op, input, "input");
-  int64_t rank = input.rank();
-  if (static_cast<int64_t>(permutation.size()) != rank)
-    fail(op, "permutation " + shapeToString(permutation) +
-                 " does not have the rank of input " +
-                 shapeToString(input.shape()));
-  std::vector<bool> seen(rank, false);
-  for (int64_t p : permutation) {
-    if (p < 0 || p >= rank || seen[p])
-      fail(op, shapeToString(permutation) + " is not a permutation of the " +
-                   std::to_string(rank) + " dimensions of input " +
-                   shapeToString(input.shape()));
-    seen[p] = true;
-  }
-  std::vector<int64_t> inStrides = stridesOf(input.shape());
-  Shape outShape(rank);
-  std::vector<int64_t> strides(rank);
-  for (int64_t i = 0; i < rank; ++i) {
-    outShape[i] = input.dim(permutation[i]);
-    strides[i] = inStrides[permutation[i]];
-  }
-  return gather(input, outShape, strides, 0);
+  return gather(input, transposeView(op, input, permutation));
 }
 
 Tensor rtxrt::slice(const Tensor &input, const std::vector<int64_t> &starts,
                     const std::vector<int64_t> &limits) {
   const std::string op = "rtx.slice";
   checkDefined(op, input, "input");
-  int64_t rank = input.rank();
-  if (static_cast<int64_t>(starts.size()) != rank ||
-      static_cast<int64_t>(limits.size()) != rank)
-    fail(op, "starts " + shapeToString(starts) + " and limits " +
-                 shapeToString(limits) + " must have the rank of input " +
-                 shapeToString(input.shape()));
-  std::vector<int64_t> strides = stridesOf(input.shape());
-  Shape outShape(rank);
-  int64_t base = 0;
-  for (int64_t d = 0; d < rank; ++d) {
-    if (starts[d] < 0 || starts[d] > limits[d] || limits[d] > input.dim(d))
-      fail(op, "range [" + std::to_string(starts[d]) + ", " +
-                   std::to_string(limits[d]) + ") of dimension " +
-                   std::to_string(d) + " is outside input " +
-                   shapeToString(input.shape()));
-    outShape[d] = limits[d] - starts[d];
-    base += starts[d] * strides[d];
-  }
-  if (numElements(outShape) == 0)
-    return Tensor(outShape, input.dtype());
-  return gather(input, outShape, strides, base);
+  return gather(input, sliceView(op, input, starts, limits));
 }
 
 std::vector<Tensor> rtxrt::split(const Tensor &input, int64_t dim,
                                  const std::vector<int64_t> &sizes) {
   const std::string op = "rtx.split";
   checkDefined(op, input, "input");
-  int64_t axis = normalizeDim(op, dim, input.rank());
-  int64_t total = 0;
-  for (int64_t s : sizes) {
-    if (s < 0)
-      fail(op, "negative size in " + shapeToString(sizes));
-    total += s;
-  }
-  if (total != input.dim(axis))
-    fail(op, "sizes " + shapeToString(sizes) + " add up to " +
-                 std::to_string(total) + ", not to dimension " +
-                 std::to_string(axis) + " of input " +
-                 shapeToString(input.shape()));
   std::vector<Tensor> results;
-  std::vector<int64_t> starts(input.rank(), 0);
-  std::vector<int64_t> limits = input.shape();
-  int64_t offset = 0;
-  for (int64_t s : sizes) {
-    starts[axis] = offset;
-    limits[axis] = offset + s;
-    results.push_back(slice(input, starts, limits));
-    offset += s;
-  }
+  for (const StridedView &view : splitViews(op, input, dim, sizes))
+    results.push_back(gather(input, view));
   return results;
 }
 
 Tensor rtxrt::concat(const std::vector<Tensor> &inputs, int64_t dim) {
   const std::string op = "rtx.concat";
-  if (inputs.empty())
-    fail(op, "needs at least one input");
   for (const Tensor &t : inputs)
     checkDefined(op, t, "input");
+  int64_t axis = 0;
+  Shape outShape = concatShape(op, inputs, dim, axis);
   const Tensor &first = inputs.front();
-  int64_t axis = normalizeDim(op, dim, first.rank());
-  Shape outShape = first.shape();
-  outShape[axis] = 0;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const Tensor &t = inputs[i];
-    if (t.dtype() != first.dtype())
-      fail(op, "input " + std::to_string(i) + " is " + dtypeName(t.dtype()) +
-                   " but input 0 is " + dtypeName(first.dtype()));
-    bool compatible = t.rank() == first.rank();
-    for (int64_t d = 0; compatible && d < t.rank(); ++d)
-      compatible = d == axis || t.dim(d) == first.dim(d);
-    if (!compatible)
-      fail(op, "input " + std::to_string(i) + " " + shapeToString(t.shape()) +
-                   " differs from input 0 " + shapeToString(first.shape()) +
-                   " outside dimension " + std::to_string(axis));
-    outShape[axis] += t.dim(axis);
-  }
   Tensor out = Tensor::uninitialized(outShape, first.dtype());
   size_t esize = dtypeSize(first.dtype());
   int64_t outer = 1, inner = 1;
@@ -242,31 +162,5 @@ Tensor rtxrt::broadcast(const Tensor &input, const std::vector<int64_t> &dims,
                         const Shape &resultShape) {
   const std::string op = "rtx.broadcast";
   checkDefined(op, input, "input");
-  int64_t rank = static_cast<int64_t>(resultShape.size());
-  if (static_cast<int64_t>(dims.size()) != input.rank())
-    fail(op, "dims " + shapeToString(dims) +
-                 " must name one result "
-                 "dimension per dimension of input " +
-                 shapeToString(input.shape()));
-  std::vector<int64_t> inStrides = stridesOf(input.shape());
-  std::vector<int64_t> strides(rank, 0); // new dimensions repeat: stride 0
-  for (int64_t i = 0; i < input.rank(); ++i) {
-    int64_t r = dims[i];
-    if (r < 0 || r >= rank || (i > 0 && r <= dims[i - 1]))
-      fail(op, "dims " + shapeToString(dims) +
-                   " must be strictly increasing "
-                   "and inside result " +
-                   shapeToString(resultShape));
-    if (input.dim(i) != resultShape[r] && input.dim(i) != 1)
-      fail(op, "input dimension " + std::to_string(i) + " of " +
-                   shapeToString(input.shape()) + " has size " +
-                   std::to_string(input.dim(i)) + ", neither 1 nor result " +
-                   "dimension " + std::to_string(r) + " of " +
-                   shapeToString(resultShape));
-    strides[r] = input.dim(i) == 1 ? 0 : inStrides[i];
-  }
-  for (int64_t d : resultShape)
-    if (d < 0)
-      fail(op, "negative dimension in result " + shapeToString(resultShape));
-  return gather(input, resultShape, strides, 0);
+  return gather(input, broadcastView(op, input, dims, resultShape));
 }
