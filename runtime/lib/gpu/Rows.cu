@@ -18,9 +18,12 @@
 
 using namespace rtxrt;
 using namespace rtxrt::gpu::detail;
+using rtxrt::detail::checkEmbeddingGradArguments;
 using rtxrt::detail::checkFeatureVector;
 using rtxrt::detail::checkFloat;
 using rtxrt::detail::checkInteger;
+using rtxrt::detail::checkNormArguments;
+using rtxrt::detail::checkNormGradArguments;
 using rtxrt::detail::checkSameDType;
 using rtxrt::detail::checkSameShape;
 using rtxrt::detail::fail;
@@ -346,17 +349,11 @@ Tensor toGpuF64(const std::vector<double> &values) {
 Tensor gpu::layerNorm(const Tensor &input, const Tensor &scale,
                       const Tensor &bias, double epsilon) {
   const std::string op = "rtx.layernorm";
-  checkFloat(op, input, "input");
-  if (input.rank() < 1)
-    fail(op, "input must have rank >= 1, got a scalar");
-  checkFeatureVector(op, scale, "scale", input);
+  int64_t d = checkNormArguments(op, input, scale, bias);
   checkOnGpu(op, input, "input");
   checkOnGpu(op, scale, "scale");
-  if (bias.defined()) {
-    checkFeatureVector(op, bias, "bias", input);
+  if (bias.defined())
     checkOnGpu(op, bias, "bias");
-  }
-  int64_t d = input.dim(input.rank() - 1);
   int64_t rows = d ? input.numel() / d : 0;
   Tensor x = toCompute(input), g = toCompute(scale);
   Tensor b = bias.defined() ? toCompute(bias) : Tensor();
@@ -369,13 +366,9 @@ Tensor gpu::layerNorm(const Tensor &input, const Tensor &scale,
 
 Tensor gpu::rmsNorm(const Tensor &input, const Tensor &scale, double epsilon) {
   const std::string op = "rtx.rmsnorm";
-  checkFloat(op, input, "input");
-  if (input.rank() < 1)
-    fail(op, "input must have rank >= 1, got a scalar");
-  checkFeatureVector(op, scale, "scale", input);
+  int64_t d = checkNormArguments(op, input, scale, Tensor());
   checkOnGpu(op, input, "input");
   checkOnGpu(op, scale, "scale");
-  int64_t d = input.dim(input.rank() - 1);
   int64_t rows = d ? input.numel() / d : 0;
   Tensor x = toCompute(input), g = toCompute(scale);
   Tensor mean, rstd;
@@ -390,17 +383,10 @@ static std::vector<Tensor> normGrad(const std::string &op, const Tensor &input,
                                     const Tensor &scale,
                                     const Tensor &resultGrad, double epsilon,
                                     bool layerNorm) {
-  checkFloat(op, input, "input");
-  if (input.rank() < 1)
-    fail(op, "input must have rank >= 1, got a scalar");
-  checkFeatureVector(op, scale, "scale", input);
-  checkFloat(op, resultGrad, "result_grad");
-  checkSameDType(op, input, "input", resultGrad, "result_grad");
-  checkSameShape(op, input, "input", resultGrad, "result_grad");
+  int64_t d = checkNormGradArguments(op, input, scale, resultGrad);
   checkOnGpu(op, input, "input");
   checkOnGpu(op, scale, "scale");
   checkOnGpu(op, resultGrad, "result_grad");
-  int64_t d = input.dim(input.rank() - 1);
   int64_t rows = d ? input.numel() / d : 0;
   Tensor x = toCompute(input), dy = toCompute(resultGrad);
   Tensor g =
@@ -548,18 +534,11 @@ Tensor gpu::embeddingGrad(const Tensor &ids, const Tensor &resultGrad,
                           const Shape &tableShape, int64_t offset,
                           int64_t globalVocab) {
   const std::string op = "rtx.embedding_grad";
-  checkInteger(op, ids, "ids");
-  checkFloat(op, resultGrad, "result_grad");
+  checkEmbeddingGradArguments(op, ids, resultGrad, tableShape, offset,
+                              globalVocab);
   checkOnGpu(op, ids, "ids");
   checkOnGpu(op, resultGrad, "result_grad");
-  if (tableShape.size() != 2 || tableShape[0] < 0 || tableShape[1] < 0)
-    fail(op, "table shape must be [V, D], got " + shapeToString(tableShape));
   int64_t vocab = tableShape[0], width = tableShape[1];
-  Shape expected = ids.shape();
-  expected.push_back(width);
-  if (resultGrad.shape() != expected)
-    fail(op, "result_grad " + shapeToString(resultGrad.shape()) +
-                 " must be ids shape + [D] = " + shapeToString(expected));
   checkShardIds(op, ids, vocab, offset, globalVocab);
   Tensor dy = toCompute(resultGrad);
   Tensor table = zeros(tableShape, dy.dtype());

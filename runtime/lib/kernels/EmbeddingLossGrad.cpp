@@ -31,22 +31,9 @@ Tensor rtxrt::embeddingGrad(const Tensor &ids, const Tensor &resultGrad,
                             const Shape &tableShape, int64_t offset,
                             int64_t globalVocab) {
   const std::string op = "rtx.embedding_grad";
-  checkInteger(op, ids, "ids");
-  checkFloat(op, resultGrad, "result_grad");
-  if (tableShape.size() != 2 || tableShape[0] < 0 || tableShape[1] < 0)
-    fail(op, "table shape must be [V, D], got " + shapeToString(tableShape));
+  checkEmbeddingGradArguments(op, ids, resultGrad, tableShape, offset,
+                              globalVocab);
   int64_t vocab = tableShape[0], width = tableShape[1];
-  if (offset < 0 || offset + vocab > globalVocab)
-    fail(op, "a table of " + std::to_string(vocab) + " rows at offset " +
-                 std::to_string(offset) +
-                 " is not a shard of a vocabulary of " +
-                 std::to_string(globalVocab));
-  Shape expected = ids.shape();
-  expected.push_back(width);
-  if (resultGrad.shape() != expected)
-    fail(op, "result_grad " + shapeToString(resultGrad.shape()) +
-                 " must be ids shape + [D] = " + shapeToString(expected) +
-                 " for table " + shapeToString(tableShape));
   std::vector<int64_t> idv = loadIds(op, ids, globalVocab);
   // Ids are relative to the shard from here on; ids it does not own drop out.
   for (int64_t &id : idv)

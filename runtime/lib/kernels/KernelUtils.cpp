@@ -281,6 +281,51 @@ ContractionDims rtxrt::detail::checkLinearArguments(const std::string &op,
   return ContractionDims{1, tokens, out, in, 0, resultShape};
 }
 
+int64_t rtxrt::detail::checkNormArguments(const std::string &op,
+                                          const Tensor &input,
+                                          const Tensor &scale,
+                                          const Tensor &bias) {
+  checkFloat(op, input, "input");
+  if (input.rank() < 1)
+    fail(op, "input must have rank >= 1, got a scalar");
+  checkFeatureVector(op, scale, "scale", input);
+  if (bias.defined())
+    checkFeatureVector(op, bias, "bias", input);
+  return input.dim(input.rank() - 1);
+}
+
+int64_t rtxrt::detail::checkNormGradArguments(const std::string &op,
+                                              const Tensor &input,
+                                              const Tensor &scale,
+                                              const Tensor &resultGrad) {
+  int64_t d = checkNormArguments(op, input, scale, Tensor());
+  checkFloat(op, resultGrad, "result_grad");
+  checkSameDType(op, input, "input", resultGrad, "result_grad");
+  checkSameShape(op, input, "input", resultGrad, "result_grad");
+  return d;
+}
+
+void rtxrt::detail::checkEmbeddingGradArguments(
+    const std::string &op, const Tensor &ids, const Tensor &resultGrad,
+    const Shape &tableShape, int64_t offset, int64_t globalVocab) {
+  checkInteger(op, ids, "ids");
+  checkFloat(op, resultGrad, "result_grad");
+  if (tableShape.size() != 2 || tableShape[0] < 0 || tableShape[1] < 0)
+    fail(op, "table shape must be [V, D], got " + shapeToString(tableShape));
+  int64_t vocab = tableShape[0], width = tableShape[1];
+  if (offset < 0 || offset + vocab > globalVocab)
+    fail(op, "a table of " + std::to_string(vocab) + " rows at offset " +
+                 std::to_string(offset) +
+                 " is not a shard of a vocabulary of " +
+                 std::to_string(globalVocab));
+  Shape expected = ids.shape();
+  expected.push_back(width);
+  if (resultGrad.shape() != expected)
+    fail(op, "result_grad " + shapeToString(resultGrad.shape()) +
+                 " must be ids shape + [D] = " + shapeToString(expected) +
+                 " for table " + shapeToString(tableShape));
+}
+
 AttentionDims rtxrt::detail::checkAttentionArguments(
     const std::string &op, const Tensor &query, const Tensor &key,
     const Tensor &value, bool causal, double scale) {

@@ -171,6 +171,22 @@ AttentionDims checkAttentionArguments(const std::string &op,
                                       const Tensor &value, bool causal,
                                       double scale);
 
+/// The operand checks of rtx.layernorm and rtx.rmsnorm (bias may be
+/// undefined), shared by the CPU and GPU kernels; returns the row length.
+int64_t checkNormArguments(const std::string &op, const Tensor &input,
+                           const Tensor &scale, const Tensor &bias);
+/// The operand checks of rtx.layernorm_grad and rtx.rmsnorm_grad; returns
+/// the row length.
+int64_t checkNormGradArguments(const std::string &op, const Tensor &input,
+                               const Tensor &scale, const Tensor &resultGrad);
+/// The operand checks of rtx.embedding_grad for a table of `tableShape`
+/// [V, D] at row `offset` of a vocabulary of `globalVocab` (the ids
+/// themselves are the caller's to check).
+void checkEmbeddingGradArguments(const std::string &op, const Tensor &ids,
+                                 const Tensor &resultGrad,
+                                 const Shape &tableShape, int64_t offset,
+                                 int64_t globalVocab);
+
 /// A checked matmul, batch_matmul or linear as GEMMs: `batch` products of
 /// [m, k] x [k, n] (after the operands' transposes), rhs advancing
 /// rhsBatchStride elements per product (0: one rhs for all), into a result

@@ -19,13 +19,7 @@ using namespace rtxrt::detail;
 Tensor rtxrt::layerNorm(const Tensor &input, const Tensor &scale,
                         const Tensor &bias, double epsilon) {
   const std::string op = "rtx.layernorm";
-  checkFloat(op, input, "input");
-  if (input.rank() < 1)
-    fail(op, "input must have rank >= 1, got a scalar");
-  checkFeatureVector(op, scale, "scale", input);
-  if (bias.defined())
-    checkFeatureVector(op, bias, "bias", input);
-  int64_t d = input.dim(input.rank() - 1);
+  int64_t d = checkNormArguments(op, input, scale, bias);
   int64_t rows = d ? input.numel() / d : 0;
   Tensor x = toCompute(input), g = toCompute(scale);
   Tensor b = bias.defined() ? toCompute(bias) : Tensor();
@@ -66,11 +60,7 @@ Tensor rtxrt::layerNorm(const Tensor &input, const Tensor &scale,
 Tensor rtxrt::rmsNorm(const Tensor &input, const Tensor &scale,
                       double epsilon) {
   const std::string op = "rtx.rmsnorm";
-  checkFloat(op, input, "input");
-  if (input.rank() < 1)
-    fail(op, "input must have rank >= 1, got a scalar");
-  checkFeatureVector(op, scale, "scale", input);
-  int64_t d = input.dim(input.rank() - 1);
+  int64_t d = checkNormArguments(op, input, scale, Tensor());
   int64_t rows = d ? input.numel() / d : 0;
   Tensor x = toCompute(input), g = toCompute(scale);
   Tensor y = Tensor::uninitialized(input.shape(), x.dtype());

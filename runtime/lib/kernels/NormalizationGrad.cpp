@@ -48,19 +48,6 @@ Tensor sumBlocks(const std::vector<double> &partial, int64_t blocks, int64_t d,
   return sum.to(dtype);
 }
 
-/// Checks the operands shared by both kernels and returns the row length.
-int64_t checkNormGrad(const std::string &op, const Tensor &input,
-                      const Tensor &scale, const Tensor &resultGrad) {
-  checkFloat(op, input, "input");
-  if (input.rank() < 1)
-    fail(op, "input must have rank >= 1, got a scalar");
-  checkFeatureVector(op, scale, "scale", input);
-  checkFloat(op, resultGrad, "result_grad");
-  checkSameDType(op, input, "input", resultGrad, "result_grad");
-  checkSameShape(op, input, "input", resultGrad, "result_grad");
-  return input.dim(input.rank() - 1);
-}
-
 /// The scale in the input's compute type (it may have another dtype).
 Tensor scaleInComputeType(const Tensor &scale, DType inputType) {
   DType c = computeType(inputType);
@@ -74,7 +61,7 @@ std::vector<Tensor> rtxrt::layerNormGrad(const Tensor &input,
                                          const Tensor &resultGrad,
                                          double epsilon) {
   const std::string op = "rtx.layernorm_grad";
-  int64_t d = checkNormGrad(op, input, scale, resultGrad);
+  int64_t d = checkNormGradArguments(op, input, scale, resultGrad);
   int64_t rows = d ? input.numel() / d : 0;
   RowBlocks blocks(rows, d);
   Tensor x = toCompute(input), dy = toCompute(resultGrad);
@@ -136,7 +123,7 @@ std::vector<Tensor> rtxrt::rmsNormGrad(const Tensor &input, const Tensor &scale,
                                        const Tensor &resultGrad,
                                        double epsilon) {
   const std::string op = "rtx.rmsnorm_grad";
-  int64_t d = checkNormGrad(op, input, scale, resultGrad);
+  int64_t d = checkNormGradArguments(op, input, scale, resultGrad);
   int64_t rows = d ? input.numel() / d : 0;
   RowBlocks blocks(rows, d);
   Tensor x = toCompute(input), dy = toCompute(resultGrad);
