@@ -8,7 +8,8 @@
 
 Modules: builder (write rtx IR in Python), models (reference models),
 importer (PyTorch -> rtx IR; needs torch), driver (rtx-opt / rtx-run),
-config (validated options), program (compile and train). PyTorch is
+config (validated options), program (compile and train), native (the step
+as a C++ or CUDA program: Program.build). PyTorch is
 imported only when a torch module is imported.
 """
 from .builder import BuildError, Module
@@ -16,6 +17,7 @@ from .config import (AdamW, ConfigError, ElasticConfig, NotYetSupportedError, Pa
                      ShardingConfig, init)
 from .driver import ToolError
 from .errors import TorchImportError, UnsupportedOpError
+from .native import NativeProgram
 from .program import InputSpec, Program, TrainResult, compile
 
 
@@ -26,7 +28,8 @@ def import_module(model, example_inputs, **kwargs):
 
 
 __all__ = [
-    "AdamW", "BuildError", "ConfigError", "ElasticConfig", "InputSpec", "Module", "NotYetSupportedError",
+    "AdamW", "BuildError", "ConfigError", "ElasticConfig", "InputSpec", "Module", "NativeProgram",
+    "NotYetSupportedError",
     "ParallelConfig", "ProcessGroup", "Program", "SGD", "ShardingConfig", "ToolError", "TorchImportError",
     "TrainResult", "UnsupportedOpError",
     "compile", "import_module", "init",

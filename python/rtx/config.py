@@ -95,16 +95,9 @@ class ProcessGroup:
 
     def unsupported(self) -> List[Unsupported]:
         problems = []
-        if self.backend == "cuda":
-            problems.append(Unsupported("backend", self.backend,
-                                        "Program.train runs on CPU ranks; for GPUs emit a CUDA program with "
-                                        "`rtx-translate --emit=cuda` (docs/codegen.md); use backend='cpu'"))
         if self.world_size > 1:
             problems.append(Unsupported("world_size", self.world_size,
                                         f"multi-process runs (launched by {self.launcher}) come later"))
-        if len(self.devices) > 1 and self.backend != "cpu":
-            problems.append(Unsupported("devices", len(self.devices),
-                                        "Program.train on GPUs comes later (see backend); use devices=1"))
         return problems
 
 
@@ -178,8 +171,11 @@ class ParallelConfig:
         micro_batch of them, concatenated along dimension 0, and averages
         their loss and gradients (gradient accumulation). With pp > 1 these
         are also the pipeline's micro-batches.
-    bucket_bytes: size of the buckets gradients are all-reduced in; None
-        lets rtx choose.
+    bucket_bytes: with dp > 1, the largest bucket gradients are all-reduced
+        in (rtx-bucket-collectives); None: 25 MiB, PyTorch DDP's default.
+    overlap: with dp > 1, run the all-reduces on a communication thread
+        while the compute after them goes on (rtx-schedule-overlap). Pays
+        off when a core or the network would otherwise idle.
     """
     dp: int = 1
     tp: int = 1
@@ -187,11 +183,14 @@ class ParallelConfig:
     sp: int = 1
     micro_batch: int = 1
     bucket_bytes: Optional[int] = None
+    overlap: bool = False
 
     def __post_init__(self) -> None:
         for name in ("dp", "tp", "pp", "sp", "micro_batch"):
             _positive_int(f"parallel.{name}", getattr(self, name))
         _positive_int("parallel.bucket_bytes", self.bucket_bytes, allow_none=True)
+        if not isinstance(self.overlap, bool):
+            raise ConfigError(f"parallel.overlap must be True or False, got {self.overlap!r}")
 
     @property
     def ranks(self) -> int:
@@ -202,10 +201,16 @@ class ParallelConfig:
         if self.pp != 1:
             problems.append(Unsupported("parallel.pp", self.pp,
                                         "pipeline parallelism comes with the pipeline passes; use pp=1"))
-        if self.bucket_bytes is not None:
-            problems.append(Unsupported("parallel.bucket_bytes", self.bucket_bytes,
-                                        "gradient bucketing comes with data parallelism; leave it None"))
         return problems
+
+    def distribute_options(self) -> str:
+        """The rtx-distribute options for the buckets and the overlap."""
+        options = []
+        if self.bucket_bytes is not None:
+            options.append(f"bucket-bytes={self.bucket_bytes}")
+        if self.overlap:
+            options.append("overlap=true")
+        return " ".join(options)
 
 
 # --- sharding ------------------------------------------------------------------------

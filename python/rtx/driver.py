@@ -79,13 +79,15 @@ def opt(source: Union[str, PathLike], passes: Sequence[str] = (), *, output: Opt
 
 
 def training_passes(optimizer_options: str, micro_batches: int = 1,
-                    mesh: Optional[str] = None) -> List[str]:
+                    mesh: Optional[str] = None, distribute_options: str = "") -> List[str]:
     """The rtx-opt arguments that turn a forward model into a training step:
     autodiff, gradient accumulation over `micro_batches`, the optimizer; with
-    a `mesh` ("dp:2,tp:2"), rtx-distribute, which also partitions it."""
+    a `mesh` ("dp:2,tp:2"), rtx-distribute, which also partitions it (with
+    `distribute_options` added, e.g. "bucket-bytes=1048576")."""
     if mesh is not None:
         options = optimizer_options.replace("kind=", "optimizer=", 1)
-        return [f"-rtx-distribute=mesh={mesh} micro-batches={micro_batches} {options}"]
+        extra = f" {distribute_options}" if distribute_options else ""
+        return [f"-rtx-distribute=mesh={mesh} micro-batches={micro_batches} {options}{extra}"]
     passes = ["-rtx-autodiff"]
     if micro_batches > 1:
         passes.append(f"-rtx-accumulate-gradients=micro-batches={micro_batches}")

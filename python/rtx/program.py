@@ -19,10 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from . import driver
+from . import driver, native
 from .builder import Module
-from .config import (AdamW, ConfigError, ElasticConfig, Optimizer, ParallelConfig, ProcessGroup, SGD,
-                     ShardingConfig, check_supported, init)
+from .config import (AdamW, ConfigError, ElasticConfig, NotYetSupportedError, Optimizer, ParallelConfig,
+                     ProcessGroup, SGD, ShardingConfig, check_supported, init)
+from .native import NativeProgram
 
 _NUMPY_DTYPES = {"f32": "float32", "f64": "float64", "f16": "float16", "i32": "int32", "i64": "int64",
                  "i1": "bool"}
@@ -68,6 +69,11 @@ class Program:
         count) starts afresh in each call."""
         if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
             raise ConfigError(f"steps must be a positive integer, got {steps!r}")
+        if self.group.backend != "cpu":
+            raise NotYetSupportedError(
+                f"Program.train with backend={self.group.backend!r} is not yet supported: it runs the step in "
+                "rtx-run on CPU ranks. Build the CUDA program with Program.build(directory) and train it with "
+                "its .train(batch, steps)")
         arrays = _check_batch(batch, self.inputs)
         with tempfile.TemporaryDirectory(prefix="rtx-train-") as work:
             work_dir = Path(work)
@@ -97,6 +103,14 @@ class Program:
             params_dir = _save(work_dir / "params", self.params) if self.params is not None else None
             run = driver.run(program, inputs=work_dir / "inputs", params=params_dir)
         return float(run.results[0].value), run.grads()
+
+    def build(self, directory: Union[str, Path, None] = None, *, device: Optional[str] = None,
+              emulate: bool = False) -> NativeProgram:
+        """Emits the training step as a native program for `device` ("cpu" or
+        "cuda"; default: the group's backend), compiles it into `directory`
+        and returns it; its .train(batch, steps) runs one process per rank
+        (docs/python.md)."""
+        return native.build(self, directory, device=device, emulate=emulate)
 
     def save(self, directory: Union[str, Path]) -> Path:
         """Writes model.mlir, train.mlir and params/NAME.npy (when known)."""
@@ -149,7 +163,8 @@ def compile(model: Any, example_inputs: Union[Sequence[Any], Mapping[str, Any], 
     # and rtx-run executes it as that many simulated ranks.
     axes = [f"{name}:{getattr(parallel, name)}" for name in ("dp", "tp", "sp") if getattr(parallel, name) > 1]
     mesh = ",".join(axes) if axes else None
-    train_ir = driver.opt(model_ir, driver.training_passes(optimizer.pass_options(), parallel.micro_batch, mesh))
+    train_ir = driver.opt(model_ir, driver.training_passes(optimizer.pass_options(), parallel.micro_batch, mesh,
+                                                           parallel.distribute_options()))
     return Program(model_ir, train_ir, inputs, parallel.micro_batch, params, group, parallel, sharding, elastic,
                    optimizer)
 

@@ -81,15 +81,12 @@ def test_valid_future_options_are_accepted():
 
 @pytest.mark.parametrize("kwargs, option", [
     (dict(group=init("cpu", 2, env={}), parallel=ParallelConfig(pp=2)), "parallel.pp=2"),
-    (dict(group=init("cuda", 2, env={}), parallel=ParallelConfig(dp=2)), "devices=2"),
-    (dict(parallel=ParallelConfig(bucket_bytes=1 << 20)), "parallel.bucket_bytes=1048576"),
     (dict(sharding=ShardingConfig("zero1")), "sharding.shard_strategy='zero1'"),
     (dict(sharding=ShardingConfig("zero3", "cpu")), "sharding.offload='cpu'"),
     (dict(sharding=ShardingConfig("fsdp", auto_wrap={"Block"})), "sharding.auto_wrap"),
     (dict(elastic=ElasticConfig(rendezvous="file:///tmp/x")), "elastic.rendezvous='file:///tmp/x'"),
     (dict(elastic=ElasticConfig(preempt_policy="checkpoint")), "elastic.preempt_policy='checkpoint'"),
     (dict(elastic=ElasticConfig(checkpoint_interval=10)), "elastic.checkpoint_interval=10"),
-    (dict(group=init("cuda", 1, env={})), "backend='cuda'"),
     (dict(group=init("cpu", 1, env={"WORLD_SIZE": "2", "RANK": "0"}), parallel=ParallelConfig(dp=2)),
      "world_size=2"),
 ])

@@ -8,17 +8,7 @@ import pytest
 import rtx
 from rtx import models
 from rtx.config import ParallelConfig, init
-
-
-def _batch(program, seed=0):
-    rng = np.random.default_rng(seed)
-    batch = {}
-    for spec in program.inputs:
-        if spec.dtype.startswith("i"):
-            batch[spec.name] = rng.integers(0, 10, spec.shape).astype(np.int32)
-        else:
-            batch[spec.name] = rng.standard_normal(spec.shape).astype(np.float32)
-    return batch
+from util import random_batch
 
 
 @pytest.mark.parametrize("parallel", [
@@ -31,7 +21,7 @@ def test_distributed_training_equals_one_device(parallel):
     many = rtx.compile(models.mlp(), group=init("cpu", parallel.ranks, env={}), parallel=parallel,
                        optimizer=rtx.AdamW(lr=1e-2))
     assert "rtx.all_reduce" in many.train_ir
-    batch = _batch(single)
+    batch = random_batch(single)
     expected = single.train(batch, steps=3)
     got = many.train(batch, steps=3)
     np.testing.assert_allclose(got.losses, expected.losses, rtol=1e-5)
@@ -45,6 +35,6 @@ def test_sequence_parallel_gpt2_equals_one_device():
     many = rtx.compile(models.gpt2(config), group=init("cpu", 2, env={}), parallel=ParallelConfig(sp=2),
                        optimizer=rtx.SGD(lr=0.1))
     assert "rtx.all_to_all" in many.train_ir
-    batch = _batch(single, seed=3)
+    batch = random_batch(single, seed=3)
     np.testing.assert_allclose(many.train(batch, steps=2).losses, single.train(batch, steps=2).losses,
                                rtol=1e-5)

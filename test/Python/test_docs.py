@@ -13,7 +13,7 @@ RUNNABLE = [b for b in BLOCKS if b.lstrip().startswith(("import rtx", "from rtx"
 
 
 def test_the_page_has_its_examples():
-    assert len(RUNNABLE) == 3 and any("rtx.compile" in b for b in RUNNABLE)
+    assert len(RUNNABLE) == 4 and any("rtx.compile" in b for b in RUNNABLE)
 
 
 @pytest.mark.parametrize("index", range(len(RUNNABLE)))
@@ -24,6 +24,6 @@ def test_example_runs(index, tmp_path):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "python"), str(ROOT / "examples")]))
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT)
     assert done.returncode == 0, done.stderr
-    if "program.train" in code:
+    if "program.train" in code or "native.train" in code:
         losses = [float(x) for x in re.findall(r"[\d.]+(?:e[-+]\d+)?", done.stdout)]
         assert len(losses) == 20 and losses[-1] < 0.2 * losses[0], done.stdout

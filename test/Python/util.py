@@ -11,6 +11,19 @@ TORCH_SKIP_REASON = ("PyTorch is not installed for this Python (Debian: apt-get 
                      "then run /usr/bin/python3 -m pytest); the PyTorch tests are skipped")
 
 
+def random_batch(program, seed: int = 0) -> Dict[str, np.ndarray]:
+    """Seeded inputs for every input of `program`'s step: integers in [0, 10)
+    for integer inputs (token ids, labels), standard normals otherwise."""
+    rng = np.random.default_rng(seed)
+    batch = {}
+    for spec in program.inputs:
+        if spec.dtype.startswith("i"):
+            batch[spec.name] = rng.integers(0, 10, spec.shape).astype(np.int32)
+        else:
+            batch[spec.name] = rng.standard_normal(spec.shape).astype(np.float32)
+    return batch
+
+
 def rel_err(actual, expected) -> float:
     """‖actual − expected‖ / ‖expected‖ (design.md §5); NaN never passes."""
     actual = np.asarray(actual, dtype=np.float64)

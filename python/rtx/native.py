@@ -1,0 +1,122 @@
+"""Program.build(): the training step as a native program, for CPUs or GPUs.
+
+    program = rtx.compile(model, example_inputs, group=rtx.init("cuda", devices=2),
+                          parallel=rtx.ParallelConfig(dp=2))
+    native = program.build("out/")               # rtx-translate --emit=cuda, nvcc
+    result = native.train(batch, steps=100)      # rtx-launch -n 2 -- out/program ...
+
+Program.train runs the step in rtx-run, the reference interpreter; a native
+program is what rtx-translate emits (docs/codegen.md), compiled by the build
+script it writes (the C++ compiler with librtxrt and Gloo, or nvcc with
+cuBLAS and NCCL) and launched one process per rank by rtx-launch. Both take
+the same inputs and parameters and give the same losses to rounding.
+"""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Sequence, Union
+
+from . import driver
+from .config import ConfigError
+
+if TYPE_CHECKING:                                   # imports program.py, which imports this
+    from .program import Program, TrainResult
+
+DEVICES = ("cpu", "cuda")
+_STEP_LINE = re.compile(r"^(?:\[rank 0\] )?step \d+/\d+: loss=(\S+)")
+
+
+class NativeProgram:
+    """A training step compiled to a native program; create it with
+    Program.build. `path` is the executable, `source` its C++/CUDA source."""
+
+    def __init__(self, program: "Program", path: Path, source: Path, device: str) -> None:
+        self.program, self.path, self.source, self.device = program, path, source, device
+
+    @property
+    def ranks(self) -> int:
+        return self.program.parallel.ranks
+
+    def train(self, batch: Union[Mapping[str, Any], Sequence[Any]], steps: int = 1, *,
+              timeout: float = 60.0, seed: int = 0) -> "TrainResult":
+        """Runs `steps` steps on `batch` in `ranks` local processes and
+        returns each step's loss and the parameters after the last step.
+        Parameters carry over to the next call (of this object and of the
+        Program); the optimizer state starts afresh in each call, as in
+        Program.train. `timeout` bounds each collective (seconds)."""
+        from .program import TrainResult, _check_batch, _save
+        if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
+            raise ConfigError(f"steps must be a positive integer, got {steps!r}")
+        if not (isinstance(timeout, (int, float)) and timeout > 0):
+            raise ConfigError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        arrays = _check_batch(batch, self.program.inputs)
+        with tempfile.TemporaryDirectory(prefix="rtx-native-") as work:
+            work_dir = Path(work)
+            inputs = _save(work_dir / "inputs", arrays)
+            argv = [driver.find_tool("rtx-launch"), "-n", str(self.ranks), "--store",
+                    f"file:{work_dir / 'store'}", "--", str(self.path), "--inputs", str(inputs),
+                    "--steps", str(steps), "--seed", str(seed), "--timeout", str(timeout),
+                    "--out", str(work_dir / "out")]
+            if self.program.params is not None:
+                argv[argv.index("--inputs"):argv.index("--inputs")] = [
+                    "--params", str(_save(work_dir / "params", self.program.params))]
+            done = subprocess.run(argv, capture_output=True, text=True)
+            if done.returncode != 0:
+                raise driver.ToolError(f"{self.path.name} failed (exit {done.returncode}):\n"
+                                       f"{_tail(done.stderr or done.stdout)}")
+            losses = [float(m.group(1)) for m in map(_STEP_LINE.match, done.stdout.splitlines()) if m]
+            results = self._results(work_dir / "out")
+        if len(losses) != steps:
+            raise driver.ToolError(f"{self.path.name} reported {len(losses)} losses for {steps} steps:\n"
+                                   f"{_tail(done.stdout)}")
+        params = {key[len("param:"):]: value for key, value in results.items() if key.startswith("param:")}
+        self.program.params = params
+        return TrainResult(losses, params)
+
+    def _results(self, out: Path) -> Dict[str, Any]:
+        """The written results by their rtx.state key, in the step's order."""
+        import numpy as np
+        states = {}
+        for index, attrs in enumerate(driver._result_signature(self.program.train_ir, None)):
+            state = re.search(r'rtx\.state = "([^"]*)"', attrs)
+            if state:
+                states[state.group(1)] = np.load(out / f"result{index}.npy")
+        return states
+
+
+def build(program: "Program", directory: Union[str, os.PathLike, None] = None, *,
+          device: Optional[str] = None, emulate: bool = False) -> NativeProgram:
+    """Emits `program`'s training step for `device` ("cpu" or "cuda"; by
+    default the group's backend) into `directory` (default: a new temporary
+    one) as train.mlir, program.cpp or program.cu, build.sh and the compiled
+    `program`. emulate=True builds a CUDA program against the host emulation
+    of the GPU runtime (a GPU-free check of the CUDA path)."""
+    device = device if device is not None else program.group.backend
+    if device not in DEVICES:
+        raise ConfigError(f"device must be one of {', '.join(repr(d) for d in DEVICES)}; got {device!r}")
+    if emulate and device != "cuda":
+        raise ConfigError("emulate=True emulates the GPU runtime; it needs device='cuda'")
+    out = Path(directory) if directory is not None else Path(tempfile.mkdtemp(prefix="rtx-build-"))
+    out.mkdir(parents=True, exist_ok=True)
+    train = out / "train.mlir"
+    train.write_text(program.train_ir)
+    source = out / ("program.cu" if device == "cuda" else "program.cpp")
+    script = out / "build.sh"
+    driver._call([driver.find_tool("rtx-translate"), str(train), f"--emit={'cuda' if device == 'cuda' else 'cpp'}",
+                  "-o", str(source), "--build-script", str(script)])
+    executable = out / "program"
+    env = dict(os.environ, RTX_GPU_EMULATION="1" if emulate else "0")
+    done = subprocess.run(["sh", str(script), str(source), str(executable)], capture_output=True, text=True,
+                          env=env)
+    if done.returncode != 0:
+        raise driver.ToolError(f"building {source} failed (exit {done.returncode}):\n"
+                               f"{_tail(done.stderr or done.stdout)}")
+    return NativeProgram(program, executable, source, device)
+
+
+def _tail(text: str, lines: int = 20) -> str:
+    return "\n".join(text.strip().splitlines()[-lines:])

@@ -1,0 +1,71 @@
+"""Program.build: the training step as a native program (rtx-translate, the
+build script it writes, rtx-launch), compared with Program.train, which runs
+the same step in rtx-run. CUDA programs are built against the host
+emulation of the GPU runtime here (no GPU in CI); bench/gpu/ runs the real
+one."""
+import numpy as np
+import pytest
+
+import rtx
+from rtx import models
+from rtx.config import ParallelConfig, init
+from util import random_batch, rel_err
+
+
+def _assert_same_training(got, expected):
+    np.testing.assert_allclose(got.losses, expected.losses, rtol=1e-5)
+    assert set(got.params) == set(expected.params)
+    for name, value in expected.params.items():
+        assert rel_err(got.params[name], value) <= 1e-5, name
+
+
+@pytest.mark.parametrize("device, emulate", [("cpu", False), ("cuda", True)])
+def test_native_program_trains_as_rtx_run(tmp_path, device, emulate):
+    """dp=2 with AdamW: two processes under rtx-launch give rtx-run's losses
+    and parameters, and a second call continues from the trained ones."""
+    parallel, optimizer = ParallelConfig(dp=2), rtx.AdamW(lr=1e-2)
+    reference = rtx.compile(models.mlp(), group=init("cpu", 2, env={}), parallel=parallel, optimizer=optimizer)
+    program = rtx.compile(models.mlp(), group=init(device, 2, env={}), parallel=parallel, optimizer=optimizer)
+    native = program.build(tmp_path / device, emulate=emulate)
+    assert native.path.is_file() and native.ranks == 2 and native.device == device
+    assert native.source.suffix == (".cu" if device == "cuda" else ".cpp")
+    batch = random_batch(program)
+    _assert_same_training(native.train(batch, steps=4), reference.train(batch, steps=4))
+    _assert_same_training(native.train(batch, steps=2), reference.train(batch, steps=2))
+
+
+def test_cuda_group_trains_through_build_only():
+    program = rtx.compile(models.mlp(), group=init("cuda", 1, env={}), optimizer=rtx.SGD())
+    with pytest.raises(rtx.NotYetSupportedError, match=r"Program\.build"):
+        program.train(random_batch(program))
+
+
+def test_build_and_train_check_their_arguments(tmp_path):
+    program = rtx.compile(models.mlp(), optimizer=rtx.SGD())
+    with pytest.raises(rtx.ConfigError, match="device must be one of 'cpu', 'cuda'; got 'tpu'"):
+        program.build(tmp_path, device="tpu")
+    with pytest.raises(rtx.ConfigError, match="emulate=True .* needs device='cuda'"):
+        program.build(tmp_path, emulate=True)
+    native = program.build(tmp_path)
+    with pytest.raises(rtx.ConfigError, match="steps must be a positive integer"):
+        native.train(random_batch(program), steps=0)
+    with pytest.raises(rtx.ConfigError, match="timeout must be a positive number"):
+        native.train(random_batch(program), timeout=0)
+    with pytest.raises(rtx.ConfigError, match="the batch lacks input 'labels'"):
+        native.train({"x": random_batch(program)["x"]})
+
+
+def test_buckets_and_overlap_reach_rtx_distribute():
+    """bucket_bytes splits the gradient all-reduce into several buckets and
+    overlap turns them into started all-reduces; the training is the same."""
+    config = models.GPTConfig(layers=1, batch=2, heads=2)
+    group, optimizer = init("cpu", 2, env={}), rtx.SGD(lr=0.1)
+    default = rtx.compile(models.gpt2(config), group=group, parallel=ParallelConfig(dp=2), optimizer=optimizer)
+    small = rtx.compile(models.gpt2(config), group=group, optimizer=optimizer,
+                        parallel=ParallelConfig(dp=2, bucket_bytes=4096, overlap=True))
+    assert default.train_ir.count("rtx.all_reduce ") == 1 and "all_reduce_start" not in default.train_ir
+    assert small.train_ir.count("rtx.all_reduce_start") > 1
+    batch = random_batch(default)
+    _assert_same_training(small.train(batch, steps=3), default.train(batch, steps=3))
+    with pytest.raises(rtx.ConfigError, match="parallel.overlap must be True or False"):
+        ParallelConfig(overlap="yes")
