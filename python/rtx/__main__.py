@@ -19,7 +19,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from . import driver
 from .builder import BuildError, Module
-from .config import AdamW, ConfigError, NotYetSupportedError, ParallelConfig, SGD
+from .config import AdamW, ConfigError, NotYetSupportedError, ParallelConfig, SGD, init
 from .errors import TorchImportError
 
 SPEC_HELP = ("a model factory, FILE.py:NAME or package.module:NAME; it returns (torch module, example "
@@ -165,14 +165,23 @@ def cmd_train(args: argparse.Namespace) -> int:
     if example_inputs is None:
         raise CliError("a builder model has no example inputs to train on; use "
                        "'python3 -m rtx opt --train' and 'python3 -m rtx run --random'")
-    program = compile_program(model, example_inputs, optimizer=_optimizer(args),
-                              parallel=ParallelConfig(micro_batch=args.micro_batches))
+    parallel = ParallelConfig(dp=args.dp, tp=args.tp, sp=args.sp, micro_batch=args.micro_batches)
+    if args.emulate and args.native != "cuda":
+        raise CliError("--emulate emulates the GPU runtime; it needs --native cuda")
+    backend = "cuda" if args.native == "cuda" else "cpu"
+    program = compile_program(model, example_inputs, optimizer=_optimizer(args), parallel=parallel,
+                              group=init(backend, parallel.ranks, env={}))
     import numpy as np
     names = [s.name for s in program.model_inputs]
     values = list(example_inputs.values()) if isinstance(example_inputs, dict) else list(example_inputs)
     arrays = [np.asarray(v.detach().cpu().numpy() if hasattr(v, "detach") else v) for v in values]
     batch = {n: np.concatenate([a] * args.micro_batches) for n, a in zip(names, arrays)}
-    result = program.train(batch, steps=args.steps)
+    if args.native:
+        native = program.build(args.build_dir, emulate=args.emulate)
+        print(f"built {native.path} ({args.native}, {native.ranks} rank(s))", file=sys.stderr)
+        result = native.train(batch, steps=args.steps)
+    else:
+        result = program.train(batch, steps=args.steps)
     for i, loss in enumerate(result.losses, 1):
         print(f"step {i}/{args.steps}: loss={loss:.6e}")
     if args.out:
@@ -244,6 +253,17 @@ def make_parser() -> argparse.ArgumentParser:
     _add_optimizer_options(p)
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="keyword argument for the factory (repeatable)")
+    for axis, what in (("dp", "data"), ("tp", "tensor"), ("sp", "sequence")):
+        p.add_argument(f"--{axis}", type=int, default=1, metavar="N",
+                       help=f"{what}-parallel degree (default 1; the ranks are dp*tp*sp)")
+    p.add_argument("--native", choices=("cpu", "cuda"),
+                   help="train the step compiled to a native C++ (cpu) or CUDA program, one process per "
+                        "rank under rtx-launch (default: rtx-run, the reference executor)")
+    p.add_argument("--emulate", action="store_true",
+                   help="with --native cuda: build against the host emulation of the GPU runtime (no GPU)")
+    p.add_argument("--build-dir", metavar="DIR",
+                   help="with --native: where the program's source, build script and binary go "
+                        "(default: a new temporary directory)")
     p.add_argument("--out", metavar="DIR", help="also write model.mlir, train.mlir and the trained params here")
     p.set_defaults(run=cmd_train)
 

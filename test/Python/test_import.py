@@ -433,6 +433,23 @@ def test_cli_imports_a_torch_example(tmp_path):
     assert rel_err(result.results[0].value, torch_loss(model, inputs).detach().numpy()) <= LOSS_TOL
 
 
+def test_cli_train_native_dp2_equals_rtx_run(tmp_path, capsys):
+    """`train --dp 2 --native cpu` builds the step as a C++ program and runs
+    it in 2 processes; its losses are rtx-run's."""
+    from rtx.__main__ import main
+    model = f"{torch_models.__file__}:mlp"
+    assert main(["train", model, "--steps", "4", "--lr", "0.01", "--dp", "2"]) == 0
+    reference = capsys.readouterr().out.splitlines()
+    assert main(["train", model, "--steps", "4", "--lr", "0.01", "--dp", "2", "--native", "cpu",
+                 "--build-dir", str(tmp_path)]) == 0
+    native = capsys.readouterr()
+    assert (tmp_path / "program").exists() and "2 rank(s)" in native.err
+    losses = [[float(line.split("loss=")[1]) for line in out] for out in (reference, native.out.splitlines())]
+    assert len(losses[1]) == 4 and rel_err(losses[1], losses[0]) < 1e-5
+    assert main(["train", model, "--emulate"]) == 1
+    assert "--emulate emulates the GPU runtime; it needs --native cuda" in capsys.readouterr().err
+
+
 def test_cli_train_prints_each_step(tmp_path, capsys):
     from rtx.__main__ import main
     assert main(["train", f"{torch_models.__file__}:mlp", "--steps", "3", "--lr", "0.01", "--micro-batches", "2",
