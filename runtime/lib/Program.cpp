@@ -7,18 +7,18 @@
 #include "rtxrt/Random.h"
 
 #include <chrono>
-#include <condition_variable>
-#include <deque>
-#include <mutex>
-#include <thread>
 #include <cmath>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <mutex>
 #include <sys/stat.h>
+#include <thread>
 
 using namespace rtxrt;
 
@@ -34,9 +34,9 @@ Tensor rtxrt::randomInput(const std::string &name, int64_t seed,
   if (dtype == DType::I1)
     bound = 2;
   for (int64_t i = 0; i < t.numel(); ++i)
-    t.setFromDouble(i, std::min<int64_t>(bound - 1,
-                                         static_cast<int64_t>(
-                                             uniformAt(key, i) * bound)));
+    t.setFromDouble(
+        i, std::min<int64_t>(bound - 1,
+                             static_cast<int64_t>(uniformAt(key, i) * bound)));
   return t;
 }
 
@@ -476,8 +476,8 @@ int rtxrt::runProgram(const ProgramSpec &spec, int argc, char **argv) {
         if (!flags.inputs.empty() && fileExists(path)) {
           global = readNpy(path);
           if (global.shape() != block.globalShape)
-            throw Error("input '" + arg.name + "' in " + path +
-                        " has shape " + shapeToString(global.shape()) +
+            throw Error("input '" + arg.name + "' in " + path + " has shape " +
+                        shapeToString(global.shape()) +
                         ", the program expects " +
                         shapeToString(block.globalShape));
           global = global.to(arg.dtype);
@@ -515,17 +515,16 @@ int rtxrt::runProgram(const ProgramSpec &spec, int argc, char **argv) {
     }
     auto loadBatch = [&](int64_t step) {
       const ArgSpec &spec0 = spec.args[tokensArg];
-      LocalBlock block = localBlock(spec0.sharding, spec0.shape, spec.mesh,
-                                    rank);
+      LocalBlock block =
+          localBlock(spec0.sharding, spec0.shape, spec.mesh, rank);
       if (block.globalShape.size() != 2)
         throw Error("--data needs [batch, seq] tokens, got " +
                     shapeToString(block.globalShape));
       int64_t batch = block.globalShape[0], seq = block.globalShape[1];
       int64_t n = static_cast<int64_t>(fileTokens.size());
       if (n < seq + 1)
-        throw Error("token file " + flags.data + " holds " +
-                    std::to_string(n) + " tokens; a window needs " +
-                    std::to_string(seq + 1));
+        throw Error("token file " + flags.data + " holds " + std::to_string(n) +
+                    " tokens; a window needs " + std::to_string(seq + 1));
       Tensor tokens(block.globalShape, spec0.dtype);
       Tensor labels(block.globalShape, spec.args[labelsArg].dtype);
       for (int64_t b = 0; b < batch; ++b) {
@@ -573,6 +572,8 @@ int rtxrt::runProgram(const ProgramSpec &spec, int argc, char **argv) {
       auto stepStart = std::chrono::steady_clock::now();
       results = spec.step(context, args);
       context.drain();
+      if (device)
+        device->synchronize(); // the step's time includes its queued kernels
       double ms = std::chrono::duration<double, std::milli>(
                       std::chrono::steady_clock::now() - stepStart)
                       .count();
@@ -595,9 +596,9 @@ int rtxrt::runProgram(const ProgramSpec &spec, int argc, char **argv) {
           args[it->second] = results[i];
       }
     }
-    double seconds = std::chrono::duration<double>(
-                         std::chrono::steady_clock::now() - start)
-                         .count();
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
     if (rank == 0) {
       std::printf("done: %lld step(s) in %.3f s",
                   static_cast<long long>(flags.steps), seconds);

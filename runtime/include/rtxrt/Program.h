@@ -43,8 +43,8 @@ public:
   /// (a ring), when the backend has one for this dtype; an undefined Tensor
   /// otherwise (the caller then exchanges and adds). Every rank gets the
   /// same result.
-  virtual Tensor sum(const std::vector<int64_t> &group, const Tensor &input,
-                     const std::string &what) {
+  virtual Tensor sum(const std::vector<int64_t> & /*group*/,
+                     const Tensor & /*input*/, const std::string & /*what*/) {
     return Tensor();
   }
   /// True when the collectives below take GPU tensors (NCCL); otherwise the
@@ -79,6 +79,9 @@ struct DeviceRuntime {
   const char *name = "";
   std::function<std::string(int64_t localRank)> selectDevice;
   std::function<Tensor(const Tensor &)> toDevice, toHost;
+  /// Waits until the device has finished all queued work (step timing:
+  /// kernels run asynchronously, after the step function has returned).
+  std::function<void()> synchronize;
   /// Piece `index` of n along `dim`, on the device (rtx.mesh_slice).
   std::function<Tensor(const Tensor &, int64_t dim, int64_t n, int64_t index)>
       sliceGroup;
@@ -102,19 +105,19 @@ makeGlooCommunicator(int64_t rank, int64_t size, const std::string &store,
 
 struct ArgSpec {
   enum Kind { Param, State, Input } kind = Input;
-  std::string name;      // parameter name, state key, or input name
+  std::string name; // parameter name, state key, or input name
   InitKind init = InitKind::Zeros;
   double a = 0, b = 0;
   int64_t seed = 0;
-  Shape shape;           // local shape
+  Shape shape; // local shape
   DType dtype = DType::F32;
   Sharding sharding;
-  int64_t bound = 2;     // integer inputs are drawn below this
+  int64_t bound = 2; // integer inputs are drawn below this
 };
 
 struct ResultSpec {
-  std::string state;     // the state key it carries to the next step, or ""
-  Shape shape;           // local shape
+  std::string state; // the state key it carries to the next step, or ""
+  Shape shape;       // local shape
   Sharding sharding;
 };
 

@@ -30,6 +30,21 @@ using rtxrt::detail::checkMatmulArguments;
 using rtxrt::detail::ContractionDims;
 using rtxrt::detail::fail;
 
+namespace {
+/// C = beta * C for every product: what BLAS computes when k = 0 (an empty
+/// sum). cuBLAS rejects the lda/ldb of 0 that k = 0 gives, so both builds
+/// handle it here, the same way.
+template <typename T>
+void scaleByBeta(int64_t m, int64_t n, T beta, T *c, int64_t ldc,
+                 int64_t strideC, int64_t batch) {
+  forEach(
+      batch * m * n, RTX_GPU_BODY(int64_t i) {
+        int64_t b = i / (m * n), r = (i / n) % m, j = i % n;
+        c[b * strideC + r * ldc + j] *= beta;
+      });
+}
+} // namespace
+
 #if defined(__CUDACC__)
 namespace {
 cublasHandle_t handle() {
@@ -61,6 +76,8 @@ void gpu::detail::gemmBatched(bool transA, bool transB, int64_t m, int64_t n,
                               int64_t strideC, int64_t batch) {
   if (m == 0 || n == 0 || batch == 0)
     return;
+  if (k == 0)
+    return scaleByBeta(m, n, beta, c, ldc, strideC, batch);
   cudaDataType type = sizeof(T) == 8 ? CUDA_R_64F : CUDA_R_32F;
   cublasComputeType_t compute =
       sizeof(T) == 8 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F;
@@ -80,15 +97,11 @@ void gpu::detail::gemmBatched(bool transA, bool transB, int64_t m, int64_t n,
                               int64_t strideA, const T *b, int64_t ldb,
                               int64_t strideB, T beta, T *c, int64_t ldc,
                               int64_t strideC, int64_t batch) {
-  if (m == 0 || n == 0)
+  if (m == 0 || n == 0 || batch == 0)
     return;
+  if (k == 0)
+    return scaleByBeta(m, n, beta, c, ldc, strideC, batch);
   for (int64_t i = 0; i < batch; ++i) {
-    if (k == 0) { // BLAS leaves C alone for k = 0 only when beta is 1
-      for (int64_t r = 0; r < m; ++r)
-        for (int64_t j = 0; j < n; ++j)
-          c[i * strideC + r * ldc + j] *= beta;
-      continue;
-    }
     rtxrt::detail::gemm(transA, transB, m, n, k, alpha, a + i * strideA, lda,
                         b + i * strideB, ldb, beta, c + i * strideC, ldc);
   }

@@ -3,7 +3,8 @@
 // Device memory comes from CUDA's stream-ordered allocator
 // (cudaMallocAsync), whose pool keeps freed blocks for reuse: a training
 // step allocates the same sizes every step, as PyTorch's caching allocator
-// also exploits. In the host emulation a "device" buffer is host memory.
+// also exploits. Devices without memory pools fall back to cudaMalloc. In the
+// host emulation a "device" buffer is host memory.
 //
 //===----------------------------------------------------------------------===//
 
@@ -52,15 +53,52 @@ std::string gpu::selectDevice(int64_t localRank) {
   return "GPU " + std::to_string(device) + " " + props.name;
 }
 
+/// Whether the current device has stream-ordered memory pools. Some
+/// virtualised machines have none, and cudaMallocAsync then fails with
+/// "operation not supported". Where there are pools, the default pool is
+/// told to keep what is freed: its default release threshold (0) hands
+/// memory back to the driver at every synchronisation, and a step
+/// synchronises several times.
+static bool memoryPools() {
+  static const bool supported = [] {
+    int device = 0, value = 0;
+    check(cudaGetDevice(&device), "cudaGetDevice");
+    check(
+        cudaDeviceGetAttribute(&value, cudaDevAttrMemoryPoolsSupported, device),
+        "cudaDeviceGetAttribute(MemoryPoolsSupported)");
+    if (value) {
+      cudaMemPool_t pool;
+      check(cudaDeviceGetDefaultMemPool(&pool, device),
+            "cudaDeviceGetDefaultMemPool");
+      uint64_t keep = UINT64_MAX;
+      check(
+          cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep),
+          "cudaMemPoolSetAttribute(ReleaseThreshold)");
+    }
+    return value != 0;
+  }();
+  return supported;
+}
+
 static std::shared_ptr<unsigned char> allocate(size_t bytes) {
   void *p = nullptr;
-  check(cudaMallocAsync(&p, std::max<size_t>(bytes, 16), stream()),
-        ("allocating " + std::to_string(bytes) + " bytes").c_str());
+  size_t size = std::max<size_t>(bytes, 16);
+  std::string what = "allocating " + std::to_string(bytes) + " bytes";
+  // Errors when freeing at teardown (the context already gone) are not
+  // actionable, so the deleters ignore them.
+  if (memoryPools()) {
+    check(cudaMallocAsync(&p, size, stream()), what.c_str());
+    return std::shared_ptr<unsigned char>(
+        static_cast<unsigned char *>(p),
+        [](unsigned char *q) { (void)cudaFreeAsync(q, stream()); });
+  }
+  // No pools: plain cudaMalloc. Work queued on the stream may still use a
+  // block, so freeing it waits for the stream first.
+  check(cudaMalloc(&p, size), what.c_str());
   return std::shared_ptr<unsigned char>(static_cast<unsigned char *>(p),
                                         [](unsigned char *q) {
-                                          // Errors at teardown (the context
-                                          // already gone) are not actionable.
-                                          (void)cudaFreeAsync(q, stream());
+                                          (void)cudaStreamSynchronize(stream());
+                                          (void)cudaFree(q);
                                         });
 }
 

@@ -155,7 +155,8 @@ public:
 
   ~NcclCommunicator() override {
     for (auto &entry : comms_)
-      (void)ncclCommDestroy(entry.second);
+      if (entry.second) // null: aborted, and freed by the abort
+        (void)ncclCommDestroy(entry.second);
   }
 
   bool takesGpuTensors() const override { return true; }
@@ -234,7 +235,10 @@ public:
     size_t bytes = count * dtypeSize(in.dtype());
     run(group, what, [&](ncclComm_t comm) {
       ncclResult_t status = ncclGroupStart();
-      for (int64_t peer = 0; peer < n && status == ncclSuccess; ++peer) {
+      // Non-blocking communicators may answer ncclInProgress: go on.
+      for (int64_t peer = 0;
+           peer < n && (status == ncclSuccess || status == ncclInProgress);
+           ++peer) {
         status = ncclSend(static_cast<char *>(pieces.raw()) + peer * bytes,
                           count, ncclType(in.dtype()), static_cast<int>(peer),
                           comm, stream());
@@ -356,6 +360,10 @@ private:
     if (it == comms_.end())
       throw Error("rank " + std::to_string(rank_) + ": " + what +
                   ": process group " + name + " was not created");
+    if (!it->second)
+      throw Error("rank " + std::to_string(rank_) + ": " + what +
+                  ": the NCCL communicator of process group " + name +
+                  " was aborted after an earlier failure");
     checkNccl(enqueue(it->second), what.c_str(), name);
     waitComm(it->second, what, name, true);
   }
@@ -369,7 +377,7 @@ private:
       ncclResult_t async = ncclSuccess;
       ncclCommGetAsyncError(comm, &async);
       if (async != ncclSuccess && async != ncclInProgress) {
-        (void)ncclCommAbort(comm);
+        abort(comm);
         checkNccl(async, what.c_str(), group);
       }
       bool done = async == ncclSuccess;
@@ -382,7 +390,7 @@ private:
       if (done)
         return;
       if (std::chrono::steady_clock::now() > deadline) {
-        (void)ncclCommAbort(comm);
+        abort(comm);
         throw Error("rank " + std::to_string(rank_) + ": " + what +
                     " in process group " + group + " timed out after " +
                     std::to_string(timeout_) +
@@ -391,6 +399,15 @@ private:
       }
       std::this_thread::sleep_for(std::chrono::microseconds(50));
     }
+  }
+
+  /// Aborts `comm`, which frees it, and forgets it, so that the destructor
+  /// (run while the error unwinds) does not destroy it a second time.
+  void abort(ncclComm_t comm) {
+    (void)ncclCommAbort(comm);
+    for (auto &entry : comms_)
+      if (entry.second == comm)
+        entry.second = nullptr;
   }
 
   int64_t rank_;

@@ -11,6 +11,7 @@ const DeviceRuntime &gpu::deviceRuntime() {
     r.selectDevice = [](int64_t localRank) { return selectDevice(localRank); };
     r.toDevice = [](const Tensor &t) { return toDevice(t); };
     r.toHost = [](const Tensor &t) { return toHost(t); };
+    r.synchronize = [] { synchronize(); };
     r.sliceGroup = [](const Tensor &t, int64_t dim, int64_t n, int64_t index) {
       return detail::slicePiece(t, dim, n, index);
     };
