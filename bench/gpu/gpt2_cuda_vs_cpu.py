@@ -1,35 +1,57 @@
 #!/usr/bin/env python3
 """The GPT-style example on one GPU against the CPU program, side by side.
 
-    python3 bench/gpu/gpt2_cuda_vs_cpu.py [--steps 20] [--layers 4 --width 256 ...]
+The GPU machines lent to this project have CUDA, NCCL (pip's nvidia-nccl)
+and cuBLAS, but neither LLVM/MLIR (rtx-opt, rtx-translate) nor Gloo or
+OpenBLAS, and nothing can be installed there. So the work is split:
 
-On a machine with a GPU, nvcc and this repository built (`./scripts/test.sh`
-or just the build; the script builds it when bin/rtx-translate is missing):
+    # here, with the repository built (no GPU needed):
+    python3 bench/gpu/gpt2_cuda_vs_cpu.py prepare [--out build-gpu-bench] [--steps 10] [model flags]
+    # there, in a copy of the repository that carries build-gpu-bench:
+    python3 bench/gpu/gpt2_cuda_vs_cpu.py run [--out build-gpu-bench]
+    # on one machine that has everything:
+    python3 bench/gpu/gpt2_cuda_vs_cpu.py all [...]
 
-1. builds the GPT-2-style train step (rtx-autodiff, AdamW) with rtx-opt;
-2. emits it twice with rtx-translate: --emit=cpp (CPU kernels) and
-   --emit=cuda (cuBLAS, CUDA kernels), and compiles both;
-3. runs both for --steps steps on the same seeded synthetic tokens (each
-   program draws them itself, keyed by the seed: no files, no numpy);
-4. checks that every step's loss agrees (relative 1e-4: the GPU sums in other
-   orders than the CPU) and prints tokens/s of each and their ratio.
+prepare: builds the GPT-2-style train step (rtx-autodiff, AdamW) with
+rtx-opt, emits it twice with rtx-translate (--emit=cpp: CPU kernels;
+--emit=cuda: cuBLAS and CUDA kernels), compiles both (nvcc for the CUDA one),
+runs the CPU program for the reference losses, and packs the shared
+libraries the programs need beyond libc, libstdc++, CUDA and NCCL into
+libs.tar.xz (about 10 MB). Both programs draw the same seeded synthetic
+tokens themselves: no data files.
 
-Exits non-zero when the losses disagree or a program fails. Nothing here needs
-anything but python3, cmake/ninja (to build) and the CUDA toolkit.
+run: unpacks the libraries, finds CUDA's and NCCL's (the CUDA toolkit's
+lib64, pip's nvidia-* packages), runs the CUDA program and the CPU program on
+that machine, checks that every step's GPU loss agrees with the prepared CPU
+losses (relative 1e-4: the GPU sums in other orders), prints tokens/s of
+each and their ratio, and writes them to OUT/result.txt. Exits non-zero when
+the losses disagree, a library is missing or a program fails.
+
+--emulate (prepare) builds the CUDA program for the host emulation of the
+GPU runtime: the whole flow can then be checked without a GPU (its speed
+means nothing).
 """
 import argparse
+import glob
+import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tarfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "python"))
 sys.path.insert(0, os.path.join(ROOT, "bench", "cpu"))
 
-from common import add_model_args  # noqa: E402
+from common import add_model_args  # noqa: E402  (stdlib only)
+
+# Libraries the GPU machine has itself (the system's, or CUDA's and NCCL's,
+# found by `run`): everything else a program needs travels in libs.tar.xz.
+PROVIDED = re.compile(r"^(linux-vdso|ld-linux|libc|libm|libdl|libpthread|librt|libstdc\+\+|libgcc_s|"
+                      r"libcuda|libcudart|libcublas|libcublasLt|libnccl)\.")
 
 
 def run(cmd, **kwargs):
@@ -52,62 +74,153 @@ def losses_and_rate(output, tokens_per_step, warmup):
     return losses, rate
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    add_model_args(parser)
-    parser.add_argument("--tolerance", type=float, default=1e-4)
-    parser.add_argument("--work", default="/tmp/rtx-bench-gpu")
-    parser.add_argument("--emulate", action="store_true",
-                        help="build the CUDA program for the host emulation of the GPU "
-                             "runtime (checks this script without a GPU; its speed "
-                             "means nothing)")
-    a = parser.parse_args()
+def needed_libraries(program, env=None):
+    """(path of each library `program` loads that the GPU machine lacks,
+    names ldd could not find)."""
+    out = subprocess.run(["ldd", program], capture_output=True, text=True, env=env).stdout
+    paths, missing = [], []
+    for line in out.splitlines():
+        m = re.match(r"\s*(\S+) => (not found|(\S+))", line)
+        if not m:
+            continue
+        if m.group(2) == "not found":
+            missing.append(m.group(1))
+        elif not PROVIDED.match(m.group(1)):
+            paths.append(m.group(3))
+    return paths, missing
+
+
+def run_program(program, steps, env=None):
+    done = subprocess.run([program, "--steps", str(steps), "--seed", "0"], capture_output=True,
+                          text=True, env=env)
+    print(done.stdout[-1500:], done.stderr[-1500:], sep="", flush=True)
+    if done.returncode != 0:
+        sys.exit(f"{os.path.basename(program)} failed (exit {done.returncode})")
+    return done.stdout
+
+
+def prepare(a):
     a.build = os.path.abspath(a.build)
     ensure_built(a.build)
+    sys.path.insert(0, os.path.join(ROOT, "python"))
     from rtx import models
 
-    os.makedirs(a.work, exist_ok=True)
+    out = a.out
+    os.makedirs(out, exist_ok=True)
     bin_dir = os.path.join(a.build, "bin")
     config = models.GPTConfig(vocab=a.vocab, seq=a.seq, batch=a.batch, layers=a.layers,
                               heads=a.heads, width=a.width)
-    with open(f"{a.work}/model.mlir", "w") as f:
+    with open(f"{out}/model.mlir", "w") as f:
         f.write(models.gpt2(config).text())
-    run([f"{bin_dir}/rtx-opt", f"{a.work}/model.mlir", "-rtx-autodiff",
-         "-rtx-optimizer=kind=adamw lr=0.001", "-o", f"{a.work}/train.mlir"])
-    programs = {}
+    run([f"{bin_dir}/rtx-opt", f"{out}/model.mlir", "-rtx-autodiff",
+         "-rtx-optimizer=kind=adamw lr=0.001", "-o", f"{out}/train.mlir"])
     for emit, ext in (("cpp", "cpp"), ("cuda", "cu")):
-        source = f"{a.work}/program.{ext}"
-        run([f"{bin_dir}/rtx-translate", f"--emit={emit}", f"{a.work}/train.mlir",
-             "-o", source, "--build-script", f"{a.work}/build-{emit}.sh"])
+        source = f"{out}/program.{ext}"
+        run([f"{bin_dir}/rtx-translate", f"--emit={emit}", f"{out}/train.mlir",
+             "-o", source, "--build-script", f"{out}/build-{emit}.sh"])
         started = time.time()
         env = dict(os.environ, RTX_GPU_EMULATION="1" if a.emulate else "0")
-        run(["sh", f"{a.work}/build-{emit}.sh", source, f"{a.work}/program-{emit}"], env=env)
+        run(["sh", f"{out}/build-{emit}.sh", source, f"{out}/program-{emit}"], env=env)
         print(f"built the {emit} program in {time.time() - started:.1f} s")
-        programs[emit] = f"{a.work}/program-{emit}"
 
     tokens = a.batch * a.seq
-    results = {}
-    for emit in ("cuda", "cpp"):
-        out = subprocess.run([programs[emit], "--steps", str(a.steps), "--seed", "0"],
-                             capture_output=True, text=True)
-        print(out.stdout[-2000:], out.stderr[-2000:], sep="")
-        if out.returncode != 0:
-            sys.exit(f"the {emit} program failed (exit {out.returncode})")
-        results[emit] = losses_and_rate(out.stdout, tokens, a.warmup)
+    cpu_losses, cpu_rate = losses_and_rate(run_program(f"{out}/program-cpp", a.steps), tokens, a.warmup)
+    libraries = {}  # by the name the programs load
+    for program in ("program-cpp", "program-cuda"):
+        paths, missing = needed_libraries(f"{out}/{program}")
+        if missing:
+            sys.exit(f"{program} needs libraries this machine lacks: {', '.join(missing)}")
+        libraries.update((os.path.basename(p), os.path.realpath(p)) for p in paths)
+    with tarfile.open(f"{out}/libs.tar.xz", "w:xz") as tar:
+        for name, path in sorted(libraries.items()):
+            tar.add(path, arcname=name)
+    with open(f"{out}/bench.json", "w") as f:
+        json.dump({"model": {k: getattr(a, k) for k in ("layers", "width", "heads", "seq", "batch", "vocab")},
+                   "steps": a.steps, "warmup": a.warmup, "tokens_per_step": tokens, "emulated": a.emulate,
+                   "cpu_losses_here": cpu_losses, "cpu_tokens_per_s_here": cpu_rate}, f, indent=1)
+    size = sum(os.path.getsize(os.path.join(out, n)) for n in ("program-cuda", "program-cpp", "libs.tar.xz"))
+    print(f"prepared {out}: the two programs, the CPU losses and {len(libraries)} libraries "
+          f"({size / 2**20:.1f} MiB to carry); on the GPU machine run:\n"
+          f"  python3 bench/gpu/gpt2_cuda_vs_cpu.py run --out {os.path.relpath(out, ROOT)}")
 
-    (gpu_losses, gpu_rate), (cpu_losses, cpu_rate) = results["cuda"], results["cpp"]
-    if len(gpu_losses) != a.steps or len(cpu_losses) != a.steps:
-        sys.exit(f"expected {a.steps} losses, got GPU {len(gpu_losses)}, CPU {len(cpu_losses)}")
-    worst = max(abs(g - c) / abs(c) for g, c in zip(gpu_losses, cpu_losses))
-    print(f"model: GPT-2 layers={a.layers} width={a.width} heads={a.heads} seq={a.seq} "
-          f"batch={a.batch} vocab={a.vocab}, AdamW, {a.steps} steps")
-    print(f"losses: step 1 GPU {gpu_losses[0]:.6e} CPU {cpu_losses[0]:.6e}; "
-          f"step {a.steps} GPU {gpu_losses[-1]:.6e} CPU {cpu_losses[-1]:.6e}; "
-          f"largest relative difference {worst:.2e} (tolerance {a.tolerance:g})")
-    print(f"tokens/s: GPU {gpu_rate:.0f}, CPU {cpu_rate:.0f}, ratio GPU/CPU {gpu_rate / cpu_rate:.1f}")
+
+def gpu_library_dirs():
+    """Where CUDA's and NCCL's libraries may be: the toolkit and pip's
+    nvidia-* packages (on sys.path of this Python)."""
+    dirs = []
+    for pattern in ("/usr/local/cuda/lib64", "/usr/local/cuda/lib", "/usr/local/cuda/targets/x86_64-linux/lib",
+                    "/usr/local/cuda-*/lib64", "/usr/local/cuda-*/lib"):
+        dirs += glob.glob(pattern)
+    for entry in sys.path:
+        dirs += glob.glob(os.path.join(entry, "nvidia", "*", "lib"))
+        dirs += glob.glob(os.path.join(entry, "nvidia", "cu*", "lib"))
+    return [d for d in dict.fromkeys(dirs) if os.path.isdir(d)]
+
+
+def run_prepared(a):
+    out = a.out
+    with open(f"{out}/bench.json") as f:
+        bench = json.load(f)
+    libs = os.path.join(out, "libs")
+    shutil.rmtree(libs, ignore_errors=True)
+    with tarfile.open(f"{out}/libs.tar.xz") as tar:
+        try:
+            tar.extractall(libs, filter="data")
+        except TypeError:  # Pythons before 3.11.4 have no extraction filters
+            tar.extractall(libs)
+    path = [libs] + gpu_library_dirs() + os.environ.get("LD_LIBRARY_PATH", "").split(":")
+    env = dict(os.environ, LD_LIBRARY_PATH=":".join(p for p in path if p))
+    for program in ("program-cuda", "program-cpp"):
+        _, missing = needed_libraries(f"{out}/{program}", env)
+        if missing:
+            sys.exit(f"{program}: cannot find {', '.join(missing)} (looked in {env['LD_LIBRARY_PATH']})")
+
+    steps, tokens, warmup = bench["steps"], bench["tokens_per_step"], bench["warmup"]
+    gpu_losses, gpu_rate = losses_and_rate(run_program(f"{out}/program-cuda", steps, env), tokens, warmup)
+    cpu_losses, cpu_rate = losses_and_rate(run_program(f"{out}/program-cpp", steps, env), tokens, warmup)
+    reference = bench["cpu_losses_here"]
+    if len(gpu_losses) != steps or len(reference) != steps:
+        sys.exit(f"expected {steps} losses, got GPU {len(gpu_losses)}, CPU {len(reference)}")
+    worst = max(abs(g - c) / abs(c) for g, c in zip(gpu_losses, reference))
+    worst_cpu = max(abs(g - c) / abs(c) for g, c in zip(cpu_losses, reference))
+    m = bench["model"]
+    lines = [
+        f"model: GPT-2 layers={m['layers']} width={m['width']} heads={m['heads']} seq={m['seq']} "
+        f"batch={m['batch']} vocab={m['vocab']}, AdamW, {steps} steps"
+        + (" (CUDA program built for the host emulation)" if bench["emulated"] else ""),
+        f"losses: step 1 GPU {gpu_losses[0]:.6e} CPU {reference[0]:.6e}; step {steps} GPU "
+        f"{gpu_losses[-1]:.6e} CPU {reference[-1]:.6e}; largest relative difference {worst:.2e} "
+        f"(tolerance {a.tolerance:g}); the CPU program here vs where prepared: {worst_cpu:.1e}",
+        f"tokens/s on this machine: GPU {gpu_rate:.0f}, CPU {cpu_rate:.0f} "
+        f"(OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'all cores')}), ratio GPU/CPU "
+        f"{gpu_rate / cpu_rate:.1f}",
+    ]
+    verdict = ("PASS: the CUDA program trains as the CPU program does" if worst <= a.tolerance
+               else "FAIL: the GPU losses differ from the CPU run")
+    print("\n".join(lines + [verdict]))
+    with open(f"{out}/result.txt", "w") as f:
+        f.write("\n".join(lines + [verdict]) + "\n")
     if not worst <= a.tolerance:
-        sys.exit("FAIL: the GPU losses differ from the CPU run")
-    print("PASS: the CUDA program trains as the CPU program does")
+        sys.exit(1)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("phase", choices=("prepare", "run", "all"),
+                        help="prepare here, run on the GPU machine, or both")
+    add_model_args(parser)
+    parser.add_argument("--tolerance", type=float, default=1e-4)
+    parser.add_argument("--out", default=os.path.join(ROOT, "build-gpu-bench"),
+                        help="the prepared programs and libraries (default build-gpu-bench, which git "
+                             "ignores: name it in the device tool's carry)")
+    parser.add_argument("--emulate", action="store_true",
+                        help="prepare: build the CUDA program for the host emulation of the GPU runtime")
+    a = parser.parse_args()
+    a.out = os.path.abspath(a.out)
+    if a.phase in ("prepare", "all"):
+        prepare(a)
+    if a.phase in ("run", "all"):
+        run_prepared(a)
 
 
 if __name__ == "__main__":
