@@ -179,7 +179,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     if args.native:
         native = program.build(args.build_dir, emulate=args.emulate)
         print(f"built {native.path} ({args.native}, {native.ranks} rank(s))", file=sys.stderr)
-        result = native.train(batch, steps=args.steps)
+        result = native.train(batch, steps=args.steps, progress=True)
     else:
         result = program.train(batch, steps=args.steps)
     for i, loss in enumerate(result.losses, 1):

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Sequence, Union
@@ -42,12 +43,13 @@ class NativeProgram:
         return self.program.parallel.ranks
 
     def train(self, batch: Union[Mapping[str, Any], Sequence[Any]], steps: int = 1, *,
-              timeout: float = 60.0, seed: int = 0) -> "TrainResult":
+              timeout: float = 60.0, seed: int = 0, progress: bool = False) -> "TrainResult":
         """Runs `steps` steps on `batch` in `ranks` local processes and
         returns each step's loss and the parameters after the last step.
         Parameters carry over to the next call (of this object and of the
         Program); the optimizer state starts afresh in each call, as in
-        Program.train. `timeout` bounds each collective (seconds)."""
+        Program.train. `timeout` bounds each collective (seconds);
+        progress=True echoes rank 0's progress lines to stderr as they come."""
         from .program import TrainResult, _check_batch, _save
         if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
             raise ConfigError(f"steps must be a positive integer, got {steps!r}")
@@ -64,7 +66,7 @@ class NativeProgram:
             if self.program.params is not None:
                 argv[argv.index("--inputs"):argv.index("--inputs")] = [
                     "--params", str(_save(work_dir / "params", self.program.params))]
-            done = subprocess.run(argv, capture_output=True, text=True)
+            done = _run(argv, echo=_STEP_LINE if progress else None)
             if done.returncode != 0:
                 raise driver.ToolError(f"{self.path.name} failed (exit {done.returncode}):\n"
                                        f"{_tail(done.stderr or done.stdout)}")
@@ -116,6 +118,23 @@ def build(program: "Program", directory: Union[str, os.PathLike, None] = None, *
         raise driver.ToolError(f"building {source} failed (exit {done.returncode}):\n"
                                f"{_tail(done.stderr or done.stdout)}")
     return NativeProgram(program, executable, source, device)
+
+
+def _run(argv: Sequence[str], echo: Optional["re.Pattern[str]"] = None) -> subprocess.CompletedProcess:
+    """Runs argv to completion, capturing its output; with `echo`, stdout
+    lines that match it are also written to stderr as they arrive."""
+    if echo is None:
+        return subprocess.run(argv, capture_output=True, text=True)
+    with tempfile.TemporaryFile(mode="w+") as err:
+        with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err, text=True, bufsize=1) as process:
+            lines = []
+            for line in process.stdout:
+                lines.append(line)
+                if echo.match(line):
+                    sys.stderr.write(line)
+                    sys.stderr.flush()
+        err.seek(0)
+        return subprocess.CompletedProcess(argv, process.returncode, "".join(lines), err.read())
 
 
 def _tail(text: str, lines: int = 20) -> str:

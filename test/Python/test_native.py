@@ -40,7 +40,7 @@ def test_cuda_group_trains_through_build_only():
         program.train(random_batch(program))
 
 
-def test_build_and_train_check_their_arguments(tmp_path):
+def test_build_and_train_check_their_arguments(tmp_path, capfd):
     program = rtx.compile(models.mlp(), optimizer=rtx.SGD())
     with pytest.raises(rtx.ConfigError, match="device must be one of 'cpu', 'cuda'; got 'tpu'"):
         program.build(tmp_path, device="tpu")
@@ -53,6 +53,10 @@ def test_build_and_train_check_their_arguments(tmp_path):
         native.train(random_batch(program), timeout=0)
     with pytest.raises(rtx.ConfigError, match="the batch lacks input 'labels'"):
         native.train({"x": random_batch(program)["x"]})
+    capfd.readouterr()
+    result = native.train(random_batch(program), steps=2, progress=True)
+    echoed = capfd.readouterr().err
+    assert len(result.losses) == 2 and "step 1/2: loss=" in echoed and "step 2/2: loss=" in echoed
 
 
 def test_buckets_and_overlap_reach_rtx_distribute():
