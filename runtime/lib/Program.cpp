@@ -6,6 +6,7 @@
 #include "rtxrt/Npy.h"
 #include "rtxrt/Random.h"
 
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -17,6 +18,7 @@
 #include <iterator>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <sys/stat.h>
 #include <thread>
 
@@ -164,6 +166,25 @@ struct StepContext::AsyncQueue {
   }
 };
 
+namespace {
+/// Adds the lifetime of this object to `seconds` (time spent waiting in a
+/// collective).
+class CollectiveTimer {
+public:
+  explicit CollectiveTimer(double &seconds)
+      : seconds_(seconds), start_(std::chrono::steady_clock::now()) {}
+  ~CollectiveTimer() {
+    seconds_ +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_)
+            .count();
+  }
+
+private:
+  double &seconds_;
+  std::chrono::steady_clock::time_point start_;
+};
+} // namespace
+
 StepContext::StepContext(int64_t rank, const MeshLayout &mesh,
                          Communicator &comm, const DeviceRuntime *device)
     : rank_(rank), mesh_(mesh), comm_(comm), device_(device) {}
@@ -171,8 +192,10 @@ StepContext::StepContext(int64_t rank, const MeshLayout &mesh,
 StepContext::~StepContext() = default;
 
 void StepContext::drain() {
-  if (async_)
+  if (async_) {
+    CollectiveTimer timer(collectiveSeconds_);
     async_->drain();
+  }
 }
 
 StepContext::Pending StepContext::allReduceStart(const char *what,
@@ -196,10 +219,18 @@ StepContext::Pending StepContext::allReduceStart(const char *what,
   return async_->push(std::move(job));
 }
 
-Tensor StepContext::wait(const Pending &pending) { return pending.get(); }
+Tensor StepContext::wait(const Pending &pending) {
+  CollectiveTimer timer(collectiveSeconds_);
+  return pending.get();
+}
 
 template <typename F>
 Tensor StepContext::run(const Axes &axes, const Tensor &t, F &&collective) {
+  // Started all-reduces run here on the communication thread: only the
+  // step's own thread counts its waiting (wait() and drain() do).
+  std::optional<CollectiveTimer> timer;
+  if (!async_ || std::this_thread::get_id() != async_->worker.get_id())
+    timer.emplace(collectiveSeconds_);
   std::vector<int64_t> group = mesh_.group(rank_, axes);
   int64_t index = mesh_.indexInGroup(rank_, axes);
   if (!t.onGpu() || comm_.takesGpuTensors())
@@ -272,7 +303,7 @@ namespace {
 struct Flags {
   int64_t steps = 1;
   int64_t seed = 0;
-  std::string inputs, params, out, store, data;
+  std::string inputs, params, out, store, data, metrics;
   double timeout = 60;
   bool help = false;
 };
@@ -318,6 +349,8 @@ Flags parseFlags(const std::string &program, int argc, char **argv) {
       flags.store = value;
     else if (arg == "--data")
       flags.data = value;
+    else if (arg == "--metrics")
+      flags.metrics = value;
     else if (arg == "--timeout")
       flags.timeout = number("seconds");
     else
@@ -361,6 +394,55 @@ std::vector<int64_t> readTokens(const std::string &path) {
   return tokens;
 }
 
+/// --metrics FILE: one JSON object per line and step, written by rank 0
+/// (the names of design.md's metrics). Non-finite numbers are written as
+/// null, which JSON can hold.
+class MetricsFile {
+public:
+  explicit MetricsFile(const std::string &path) {
+    if (path.empty())
+      return;
+    file_ = std::fopen(path.c_str(), "w");
+    if (!file_)
+      throw Error("cannot write the metrics file " + path + ": " +
+                  std::strerror(errno));
+  }
+  ~MetricsFile() {
+    if (file_)
+      std::fclose(file_);
+  }
+  MetricsFile(const MetricsFile &) = delete;
+  MetricsFile &operator=(const MetricsFile &) = delete;
+
+  void step(int64_t step, bool hasLoss, double loss, double ms,
+            double tokensPerSecond, double collectiveMs) {
+    if (!file_)
+      return;
+    std::fprintf(
+        file_,
+        "{\"step\": %lld, \"loss\": %s, \"step_time_ms\": %s, "
+        "\"tokens_per_s\": %s, \"collective_ms\": %s, "
+        "\"collective_pct\": %s}\n",
+        static_cast<long long>(step),
+        number(hasLoss ? loss : std::nan(""), "%.9g").c_str(),
+        number(ms, "%.3f").c_str(), number(tokensPerSecond, "%.1f").c_str(),
+        number(collectiveMs, "%.3f").c_str(),
+        number(ms > 0 ? 100.0 * collectiveMs / ms : std::nan(""), "%.2f")
+            .c_str());
+    std::fflush(file_); // a run that dies keeps the steps it finished
+  }
+
+private:
+  static std::string number(double value, const char *format) {
+    if (!std::isfinite(value))
+      return "null";
+    char text[64];
+    std::snprintf(text, sizeof text, format, value);
+    return text;
+  }
+  std::FILE *file_ = nullptr;
+};
+
 int64_t envInt(const char *name, int64_t fallback) {
   const char *value = std::getenv(name);
   return value ? std::atoll(value) : fallback;
@@ -389,7 +471,11 @@ int rtxrt::runProgram(const ProgramSpec &spec, int argc, char **argv) {
           "  --seed S           seed of drawn inputs (default 0)\n"
           "  --store file:DIR   rendezvous (default $RTX_STORE); rank and "
           "size from RANK/WORLD_SIZE\n"
-          "  --timeout S        seconds a collective may wait (default 60)\n",
+          "  --timeout S        seconds a collective may wait (default 60)\n"
+          "  --metrics FILE     rank 0 writes one JSON line per step: step, "
+          "loss,\n"
+          "                     step_time_ms, tokens_per_s, collective_ms, "
+          "collective_pct\n",
           argv[0], static_cast<long long>(spec.mesh.numRanks()));
       return 0;
     }
@@ -565,11 +651,14 @@ int rtxrt::runProgram(const ProgramSpec &spec, int argc, char **argv) {
           value += all[r].getAsDouble(0);
       return value;
     };
+    MetricsFile metrics(rank == 0 ? flags.metrics : std::string());
+    double totalMs = 0, totalCollectiveMs = 0;
     auto start = std::chrono::steady_clock::now();
     for (int64_t step = 1; step <= flags.steps; ++step) {
       if (!fileTokens.empty())
         loadBatch(step - 1);
       auto stepStart = std::chrono::steady_clock::now();
+      context.takeCollectiveSeconds(); // count this step's waiting only
       results = spec.step(context, args);
       context.drain();
       if (device)
@@ -577,9 +666,18 @@ int rtxrt::runProgram(const ProgramSpec &spec, int argc, char **argv) {
       double ms = std::chrono::duration<double, std::milli>(
                       std::chrono::steady_clock::now() - stepStart)
                       .count();
+      double collectiveMs = context.takeCollectiveSeconds() * 1000.0;
+      totalMs += ms;
+      totalCollectiveMs += collectiveMs;
+      double loss = std::nan("");
+      if (spec.lossResult >= 0)
+        loss = globalScalar(results[spec.lossResult],
+                            spec.results[spec.lossResult].sharding);
+      metrics.step(step, spec.lossResult >= 0, loss, ms,
+                   tokensPerStep > 0 && ms > 0 ? tokensPerStep * 1000.0 / ms
+                                               : std::nan(""),
+                   collectiveMs);
       if (spec.lossResult >= 0) {
-        double loss = globalScalar(results[spec.lossResult],
-                                   spec.results[spec.lossResult].sharding);
         if (rank == 0) {
           std::printf("step %lld/%lld: loss=%.6e time=%.1fms",
                       static_cast<long long>(step),
@@ -605,6 +703,9 @@ int rtxrt::runProgram(const ProgramSpec &spec, int argc, char **argv) {
       if (tokensPerStep > 0 && seconds > 0)
         std::printf(", %.0f tokens/s",
                     tokensPerStep * static_cast<double>(flags.steps) / seconds);
+      if (world > 1 && totalMs > 0)
+        std::printf(", %.1f%% of the step time waiting in collectives (rank 0)",
+                    100.0 * totalCollectiveMs / totalMs);
       std::printf("\n");
     }
 

@@ -155,6 +155,15 @@ public:
   Tensor permute(const char *what, const Axes &axes,
                  const std::vector<int64_t> &pairs, const Tensor &t);
   Tensor meshSlice(const Axes &axes, int64_t dim, const Tensor &t);
+  /// Seconds this thread has waited in collectives (synchronous ones, and
+  /// wait()/drain() on started ones) since the last call; resets the count.
+  /// Started all-reduces that finish while the step computes cost nothing
+  /// here: this is the communication the step did not overlap.
+  double takeCollectiveSeconds() {
+    double seconds = collectiveSeconds_;
+    collectiveSeconds_ = 0;
+    return seconds;
+  }
   /// This rank's index in its group over `axes`, and the group's size.
   int64_t indexInGroup(const Axes &axes) const {
     return mesh_.indexInGroup(rank_, axes);
@@ -177,6 +186,7 @@ private:
   const DeviceRuntime *device_;
   struct AsyncQueue;
   std::unique_ptr<AsyncQueue> async_;
+  double collectiveSeconds_ = 0;
 };
 
 struct ProgramSpec {
