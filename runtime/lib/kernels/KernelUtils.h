@@ -225,12 +225,23 @@ void attentionSoftmaxRow(T *row, int64_t visible, int64_t length) {
 
 /// The statistics of a softmax over row[0..n): its max, and the sum of
 /// exp(row - max) in double. rtx.cross_entropy and its gradient both use
-/// this, so the gradient's softmax is the forward's.
+/// this, so the gradient's softmax is the forward's. The exponentials are
+/// computed a chunk at a time into a buffer (a loop that vectorises) and
+/// each chunk is summed in fixed lanes, in chunk order.
 template <typename T>
 void softmaxStatistics(const T *row, int64_t n, T &max, double &sumExp) {
+  constexpr int64_t kChunk = 512;
   max = laneMax(row, n);
-  T m = max;
-  sumExp = laneSum(n, [&](int64_t i) { return double(expApprox(row[i] - m)); });
+  const T m = max;
+  T e[kChunk];
+  double sum = 0.0;
+  for (int64_t c = 0; c < n; c += kChunk) {
+    int64_t len = std::min(kChunk, n - c);
+    for (int64_t i = 0; i < len; ++i)
+      e[i] = expApprox(row[c + i] - m);
+    sum += laneSum(len, [&](int64_t i) { return double(e[i]); });
+  }
+  sumExp = sum;
 }
 
 /// The operand and hyper-parameter checks of rtx.adamw_update (shared by
