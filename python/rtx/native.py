@@ -42,30 +42,44 @@ class NativeProgram:
     def ranks(self) -> int:
         return self.program.parallel.ranks
 
-    def train(self, batch: Union[Mapping[str, Any], Sequence[Any]], steps: int = 1, *,
-              timeout: float = 60.0, seed: int = 0, progress: bool = False) -> "TrainResult":
-        """Runs `steps` steps on `batch` in `ranks` local processes and
-        returns each step's loss and the parameters after the last step.
-        Parameters carry over to the next call (of this object and of the
-        Program); the optimizer state starts afresh in each call, as in
-        Program.train. `timeout` bounds each collective (seconds);
-        progress=True echoes rank 0's progress lines to stderr as they come."""
+    def train(self, batch: Union[Mapping[str, Any], Sequence[Any], None] = None, steps: int = 1, *,
+              data: Union[str, os.PathLike, None] = None, timeout: float = 60.0, seed: int = 0,
+              progress: bool = False) -> "TrainResult":
+        """Runs `steps` steps in `ranks` local processes and returns each
+        step's loss and the parameters after the last step. The data is
+        `batch` (every step, as in Program.train) or a token file `data`
+        (nanoGPT's uint16 tokens or llm.c's .bin: each step reads the next
+        windows into the inputs 'tokens' and 'labels'). Parameters carry over
+        to the next call (of this object and of the Program); the optimizer
+        state starts afresh in each call, as in Program.train. `timeout`
+        bounds each collective (seconds); progress=True echoes rank 0's
+        progress lines to stderr as they come."""
         from .program import TrainResult, _check_batch, _save
         if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
             raise ConfigError(f"steps must be a positive integer, got {steps!r}")
         if not (isinstance(timeout, (int, float)) and timeout > 0):
             raise ConfigError(f"timeout must be a positive number of seconds, got {timeout!r}")
-        arrays = _check_batch(batch, self.program.inputs)
+        if (batch is None) == (data is None):
+            raise ConfigError("train needs a batch or a token file (data=...), not both")
+        if data is not None:
+            names = {s.name for s in self.program.inputs}
+            if names != {"tokens", "labels"}:
+                raise ConfigError(f"data= feeds the inputs 'tokens' and 'labels'; this program takes "
+                                  f"{', '.join(sorted(names))}")
+            if not Path(data).is_file():
+                raise ConfigError(f"no such token file: {data}")
+        arrays = _check_batch(batch, self.program.inputs) if batch is not None else None
         with tempfile.TemporaryDirectory(prefix="rtx-native-") as work:
             work_dir = Path(work)
-            inputs = _save(work_dir / "inputs", arrays)
             argv = [driver.find_tool("rtx-launch"), "-n", str(self.ranks), "--store",
-                    f"file:{work_dir / 'store'}", "--", str(self.path), "--inputs", str(inputs),
-                    "--steps", str(steps), "--seed", str(seed), "--timeout", str(timeout),
-                    "--out", str(work_dir / "out")]
+                    f"file:{work_dir / 'store'}", "--", str(self.path), "--steps", str(steps),
+                    "--seed", str(seed), "--timeout", str(timeout), "--out", str(work_dir / "out")]
+            if arrays is not None:
+                argv += ["--inputs", str(_save(work_dir / "inputs", arrays))]
+            else:
+                argv += ["--data", str(Path(data).resolve())]
             if self.program.params is not None:
-                argv[argv.index("--inputs"):argv.index("--inputs")] = [
-                    "--params", str(_save(work_dir / "params", self.program.params))]
+                argv += ["--params", str(_save(work_dir / "params", self.program.params))]
             done = _run(argv, echo=_STEP_LINE if progress else None)
             if done.returncode != 0:
                 raise driver.ToolError(f"{self.path.name} failed (exit {done.returncode}):\n"

@@ -73,3 +73,29 @@ def test_buckets_and_overlap_reach_rtx_distribute():
     _assert_same_training(small.train(batch, steps=3), default.train(batch, steps=3))
     with pytest.raises(rtx.ConfigError, match="parallel.overlap must be True or False"):
         ParallelConfig(overlap="yes")
+
+
+def test_token_file_feeds_tokens_and_labels(tmp_path):
+    """data= trains on a token file; its first step reads the first windows,
+    so its loss is Program.train's on those windows. dp=2 splits the batch."""
+    config = models.GPTConfig()
+    text = np.tile(np.arange(config.vocab, dtype=np.uint16), 20)
+    text.tofile(tmp_path / "text.bin")
+    group, parallel, optimizer = init("cpu", 2, env={}), ParallelConfig(dp=2), rtx.SGD(lr=0.1)
+    native = rtx.compile(models.gpt2(config), group=group, parallel=parallel, optimizer=optimizer).build(
+        tmp_path / "gpt2")
+    result = native.train(data=tmp_path / "text.bin", steps=3)
+    assert len(result.losses) == 3 and np.all(np.isfinite(result.losses))
+    seq = config.seq
+    windows = np.stack([text[b * seq:b * seq + seq + 1] for b in range(config.batch)]).astype(np.int32)
+    reference = rtx.compile(models.gpt2(config), group=group, parallel=parallel, optimizer=optimizer)
+    first = reference.train({"tokens": windows[:, :-1], "labels": windows[:, 1:]}, steps=1)
+    assert abs(result.losses[0] - first.losses[0]) <= 1e-5 * abs(first.losses[0])
+    with pytest.raises(rtx.ConfigError, match="a batch or a token file"):
+        native.train(random_batch(reference), data=tmp_path / "text.bin")
+    with pytest.raises(rtx.ConfigError, match="no such token file"):
+        native.train(data=tmp_path / "missing.bin")
+    mlp = rtx.compile(models.mlp(), optimizer=rtx.SGD()).build(tmp_path / "mlp")
+    with pytest.raises(rtx.ConfigError, match="data= feeds the inputs 'tokens' and 'labels'; this program takes "
+                                              "labels, x"):
+        mlp.train(data=tmp_path / "text.bin")
