@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -37,6 +38,11 @@ class NativeProgram:
 
     def __init__(self, program: "Program", path: Path, source: Path, device: str) -> None:
         self.program, self.path, self.source, self.device = program, path, source, device
+        # The last call's --save-state directory, and the parameters it
+        # returned: the next call continues from that state while
+        # program.params is still those parameters.
+        self._state = path.parent / "state"
+        self._state_params: Optional[Dict[str, Any]] = None
 
     @property
     def ranks(self) -> int:
@@ -50,10 +56,16 @@ class NativeProgram:
         `batch` (every step, as in Program.train) or a token file `data`
         (nanoGPT's uint16 tokens or llm.c's .bin: each step reads the next
         windows into the inputs 'tokens' and 'labels'). Parameters carry over
-        to the next call (of this object and of the Program); the optimizer
-        state starts afresh in each call, as in Program.train. `timeout`
+        to the next call (of this object and of the Program), and so does
+        the optimizer state (below). `timeout`
         bounds each collective (seconds); progress=True echoes rank 0's
-        progress lines to stderr as they come."""
+        progress lines to stderr as they come.
+
+        Consecutive calls continue one run: the optimizer state (AdamW's
+        moments and step count) and the position in a token file carry
+        over, so two calls of N steps equal one of 2N. Setting
+        program.params (or calling program.train) starts afresh from those
+        parameters."""
         from .program import TrainResult, _check_batch, _save
         if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
             raise ConfigError(f"steps must be a positive integer, got {steps!r}")
@@ -78,8 +90,16 @@ class NativeProgram:
                 argv += ["--inputs", str(_save(work_dir / "inputs", arrays))]
             else:
                 argv += ["--data", str(Path(data).resolve())]
-            if self.program.params is not None:
+            resume = self._state_params is not None and self.program.params is self._state_params
+            if resume:
+                argv += ["--state", str(self._state)]
+            elif self.program.params is not None:
                 argv += ["--params", str(_save(work_dir / "params", self.program.params))]
+            # Saved aside and swapped in on success: a failed call keeps the
+            # state of the last good one.
+            saved = self._state.with_name("state.next")
+            shutil.rmtree(saved, ignore_errors=True)
+            argv += ["--save-state", str(saved)]
             done = _run(argv, echo=_STEP_LINE if progress else None)
             if done.returncode != 0:
                 raise driver.ToolError(f"{self.path.name} failed (exit {done.returncode}):\n"
@@ -90,7 +110,9 @@ class NativeProgram:
             raise driver.ToolError(f"{self.path.name} reported {len(losses)} losses for {steps} steps:\n"
                                    f"{_tail(done.stdout)}")
         params = {key[len("param:"):]: value for key, value in results.items() if key.startswith("param:")}
-        self.program.params = params
+        shutil.rmtree(self._state, ignore_errors=True)
+        saved.rename(self._state)
+        self.program.params = self._state_params = params
         return TrainResult(losses, params)
 
     def _results(self, out: Path) -> Dict[str, Any]:

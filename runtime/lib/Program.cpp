@@ -303,7 +303,7 @@ namespace {
 struct Flags {
   int64_t steps = 1;
   int64_t seed = 0;
-  std::string inputs, params, out, store, data, metrics;
+  std::string inputs, params, out, store, data, metrics, state, saveState;
   double timeout = 60;
   bool help = false;
 };
@@ -351,11 +351,17 @@ Flags parseFlags(const std::string &program, int argc, char **argv) {
       flags.data = value;
     else if (arg == "--metrics")
       flags.metrics = value;
+    else if (arg == "--state")
+      flags.state = value;
+    else if (arg == "--save-state")
+      flags.saveState = value;
     else if (arg == "--timeout")
       flags.timeout = number("seconds");
     else
       throw Error("unknown flag '" + arg + "' (see " + program + " --help)");
   }
+  if (!flags.params.empty() && !flags.state.empty())
+    throw Error("--params and --state both give the parameters; use one");
   return flags;
 }
 
@@ -475,7 +481,14 @@ int rtxrt::runProgram(const ProgramSpec &spec, int argc, char **argv) {
           "  --metrics FILE     rank 0 writes one JSON line per step: step, "
           "loss,\n"
           "                     step_time_ms, tokens_per_s, collective_ms, "
-          "collective_pct\n",
+          "collective_pct\n"
+          "  --save-state DIR   at the end, write the parameters and optimizer "
+          "state as\n"
+          "                     DIR/KEY.npy (KEY: param:NAME, exp_avg:NAME, "
+          "..., step)\n"
+          "  --state DIR        start from a --save-state directory (training "
+          "continues\n"
+          "                     where that run stopped)\n",
           argv[0], static_cast<long long>(spec.mesh.numRanks()));
       return 0;
     }
@@ -525,25 +538,39 @@ int rtxrt::runProgram(const ProgramSpec &spec, int argc, char **argv) {
                                         flags.timeout);
     }
 
-    // Arguments: parameters from --params or their initializers, optimizer
-    // state zeroed, data from --inputs or drawn.
+    // Arguments: parameters from --state, --params or their initializers,
+    // optimizer state from --state or zeroed, data from --inputs or drawn.
     std::map<std::string, size_t> argOfState;
     std::vector<Tensor> args;
     for (size_t i = 0; i < spec.args.size(); ++i) {
       const ArgSpec &arg = spec.args[i];
       LocalBlock block = localBlock(arg.sharding, arg.shape, spec.mesh, rank);
+      // This rank's block of the global tensor in `path`, which must have
+      // the global shape.
+      auto readBlock = [&](const std::string &path, const std::string &what) {
+        Tensor global = readNpy(path);
+        if (global.shape() != block.globalShape)
+          throw Error(what + " in " + path + " has shape " +
+                      shapeToString(global.shape()) + ", the program expects " +
+                      shapeToString(block.globalShape));
+        return sliceBlock(global.to(arg.dtype), arg.shape, block.offsets);
+      };
+      // The file of state key `key` in --state, which must be there.
+      auto stateFile = [&](const std::string &key) {
+        std::string path = flags.state + "/" + key + ".npy";
+        if (!fileExists(path))
+          throw Error("--state " + flags.state + " lacks '" + key +
+                      "' (expected " + path + ", written by --save-state)");
+        return path;
+      };
       switch (arg.kind) {
       case ArgSpec::Param: {
         std::string path = flags.params + "/" + arg.name + ".npy";
-        if (!flags.params.empty() && fileExists(path)) {
-          Tensor global = readNpy(path);
-          if (global.shape() != block.globalShape)
-            throw Error("parameter '" + arg.name + "' in " + path +
-                        " has shape " + shapeToString(global.shape()) +
-                        ", the program expects " +
-                        shapeToString(block.globalShape));
-          args.push_back(
-              sliceBlock(global.to(arg.dtype), arg.shape, block.offsets));
+        if (!flags.state.empty()) {
+          args.push_back(readBlock(stateFile("param:" + arg.name),
+                                   "parameter '" + arg.name + "'"));
+        } else if (!flags.params.empty() && fileExists(path)) {
+          args.push_back(readBlock(path, "parameter '" + arg.name + "'"));
         } else {
           args.push_back(initParameter(arg.name, arg.init, arg.a, arg.b,
                                        arg.seed, arg.shape, arg.dtype,
@@ -553,7 +580,10 @@ int rtxrt::runProgram(const ProgramSpec &spec, int argc, char **argv) {
         break;
       }
       case ArgSpec::State:
-        args.push_back(Tensor(arg.shape, arg.dtype));
+        args.push_back(flags.state.empty()
+                           ? Tensor(arg.shape, arg.dtype)
+                           : readBlock(stateFile(arg.name),
+                                       "optimizer state '" + arg.name + "'"));
         argOfState[arg.name] = i;
         break;
       case ArgSpec::Input: {
@@ -651,12 +681,21 @@ int rtxrt::runProgram(const ProgramSpec &spec, int argc, char **argv) {
           value += all[r].getAsDouble(0);
       return value;
     };
+    // Steps that the runs behind --state have done: a token file is read on
+    // from where they stopped.
+    int64_t stepsBefore = 0;
+    if (!flags.state.empty()) {
+      std::ifstream done(flags.state + "/steps_done");
+      if (!(done >> stepsBefore) || stepsBefore < 0)
+        throw Error("--state " + flags.state +
+                    " lacks a valid steps_done (written by --save-state)");
+    }
     MetricsFile metrics(rank == 0 ? flags.metrics : std::string());
     double totalMs = 0, totalCollectiveMs = 0;
     auto start = std::chrono::steady_clock::now();
     for (int64_t step = 1; step <= flags.steps; ++step) {
       if (!fileTokens.empty())
-        loadBatch(step - 1);
+        loadBatch(stepsBefore + step - 1);
       auto stepStart = std::chrono::steady_clock::now();
       context.takeCollectiveSeconds(); // count this step's waiting only
       results = spec.step(context, args);
@@ -709,16 +748,23 @@ int rtxrt::runProgram(const ProgramSpec &spec, int argc, char **argv) {
       std::printf("\n");
     }
 
-    // Final results, reassembled on rank 0.
-    if (!flags.out.empty()) {
-      if (rank == 0)
-        mkdir(flags.out.c_str(), 0755);
+    // Final results, reassembled on rank 0: all of them by index (--out),
+    // and those that carry state by their key (--save-state).
+    if (!flags.out.empty() || !flags.saveState.empty()) {
+      if (rank == 0) {
+        for (const std::string &dir : {flags.out, flags.saveState})
+          if (!dir.empty() && mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
+            throw Error("cannot create " + dir + ": " + std::strerror(errno));
+      }
       for (size_t i = 0; i < results.size(); ++i) {
+        const ResultSpec &result = spec.results[i];
+        bool saveState = !flags.saveState.empty() && !result.state.empty();
+        if (flags.out.empty() && !saveState)
+          continue;
         std::vector<Tensor> all =
             comm->exchange(everyone, onHost(results[i]), "writing the results");
         if (rank != 0)
           continue;
-        const ResultSpec &result = spec.results[i];
         Tensor global(
             localBlock(result.sharding, result.shape, spec.mesh, 0).globalShape,
             results[i].dtype());
@@ -728,7 +774,28 @@ int rtxrt::runProgram(const ProgramSpec &spec, int argc, char **argv) {
                 global, all[r],
                 localBlock(result.sharding, result.shape, spec.mesh, r)
                     .offsets);
-        writeNpy(flags.out + "/result" + std::to_string(i) + ".npy", global);
+        if (!flags.out.empty())
+          writeNpy(flags.out + "/result" + std::to_string(i) + ".npy", global);
+        if (saveState) {
+          // Written aside, then renamed: a run that dies while saving
+          // leaves the previous file whole.
+          std::string path = flags.saveState + "/" + result.state + ".npy";
+          writeNpy(path + ".partial", global);
+          if (std::rename((path + ".partial").c_str(), path.c_str()) != 0)
+            throw Error("cannot write " + path + ": " + std::strerror(errno));
+        }
+      }
+      if (rank == 0 && !flags.saveState.empty()) {
+        // Last, so that a directory with it holds a whole state.
+        std::string path = flags.saveState + "/steps_done";
+        {
+          std::ofstream done(path + ".partial");
+          done << stepsBefore + flags.steps << "\n";
+          if (!done.flush())
+            throw Error("cannot write " + path);
+        }
+        if (std::rename((path + ".partial").c_str(), path.c_str()) != 0)
+          throw Error("cannot write " + path + ": " + std::strerror(errno));
       }
     }
     return 0;

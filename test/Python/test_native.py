@@ -31,6 +31,26 @@ def test_native_program_trains_as_rtx_run(tmp_path, device, emulate):
     assert native.source.suffix == (".cu" if device == "cuda" else ".cpp")
     batch = random_batch(program)
     _assert_same_training(native.train(batch, steps=4), reference.train(batch, steps=4))
+
+
+def test_calls_continue_one_run(tmp_path):
+    """Two calls of 3 AdamW steps equal one of 6 (the moments and step count
+    carry over); after program.params is set, training starts afresh from
+    those parameters, as Program.train does."""
+    def compiled():
+        return rtx.compile(models.mlp(), group=init("cpu", 2, env={}), parallel=ParallelConfig(dp=2),
+                           optimizer=rtx.AdamW(lr=1e-2))
+    program, whole = compiled(), compiled()
+    native, once = program.build(tmp_path / "a"), whole.build(tmp_path / "b")
+    batch = random_batch(program)
+    first, second = native.train(batch, steps=3), native.train(batch, steps=3)
+    six = once.train(batch, steps=6)
+    np.testing.assert_allclose(first.losses + second.losses, six.losses, rtol=1e-6)
+    for name, value in six.params.items():
+        assert rel_err(second.params[name], value) <= 1e-6, name
+    program.params = {name: value.copy() for name, value in second.params.items()}
+    reference = compiled()
+    reference.params = dict(program.params)
     _assert_same_training(native.train(batch, steps=2), reference.train(batch, steps=2))
 
 
