@@ -32,8 +32,8 @@ func::FuncOp mlir::rtx::findEntry(ModuleOp module, StringRef entry) {
     for (auto f : functions)
       if (f.getSymName() == entry)
         return f;
-    throw Error("no function @" + entry.str() + " in the module (functions:" +
-                names + ")");
+    throw Error("no function @" + entry.str() +
+                " in the module (functions:" + names + ")");
   }
   if (functions.size() == 1)
     return functions.front();
@@ -73,9 +73,11 @@ static rtxrt::MeshLayout findMesh(ModuleOp module, int64_t numRanks) {
   if (numRanks == 1 && matching.empty())
     return rtxrt::MeshLayout();
   if (matching.size() != 1)
-    throw Error("--ranks " + std::to_string(numRanks) + " needs exactly one "
-                "rtx.mesh with " + std::to_string(numRanks) +
-                " ranks; the module has" + (seen.empty() ? " none" : seen));
+    throw Error("--ranks " + std::to_string(numRanks) +
+                " needs exactly one "
+                "rtx.mesh with " +
+                std::to_string(numRanks) + " ranks; the module has" +
+                (seen.empty() ? " none" : seen));
   std::vector<std::string> names;
   for (Attribute name : matching.front().getAxisNames())
     names.push_back(cast<StringAttr>(name).getValue().str());
@@ -100,9 +102,10 @@ struct ArgumentRole {
   ParamSpec param;
   /// For State (and Param args made by rtx-optimizer): the state key.
   std::string stateKey;
+  /// For State: how the argument is sharded.
+  ShardingAttr sharding;
 };
 } // namespace
-
 
 static ArgumentRole getArgumentRole(func::FuncOp function, unsigned index) {
   ArgumentRole role;
@@ -125,6 +128,7 @@ static ArgumentRole getArgumentRole(func::FuncOp function, unsigned index) {
                   sharding};
   } else if (!role.stateKey.empty()) {
     role.kind = ArgumentRole::State;
+    role.sharding = sharding;
   }
   return role;
 }
@@ -195,10 +199,10 @@ ExecutionResult mlir::rtx::execute(ModuleOp module,
     roles.push_back(role);
   }
   for (auto input : function.getOps<InputOp>())
-    slots.push_back({input.getName().str(), input.getType(),
-                     input->getAttrOfType<ShardingAttr>(
-                         RTXDialect::getShardingAttrName()),
-                     input.getResult()});
+    slots.push_back(
+        {input.getName().str(), input.getType(),
+         input->getAttrOfType<ShardingAttr>(RTXDialect::getShardingAttrName()),
+         input.getResult()});
 
   // Results that carry state into the next step, and the loss.
   std::map<std::string, unsigned> argOfState;
@@ -256,8 +260,9 @@ ExecutionResult mlir::rtx::execute(ModuleOp module,
                   ", the program expects " + rtxrt::shapeToString(global));
     if (value.dtype() != dtype) {
       // .npy has no bf16: accept f32 data for 16-bit float inputs.
-      bool widened = rtxrt::isFloat(dtype) && value.dtype() == rtxrt::DType::F32 &&
-                     (dtype == rtxrt::DType::BF16 || dtype == rtxrt::DType::F16);
+      bool widened =
+          rtxrt::isFloat(dtype) && value.dtype() == rtxrt::DType::F32 &&
+          (dtype == rtxrt::DType::BF16 || dtype == rtxrt::DType::F16);
       if (!widened)
         throw Error("input '" + slot.name + "' from " + source + " has dtype " +
                     rtxrt::dtypeName(value.dtype()) + ", the program expects " +
@@ -265,6 +270,21 @@ ExecutionResult mlir::rtx::execute(ModuleOp module,
       value = value.to(dtype);
     }
     result.inputs[slot.name] = value;
+  }
+
+  if (!options.stateDir.empty() && !options.paramsDir.empty())
+    throw Error("--params and --state both give the parameters; use one");
+  auto stateFile = [&](const std::string &key) {
+    return rtxrt::stateFilePath(options.stateDir, key);
+  };
+  // Optimizer state loaded from --state, by key (global shapes).
+  std::map<std::string, Tensor> loadedState;
+  for (const ArgumentRole &role : roles) {
+    if (role.kind != ArgumentRole::State || options.stateDir.empty())
+      continue;
+    std::string path = stateFile(role.stateKey);
+    Tensor value = rtxrt::readNpy(path);
+    loadedState[role.stateKey] = value;
   }
 
   // Parameter values loaded from --params, by name (global shapes).
@@ -283,7 +303,9 @@ ExecutionResult mlir::rtx::execute(ModuleOp module,
     if (auto it = loadedParams.find(param.name); it != loadedParams.end())
       return it->second;
     std::string path = options.paramsDir + "/" + param.name + ".npy";
-    if (options.paramsDir.empty() || !fileExists(path))
+    if (!options.stateDir.empty())
+      path = stateFile("param:" + param.name);
+    else if (options.paramsDir.empty() || !fileExists(path))
       return Tensor();
     Tensor value = rtxrt::readNpy(path);
     if (value.shape() != global)
@@ -301,9 +323,9 @@ ExecutionResult mlir::rtx::execute(ModuleOp module,
       return sliceBlock(loaded, local, block.offsets);
     return rtxrt::initParameter(
         param.name, static_cast<rtxrt::InitKind>(param.init.getKind()),
-        param.init.getA().convertToDouble(), param.init.getB().convertToDouble(),
-        param.seed, local, toDType(param.type.getElementType()),
-        block.globalShape, block.offsets);
+        param.init.getA().convertToDouble(),
+        param.init.getB().convertToDouble(), param.seed, local,
+        toDType(param.type.getElementType()), block.globalShape, block.offsets);
   };
   auto inputBlock = [&](const InputSlot &slot, int64_t rank) {
     Shape local = shapeOf(slot.type);
@@ -311,10 +333,10 @@ ExecutionResult mlir::rtx::execute(ModuleOp module,
     return sliceBlock(result.inputs.at(slot.name), local, block.offsets);
   };
 
-  auto lossSharding =
-      lossIndex >= 0 ? function.getResultAttrOfType<ShardingAttr>(
-                           lossIndex, RTXDialect::getShardingAttrName())
-                     : ShardingAttr();
+  auto lossSharding = lossIndex >= 0
+                          ? function.getResultAttrOfType<ShardingAttr>(
+                                lossIndex, RTXDialect::getShardingAttrName())
+                          : ShardingAttr();
   bool liveLoss = lossIndex >= 0 && options.onStep &&
                   (!lossSharding || lossSharding.getPartialAxes().empty());
   // Per step, per rank: the local loss (assembled after the run).
@@ -345,10 +367,24 @@ ExecutionResult mlir::rtx::execute(ModuleOp module,
       case ArgumentRole::Param:
         args.push_back(paramValue(role.param, rank));
         break;
-      case ArgumentRole::State:
-        args.push_back(
-            Tensor(shapeOf(type), toDType(type.getElementType())));
+      case ArgumentRole::State: {
+        Shape local = shapeOf(type);
+        if (options.stateDir.empty()) {
+          args.push_back(Tensor(local, toDType(type.getElementType())));
+          break;
+        }
+        LocalBlock block = getLocalBlock(role.sharding, local, mesh, rank);
+        const Tensor &global = loadedState.at(role.stateKey);
+        if (global.shape() != block.globalShape)
+          throw Error("optimizer state '" + role.stateKey + "' in --state " +
+                      options.stateDir + " has shape " +
+                      rtxrt::shapeToString(global.shape()) +
+                      ", the program expects " +
+                      rtxrt::shapeToString(block.globalShape));
+        args.push_back(sliceBlock(global.to(toDType(type.getElementType())),
+                                  local, block.offsets));
         break;
+      }
       }
     }
     std::vector<Tensor> results;

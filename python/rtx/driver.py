@@ -128,18 +128,20 @@ _STEP_LINE = re.compile(r"^step \d+/\d+: loss=(\S+)")
 
 
 def run(program: PathLike, *, inputs: Optional[PathLike] = None, params: Optional[PathLike] = None,
+        state: Optional[PathLike] = None,
         out: Optional[PathLike] = None, steps: int = 1, random: bool = False, seed: Optional[int] = None,
         entry: Optional[str] = None, read_results: bool = True,
         build_dir: Optional[PathLike] = None, ranks: int = 1) -> RunResult:
     """Runs rtx-run on a .mlir file. Inputs are read from `inputs`/NAME.npy,
-    parameters from `params`/NAME.npy; results are written to `out` (with
+    parameters from `params`/NAME.npy, or parameters and optimizer state
+    from `state`/KEY.npy (to continue a run); results are written to `out` (with
     read_results and no `out`, a temporary directory) and, with
     read_results, loaded as numpy arrays. Returns the results and, for
     steps > 1, the loss of each step."""
     argv = [find_tool("rtx-run", build_dir), str(program)]
     if not Path(program).is_file():
         raise ToolError(f"rtx-run: no such file: {program}")
-    for flag, value in (("--inputs", inputs), ("--params", params)):
+    for flag, value in (("--inputs", inputs), ("--params", params), ("--state", state)):
         if value is not None:
             argv.append(f"{flag}={value}")
     if random:

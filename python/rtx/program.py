@@ -55,6 +55,11 @@ class Program:
         self.params = params                 # current parameter values; None: the IR's initializers
         self.group, self.parallel, self.sharding = group, parallel, sharding
         self.elastic, self.optimizer = elastic, optimizer
+        # The state after the last train call (KEY.npy, rtx-run --state) and
+        # the parameters it returned: the next call continues from it while
+        # self.params is still those parameters.
+        self._state_dir: Optional[tempfile.TemporaryDirectory] = None
+        self._state_params: Optional[Dict[str, Any]] = None
 
     @property
     def inputs(self) -> List[InputSpec]:
@@ -64,9 +69,10 @@ class Program:
 
     def train(self, batch: Union[Mapping[str, Any], Sequence[Any]], steps: int = 1) -> TrainResult:
         """Runs `steps` training steps on `batch` (arrays or tensors by input
-        name, or in input order) and returns each step's loss. Parameters
-        carry over to the next call; the optimizer state (AdamW moments, step
-        count) starts afresh in each call."""
+        name, or in input order) and returns each step's loss. Consecutive
+        calls continue one run: the parameters and the optimizer state (AdamW
+        moments, step count) carry over, so two calls of N steps equal one
+        of 2N. Setting `params` starts afresh from those parameters."""
         if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
             raise ConfigError(f"steps must be a positive integer, got {steps!r}")
         if self.group.backend != "cpu":
@@ -80,16 +86,31 @@ class Program:
             program = work_dir / "train.mlir"
             program.write_text(self.train_ir)
             _save(work_dir / "inputs", arrays)
-            params_dir = _save(work_dir / "params", self.params) if self.params is not None else None
-            run = driver.run(program, inputs=work_dir / "inputs", params=params_dir, steps=steps,
+            resume = self._state_params is not None and self.params is self._state_params
+            params_dir = (_save(work_dir / "params", self.params)
+                          if self.params is not None and not resume else None)
+            run = driver.run(program, inputs=work_dir / "inputs", params=params_dir,
+                             state=Path(self._state_dir.name) if resume else None, steps=steps,
                              ranks=self.parallel.ranks)
         states = run.states()
         params = {key[len("param:"):]: value for key, value in states.items() if key.startswith("param:")}
         losses = run.losses if steps > 1 else [float(run.results[0].value)]
         if len(losses) != steps:
             raise driver.ToolError(f"rtx-run reported {len(losses)} losses for {steps} steps")
-        self.params = params
+        self._keep_state(states)
+        self.params = self._state_params = params
         return TrainResult(losses, params)
+
+    def _keep_state(self, states: Dict[str, Any]) -> None:
+        """Writes the state after a call as KEY.npy, for the next call."""
+        import numpy as np
+        if self._state_dir is None:
+            self._state_dir = tempfile.TemporaryDirectory(prefix="rtx-state-")
+        directory = Path(self._state_dir.name)
+        for old in directory.glob("*.npy"):
+            old.unlink()
+        for key, value in states.items():
+            np.save(directory / f"{key}.npy", value)
 
     def gradients(self, batch: Union[Mapping[str, Any], Sequence[Any]]) -> Tuple[float, Dict[str, Any]]:
         """The loss and every parameter's gradient on one micro-batch, at

@@ -373,3 +373,12 @@ void rtxrt::writeNpy(const std::string &path, const Tensor &tensor) {
   if (!out)
     npyError(path, "write failed");
 }
+
+std::string rtxrt::stateFilePath(const std::string &dir,
+                                 const std::string &key) {
+  std::string path = dir + "/" + key + ".npy";
+  if (!std::ifstream(path).good())
+    throw Error("--state " + dir + " lacks '" + key + "' (expected " + path +
+                ", written by --save-state)");
+  return path;
+}

@@ -555,13 +555,8 @@ int rtxrt::runProgram(const ProgramSpec &spec, int argc, char **argv) {
                       shapeToString(block.globalShape));
         return sliceBlock(global.to(arg.dtype), arg.shape, block.offsets);
       };
-      // The file of state key `key` in --state, which must be there.
       auto stateFile = [&](const std::string &key) {
-        std::string path = flags.state + "/" + key + ".npy";
-        if (!fileExists(path))
-          throw Error("--state " + flags.state + " lacks '" + key +
-                      "' (expected " + path + ", written by --save-state)");
-        return path;
+        return stateFilePath(flags.state, key);
       };
       switch (arg.kind) {
       case ArgSpec::Param: {

@@ -71,3 +71,21 @@ def test_program_saves_its_ir(tmp_path):
     program.save(tmp_path)
     assert "rtx.adamw_update" in (tmp_path / "train.mlir").read_text()
     assert (tmp_path / "model.mlir").read_text() == models.gpt2().text()
+
+
+def test_calls_continue_one_run():
+    """Two train calls of 3 AdamW steps equal one of 6 (rtx-run --state
+    carries the moments and the step count); setting params starts afresh."""
+    batch = mlp_batch(16)
+    program = rtx.compile(models.mlp(), optimizer=rtx.AdamW(lr=1e-2))
+    whole = rtx.compile(models.mlp(), optimizer=rtx.AdamW(lr=1e-2))
+    first, second = program.train(batch, steps=3), program.train(batch, steps=3)
+    six = whole.train(batch, steps=6)
+    np.testing.assert_allclose(first.losses + second.losses, six.losses, rtol=1e-6)
+    for name, value in six.params.items():
+        assert rel_err(second.params[name], value) <= 1e-6, name
+    fresh = rtx.compile(models.mlp(), optimizer=rtx.AdamW(lr=1e-2))
+    fresh.params = {name: value.copy() for name, value in second.params.items()}
+    program.params = {name: value.copy() for name, value in second.params.items()}
+    np.testing.assert_allclose(program.train(batch, steps=2).losses, fresh.train(batch, steps=2).losses,
+                               rtol=1e-6)

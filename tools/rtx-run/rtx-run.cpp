@@ -41,22 +41,30 @@ static cl::opt<std::string> entry("entry", cl::desc("Function to run"),
 static cl::opt<int64_t> seed("seed", cl::desc("Seed of random inputs"),
                              cl::init(0), cl::cat(category));
 static cl::opt<std::string>
-    inputsDir("inputs", cl::desc("Directory of NAME.npy inputs (argN.npy for "
-                                 "function arguments)"),
+    inputsDir("inputs",
+              cl::desc("Directory of NAME.npy inputs (argN.npy for "
+                       "function arguments)"),
               cl::value_desc("DIR"), cl::cat(category));
-static cl::opt<bool> randomInputs("random", cl::desc("Draw missing inputs at random"),
-                            cl::cat(category));
+static cl::opt<bool> randomInputs("random",
+                                  cl::desc("Draw missing inputs at random"),
+                                  cl::cat(category));
 static cl::opt<std::string>
     paramsDir("params", cl::desc("Directory of NAME.npy parameter values"),
               cl::value_desc("DIR"), cl::cat(category));
+static cl::opt<std::string> stateDir(
+    "state",
+    cl::desc("Continue from DIR/KEY.npy (parameters as param:NAME, optimizer "
+             "state by key), as an emitted program's --save-state writes it"),
+    cl::value_desc("DIR"), cl::cat(category));
 static cl::opt<std::string> outDir("out",
                                    cl::desc("Write resultN.npy into DIR"),
                                    cl::value_desc("DIR"), cl::cat(category));
 static cl::opt<int64_t> ranks("ranks", cl::desc("Number of simulated ranks"),
                               cl::init(1), cl::cat(category));
 static cl::opt<bool>
-    compare("compare", cl::desc("Compare REF.mlir (1 rank) with DIST.mlir "
-                                "(--ranks N) on the same inputs"),
+    compare("compare",
+            cl::desc("Compare REF.mlir (1 rank) with DIST.mlir "
+                     "(--ranks N) on the same inputs"),
             cl::cat(category));
 static cl::opt<double> tolerance(
     "tolerance",
@@ -64,9 +72,10 @@ static cl::opt<double> tolerance(
              "1e-5, bf16/f16 1e-2, f64 1e-10)"),
     cl::init(-1.0), cl::cat(category));
 static cl::opt<int64_t>
-    steps("steps", cl::desc("Run the function N times, feeding each result "
-                            "marked rtx.state back into its argument (a "
-                            "training loop); prints the loss per step"),
+    steps("steps",
+          cl::desc("Run the function N times, feeding each result "
+                   "marked rtx.state back into its argument (a "
+                   "training loop); prints the loss per step"),
           cl::init(1), cl::cat(category));
 static cl::opt<double>
     timeout("timeout", cl::desc("Seconds a rank may wait in a collective"),
@@ -135,16 +144,14 @@ static bool compareResults(const std::vector<Tensor> &ref,
                            const std::vector<Tensor> &dist) {
   if (ref.size() != dist.size()) {
     llvm::errs() << "rtx-run: error: the reference returns " << ref.size()
-                 << " results, the distributed program " << dist.size()
-                 << "\n";
+                 << " results, the distributed program " << dist.size() << "\n";
     return false;
   }
   bool ok = true;
   for (size_t i = 0; i < ref.size(); ++i) {
     if (ref[i].shape() != dist[i].shape()) {
-      llvm::outs() << "result " << i << ": FAIL shape "
-                   << typeString(dist[i]) << " vs reference "
-                   << typeString(ref[i]) << "\n";
+      llvm::outs() << "result " << i << ": FAIL shape " << typeString(dist[i])
+                   << " vs reference " << typeString(ref[i]) << "\n";
       ok = false;
       continue;
     }
@@ -200,6 +207,7 @@ int main(int argc, char **argv) {
   options.inputsDir = inputsDir;
   options.randomInputs = randomInputs;
   options.paramsDir = paramsDir;
+  options.stateDir = stateDir;
   options.collectiveTimeoutSeconds = timeout;
   options.steps = steps;
   if (steps > 1)

@@ -37,6 +37,11 @@ struct ExecutorOptions {
   /// Directory of NAME.npy parameter values (global shapes); parameters not
   /// found there are initialised from their initializer.
   std::string paramsDir;
+  /// Directory of KEY.npy (global shapes) to continue a run from, as an
+  /// emitted program's --save-state writes it: parameters from
+  /// param:NAME.npy and every optimizer-state argument from its key; all
+  /// must be there. Excludes paramsDir.
+  std::string stateDir;
   /// Parameter values (global shapes) by name; they take precedence over
   /// --params and over initializers (used by gradient checks).
   std::map<std::string, rtxrt::Tensor> paramValues;
@@ -67,9 +72,9 @@ struct ExecutionResult {
 /// Runs `options.entry` of `module`. Throws rtxrt::Error with a message that
 /// names the op, value or rank on failure (unsupported op, bad input file,
 /// deadlock, kernel error).
-ExecutionResult execute(ModuleOp module, const ExecutorOptions &options,
-                        const std::map<std::string, rtxrt::Tensor> &inputs =
-                            {});
+ExecutionResult
+execute(ModuleOp module, const ExecutorOptions &options,
+        const std::map<std::string, rtxrt::Tensor> &inputs = {});
 
 /// The function `execute` would run.
 func::FuncOp findEntry(ModuleOp module, llvm::StringRef entry);

@@ -22,6 +22,11 @@ Tensor readNpy(const std::string &path);
 /// Writes a .npy file (bf16/f16 are written as f4, i1 as |b1).
 void writeNpy(const std::string &path, const Tensor &tensor);
 
+/// The path of state `key` (param:NAME, exp_avg:NAME, step, ...) in a
+/// directory written by an emitted program's --save-state: DIR/KEY.npy.
+/// Throws Error naming the key when the file is not there.
+std::string stateFilePath(const std::string &dir, const std::string &key);
+
 } // namespace rtxrt
 
 #endif // RTXRT_NPY_H
