@@ -85,7 +85,7 @@ class NativeProgram:
             work_dir = Path(work)
             argv = [driver.find_tool("rtx-launch"), "-n", str(self.ranks), "--store",
                     f"file:{work_dir / 'store'}", "--", str(self.path), "--steps", str(steps),
-                    "--seed", str(seed), "--timeout", str(timeout), "--out", str(work_dir / "out")]
+                    "--seed", str(seed), "--timeout", str(timeout)]
             if arrays is not None:
                 argv += ["--inputs", str(_save(work_dir / "inputs", arrays))]
             else:
@@ -105,25 +105,17 @@ class NativeProgram:
                 raise driver.ToolError(f"{self.path.name} failed (exit {done.returncode}):\n"
                                        f"{_tail(done.stderr or done.stdout)}")
             losses = [float(m.group(1)) for m in map(_STEP_LINE.match, done.stdout.splitlines()) if m]
-            results = self._results(work_dir / "out")
         if len(losses) != steps:
             raise driver.ToolError(f"{self.path.name} reported {len(losses)} losses for {steps} steps:\n"
                                    f"{_tail(done.stdout)}")
-        params = {key[len("param:"):]: value for key, value in results.items() if key.startswith("param:")}
+        # The parameters are in the saved state (param:NAME.npy): no --out,
+        # which would write them a second time.
+        import numpy as np
+        params = {path.stem[len("param:"):]: np.load(path) for path in sorted(saved.glob("param:*.npy"))}
         shutil.rmtree(self._state, ignore_errors=True)
         saved.rename(self._state)
         self.program.params = self._state_params = params
         return TrainResult(losses, params)
-
-    def _results(self, out: Path) -> Dict[str, Any]:
-        """The written results by their rtx.state key, in the step's order."""
-        import numpy as np
-        states = {}
-        for index, attrs in enumerate(driver._result_signature(self.program.train_ir, None)):
-            state = re.search(r'rtx\.state = "([^"]*)"', attrs)
-            if state:
-                states[state.group(1)] = np.load(out / f"result{index}.npy")
-        return states
 
 
 def build(program: "Program", directory: Union[str, os.PathLike, None] = None, *,

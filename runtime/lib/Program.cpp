@@ -692,7 +692,6 @@ int rtxrt::runProgram(const ProgramSpec &spec, int argc, char **argv) {
       if (!fileTokens.empty())
         loadBatch(stepsBefore + step - 1);
       auto stepStart = std::chrono::steady_clock::now();
-      context.takeCollectiveSeconds(); // count this step's waiting only
       results = spec.step(context, args);
       context.drain();
       if (device)
