@@ -1,17 +1,19 @@
 //===- Interpreter.cpp - one rank's interpretation of a function ----------===//
 //
 // Walks a function's body in order and runs each op on the runtime's CPU
-// kernels. Collectives and send/recv go through the InProcessWorld; async
-// starts complete eagerly and their tokens carry the result to rtx.wait,
-// which preserves the program's meaning (only the overlap is lost).
+// kernels, as its kernel binding (KernelOpInterface) says. Collectives and
+// send/recv go through the InProcessWorld; async starts complete eagerly and
+// their tokens carry the result to rtx.wait, which preserves the program's
+// meaning (only the overlap is lost).
 //
 //===----------------------------------------------------------------------===//
 
 #include "Interpreter.h"
 #include "Distribution.h"
 
+#include "rtx/Target/KernelBinding.h"
 #include "rtxrt/Collectives.h"
-#include "rtxrt/Kernels.h"
+#include "rtxrt/KernelRegistry.h"
 
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/raw_ostream.h"
@@ -45,8 +47,8 @@ rtxrt::DType mlir::rtx::toDType(Type type) {
 
 std::string mlir::rtx::formatLocation(Location loc) {
   if (auto fileLoc = dyn_cast<FileLineColLoc>(loc))
-    return (fileLoc.getFilename().getValue() + ":" +
-            Twine(fileLoc.getLine()) + ":" + Twine(fileLoc.getColumn()))
+    return (fileLoc.getFilename().getValue() + ":" + Twine(fileLoc.getLine()) +
+            ":" + Twine(fileLoc.getColumn()))
         .str();
   if (auto nameLoc = dyn_cast<NameLoc>(loc))
     return nameLoc.getName().str() + " (" +
@@ -66,8 +68,7 @@ std::string mlir::rtx::describe(Operation *op) {
 }
 
 ParamSpec mlir::rtx::getParamSpec(ParamOp op) {
-  return {op.getName().str(), op.getInit(), op.getEffectiveSeed(),
-          op.getType(),
+  return {op.getName().str(), op.getInit(), op.getEffectiveSeed(), op.getType(),
           op->getAttrOfType<ShardingAttr>(RTXDialect::getShardingAttrName())};
 }
 
@@ -85,30 +86,6 @@ static std::vector<std::string> axesOf(Operation *op, StringRef name = "axes") {
   for (Attribute axis : op->getAttrOfType<ArrayAttr>(name))
     axes.push_back(cast<StringAttr>(axis).getValue().str());
   return axes;
-}
-
-/// The sharding of `op`'s single result, if annotated.
-static ShardingAttr resultSharding(Operation *op) {
-  Attribute attr = op->getAttr(RTXDialect::getShardingAttrName());
-  if (auto sharding = dyn_cast_or_null<ShardingAttr>(attr))
-    return sharding;
-  if (auto array = dyn_cast_or_null<ArrayAttr>(attr))
-    return dyn_cast<ShardingAttr>(array[0]);
-  return {};
-}
-
-static rtxrt::ReduceKind toReduceKind(ReductionKind kind) {
-  switch (kind) {
-  case ReductionKind::Sum:
-    return rtxrt::ReduceKind::Sum;
-  case ReductionKind::Mean:
-    return rtxrt::ReduceKind::Mean;
-  case ReductionKind::Max:
-    return rtxrt::ReduceKind::Max;
-  case ReductionKind::Min:
-    return rtxrt::ReduceKind::Min;
-  }
-  llvm_unreachable("unknown reduction kind");
 }
 
 namespace {
@@ -209,7 +186,7 @@ private:
   }
 
   /// Runs the collective `op` (sync or start form) on `input`.
-  Tensor collective(Operation *op, const Tensor &input) {
+  Tensor collective(Operation *op, CollectiveKind kind, const Tensor &input) {
     std::vector<std::string> axes = axesOf(op);
     std::vector<int64_t> group = env.mesh.group(env.rank, axes);
     int64_t index = env.mesh.indexInGroup(env.rank, axes);
@@ -218,27 +195,29 @@ private:
     auto intAttr = [&](StringRef name) {
       return op->getAttrOfType<IntegerAttr>(name).getValue().getSExtValue();
     };
-    auto kindAttr = [&] {
-      return op->getAttrOfType<ReductionKindAttr>("kind").getValue();
+    auto reduceKind = [&] {
+      return toRuntime(op->getAttrOfType<ReductionKindAttr>("kind").getValue());
     };
-    if (isa<AllReduceOp, AllReduceStartOp>(op))
-      return rtxrt::reduceGroup(toReduceKind(kindAttr()), all);
-    if (isa<AllGatherOp, AllGatherStartOp>(op))
+    switch (kind) {
+    case CollectiveKind::AllReduce:
+      return rtxrt::reduceGroup(reduceKind(), all);
+    case CollectiveKind::AllGather:
       return rtxrt::gatherGroup(all, intAttr("gather_dim"));
-    if (isa<ReduceScatterOp, ReduceScatterStartOp>(op))
-      return rtxrt::reduceScatterGroup(toReduceKind(kindAttr()), all,
+    case CollectiveKind::ReduceScatter:
+      return rtxrt::reduceScatterGroup(reduceKind(), all,
                                        intAttr("scatter_dim"), index);
-    if (isa<AllToAllOp, AllToAllStartOp>(op))
+    case CollectiveKind::AllToAll:
       return rtxrt::allToAllGroup(all, intAttr("split_dim"),
                                   intAttr("concat_dim"), index);
-    if (isa<BroadcastFromOp, BroadcastFromStartOp>(op))
+    case CollectiveKind::BroadcastFrom:
       return all[intAttr("root")];
-    if (isa<PermuteOp, PermuteStartOp>(op))
+    case CollectiveKind::Permute:
       return rtxrt::permuteGroup(
           all,
           toVector(op->getAttrOfType<DenseI64ArrayAttr>("pairs").asArrayRef()),
           index, input);
-    throw Error("unknown collective");
+    }
+    llvm_unreachable("unknown collective");
   }
 
   int64_t peerRank(Operation *op) {
@@ -252,9 +231,20 @@ private:
   }
 
   void dispatch(Operation *op) {
-    using namespace rtxrt;
+    if (auto kernelOp = dyn_cast<KernelOpInterface>(op))
+      return runKernel(op, kernelOp.getKernelCall());
+    if (auto c = dyn_cast<CollectiveOpInterface>(op)) {
+      // An async start completes eagerly; its token carries the result.
+      Tensor result =
+          collective(op, c.getCollectiveKind(), get(op->getOperand(0)));
+      if (c.isAsync())
+        values[op->getResult(0)] = std::move(result);
+      else
+        set(op->getResult(0), std::move(result));
+      return;
+    }
+    // The ops that are neither kernels nor collectives.
     llvm::TypeSwitch<Operation *>(op)
-        // --- values that enter the model -----------------------------------
         .Case([&](ParamOp p) { set(p, env.getParam(getParamSpec(p))); })
         .Case([&](InputOp p) { set(p, env.getInput(p)); })
         .Case([&](ConstantOp c) {
@@ -272,239 +262,6 @@ private:
           }
           set(c, t);
         })
-        // --- contractions ------------------------------------------------------
-        .Case([&](MatmulOp m) {
-          set(m, matmul(get(m.getLhs()), get(m.getRhs()), m.getTransposeLhs(),
-                        m.getTransposeRhs()));
-        })
-        .Case([&](BatchMatmulOp m) {
-          set(m, batchMatmul(get(m.getLhs()), get(m.getRhs()),
-                             m.getTransposeLhs(), m.getTransposeRhs()));
-        })
-        .Case([&](LinearOp l) {
-          set(l, linear(get(l.getInput()), get(l.getWeight()),
-                        optional(l.getBias())));
-        })
-        // --- elementwise -------------------------------------------------------
-        .Case([&](AddOp o) { binaryOp(o, BinaryKind::Add); })
-        .Case([&](SubOp o) { binaryOp(o, BinaryKind::Sub); })
-        .Case([&](MulOp o) { binaryOp(o, BinaryKind::Mul); })
-        .Case([&](DivOp o) { binaryOp(o, BinaryKind::Div); })
-        .Case([&](MaximumOp o) { binaryOp(o, BinaryKind::Maximum); })
-        .Case([&](MinimumOp o) { binaryOp(o, BinaryKind::Minimum); })
-        .Case([&](NegOp o) { unaryOp(o, UnaryKind::Neg); })
-        .Case([&](ExpOp o) { unaryOp(o, UnaryKind::Exp); })
-        .Case([&](LogOp o) { unaryOp(o, UnaryKind::Log); })
-        .Case([&](SqrtOp o) { unaryOp(o, UnaryKind::Sqrt); })
-        .Case([&](RsqrtOp o) { unaryOp(o, UnaryKind::Rsqrt); })
-        .Case([&](TanhOp o) { unaryOp(o, UnaryKind::Tanh); })
-        .Case([&](SigmoidOp o) { unaryOp(o, UnaryKind::Sigmoid); })
-        .Case([&](ReluOp o) { unaryOp(o, UnaryKind::Relu); })
-        .Case([&](SiluOp o) { unaryOp(o, UnaryKind::Silu); })
-        .Case([&](GeluOp o) {
-          unaryOp(o, o.getApproximate() ? UnaryKind::GeluTanh : UnaryKind::Gelu);
-        })
-        .Case([&](ConvertOp o) {
-          set(o, convert(get(o.getInput()),
-                         toDType(o.getType().getElementType())));
-        })
-        .Case([&](CompareOp o) {
-          static const CompareKind kinds[] = {CompareKind::EQ, CompareKind::NE,
-                                              CompareKind::LT, CompareKind::LE,
-                                              CompareKind::GT, CompareKind::GE};
-          set(o, compare(kinds[static_cast<int>(o.getPredicate())],
-                         get(o.getLhs()), get(o.getRhs())));
-        })
-        .Case([&](WhereOp o) {
-          set(o, rtxrt::where(get(o.getCondition()), get(o.getOnTrue()),
-                       get(o.getOnFalse())));
-        })
-        .Case([&](MaskedFillOp o) {
-          set(o, maskedFill(get(o.getInput()), get(o.getMask()),
-                            o.getValue().convertToDouble()));
-        })
-        .Case([&](DropoutOp o) {
-          Tensor input = get(o.getInput());
-          LocalBlock block = getLocalBlock(resultSharding(o), input.shape(),
-                                           env.mesh, env.rank);
-          set(o, dropout(input, o.getRate().convertToDouble(),
-                         static_cast<int64_t>(o.getSeed()), block.globalShape,
-                         block.offsets));
-        })
-        // --- normalisation, softmax, attention -------------------------------
-        .Case([&](LayerNormOp o) {
-          set(o, layerNorm(get(o.getInput()), get(o.getScale()),
-                           optional(o.getBias()),
-                           o.getEpsilon().convertToDouble()));
-        })
-        .Case([&](RMSNormOp o) {
-          set(o, rmsNorm(get(o.getInput()), get(o.getScale()),
-                         o.getEpsilon().convertToDouble()));
-        })
-        .Case([&](SoftmaxOp o) {
-          set(o, softmax(get(o.getInput()), static_cast<int64_t>(o.getDim())));
-        })
-        .Case([&](RopeOp o) {
-          set(o, rope(get(o.getInput()), o.getTheta().convertToDouble(),
-                      static_cast<int64_t>(o.getOffset())));
-        })
-        .Case([&](AttentionOp o) {
-          set(o, attention(get(o.getQuery()), get(o.getKey()),
-                           get(o.getValue()), o.getCausal(),
-                           o.getEffectiveScale()));
-        })
-        // --- embedding and loss ------------------------------------------------
-        .Case([&](EmbeddingOp o) {
-          Tensor table = get(o.getTable());
-          if (!o.getVocabAxes()) {
-            set(o, embedding(table, get(o.getIds())));
-            return;
-          }
-          VocabShard shard = vocabShard(o, "vocab_axes", table.dim(0));
-          set(o, embedding(table, get(o.getIds()), shard.offset, shard.vocab));
-        })
-        .Case([&](CrossEntropyOp o) {
-          std::optional<uint64_t> ignore = o.getIgnoreIndex();
-          set(o, crossEntropy(get(o.getLogits()), get(o.getLabels()),
-                              ignore.has_value(),
-                              ignore ? static_cast<int64_t>(*ignore) : 0));
-        })
-        .Case([&](VocabLogitStatsOp o) {
-          Tensor logits = get(o.getLogits());
-          VocabShard shard =
-              vocabShard(o, "axes", logits.dim(logits.rank() - 1));
-          std::optional<uint64_t> ignore = o.getIgnoreIndex();
-          setAll(o,
-                 vocabLogitStats(logits, get(o.getLabels()), shard.offset,
-                                 shard.vocab, ignore.has_value(),
-                                 ignore ? static_cast<int64_t>(*ignore) : 0));
-        })
-        .Case([&](VocabCrossEntropyOp o) {
-          std::optional<uint64_t> ignore = o.getIgnoreIndex();
-          set(o, vocabCrossEntropy(get(o.getMax()), get(o.getSumExp()),
-                                   get(o.getLabelLogit()), get(o.getLabels()),
-                                   ignore.has_value(),
-                                   ignore ? static_cast<int64_t>(*ignore) : 0));
-        })
-        // --- shape manipulation ------------------------------------------------
-        .Case([&](ReshapeOp o) {
-          set(o, reshape(get(o.getInput()), shapeOf(o.getType())));
-        })
-        .Case([&](TransposeOp o) {
-          set(o, transpose(get(o.getInput()), toVector(o.getPermutation())));
-        })
-        .Case([&](SliceOp o) {
-          set(o, slice(get(o.getInput()), toVector(o.getStarts()),
-                       toVector(o.getLimits())));
-        })
-        .Case([&](SplitOp o) {
-          int64_t dim = static_cast<int64_t>(o.getDim());
-          std::vector<int64_t> sizes;
-          for (Value r : o.getResults())
-            sizes.push_back(cast<RankedTensorType>(r.getType()).getDimSize(dim));
-          std::vector<Tensor> pieces = split(get(o.getInput()), dim, sizes);
-          for (auto [r, t] : llvm::zip(o.getResults(), pieces))
-            set(r, t);
-        })
-        .Case([&](ConcatOp o) {
-          std::vector<Tensor> inputs;
-          for (Value v : o.getInputs())
-            inputs.push_back(get(v));
-          set(o, concat(inputs, static_cast<int64_t>(o.getDim())));
-        })
-        .Case([&](BroadcastOp o) {
-          set(o, broadcast(get(o.getInput()), toVector(o.getDims()),
-                           shapeOf(o.getType())));
-        })
-        .Case([&](ReduceOp o) {
-          set(o, reduce(toReduceKind(o.getKind()), get(o.getInput()),
-                        toVector(o.getDims()), o.getKeepdim()));
-        })
-        // --- backward pass and optimizer --------------------------------------
-        .Case([&](UnaryGradOp o) {
-          set(o, unaryGrad(static_cast<rtxrt::UnaryFn>(static_cast<int>(o.getFn())), get(o.getInput()),
-                           get(o.getResultGrad())));
-        })
-        .Case([&](LayerNormGradOp o) {
-          setAll(o, layerNormGrad(get(o.getInput()), get(o.getScale()),
-                                  get(o.getResultGrad()),
-                                  o.getEpsilon().convertToDouble()));
-        })
-        .Case([&](RMSNormGradOp o) {
-          setAll(o, rmsNormGrad(get(o.getInput()), get(o.getScale()),
-                                get(o.getResultGrad()),
-                                o.getEpsilon().convertToDouble()));
-        })
-        .Case([&](SoftmaxGradOp o) {
-          set(o, softmaxGrad(get(o.getResult()), get(o.getResultGrad()),
-                             static_cast<int64_t>(o.getDim())));
-        })
-        .Case([&](RopeGradOp o) {
-          set(o, ropeGrad(get(o.getResultGrad()),
-                          o.getTheta().convertToDouble(),
-                          static_cast<int64_t>(o.getOffset())));
-        })
-        .Case([&](AttentionGradOp o) {
-          setAll(o, attentionGrad(get(o.getQuery()), get(o.getKey()),
-                                  get(o.getValue()), get(o.getResultGrad()),
-                                  o.getCausal(), o.getEffectiveScale()));
-        })
-        .Case([&](EmbeddingGradOp o) {
-          Shape table = shapeOf(o.getType());
-          if (!o.getVocabAxes()) {
-            set(o,
-                embeddingGrad(get(o.getIds()), get(o.getResultGrad()), table));
-            return;
-          }
-          VocabShard shard = vocabShard(o, "vocab_axes", table[0]);
-          set(o, embeddingGrad(get(o.getIds()), get(o.getResultGrad()), table,
-                               shard.offset, shard.vocab));
-        })
-        .Case([&](VocabCrossEntropyGradOp o) {
-          Tensor logits = get(o.getLogits());
-          VocabShard shard =
-              vocabShard(o, "axes", logits.dim(logits.rank() - 1));
-          std::optional<uint64_t> ignore = o.getIgnoreIndex();
-          set(o, vocabCrossEntropyGrad(
-                     logits, get(o.getLabels()), get(o.getLossGrad()),
-                     get(o.getMax()), get(o.getSumExp()), shard.offset,
-                     shard.vocab, ignore.has_value(),
-                     ignore ? static_cast<int64_t>(*ignore) : 0));
-        })
-        .Case([&](CrossEntropyGradOp o) {
-          std::optional<uint64_t> ignore = o.getIgnoreIndex();
-          set(o, crossEntropyGrad(get(o.getLogits()), get(o.getLabels()),
-                                  get(o.getLossGrad()), ignore.has_value(),
-                                  ignore ? static_cast<int64_t>(*ignore) : 0));
-        })
-        .Case([&](PadOp o) {
-          set(o, pad(get(o.getInput()), toVector(o.getLow()),
-                     toVector(o.getHigh())));
-        })
-        .Case([&](AdamWUpdateOp o) {
-          setAll(o, adamwUpdate(get(o.getParam()), get(o.getGrad()),
-                                get(o.getExpAvg()), get(o.getExpAvgSq()),
-                                get(o.getStep()), o.getLr().convertToDouble(),
-                                o.getBeta1().convertToDouble(),
-                                o.getBeta2().convertToDouble(),
-                                o.getEps().convertToDouble(),
-                                o.getWeightDecay().convertToDouble()));
-        })
-        .Case([&](SGDUpdateOp o) {
-          set(o, sgdUpdate(get(o.getParam()), get(o.getGrad()),
-                           o.getLr().convertToDouble(),
-                           o.getWeightDecay().convertToDouble()));
-        })
-        // --- communication -------------------------------------------------------
-        .Case<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp,
-              BroadcastFromOp, PermuteOp>([&](Operation *c) {
-          set(c->getResult(0), collective(c, get(c->getOperand(0))));
-        })
-        .Case<AllReduceStartOp, AllGatherStartOp, ReduceScatterStartOp,
-              AllToAllStartOp, BroadcastFromStartOp, PermuteStartOp>(
-            [&](Operation *c) {
-              values[c->getResult(0)] = collective(c, get(c->getOperand(0)));
-            })
         .Case([&](MeshSliceOp m) {
           Tensor input = get(m.getInput());
           std::vector<std::string> axes = axesOf(m);
@@ -537,27 +294,67 @@ private:
         });
   }
 
-  /// Where this rank's vocabulary shard of `rows` entries starts, and the
-  /// whole vocabulary's size, for an op split over its `axesName` axes.
-  struct VocabShard {
-    int64_t offset, vocab;
-  };
-  VocabShard vocabShard(Operation *op, StringRef axesName, int64_t rows) {
-    std::vector<std::string> axes = axesOf(op, axesName);
-    return {env.mesh.indexInGroup(env.rank, axes) * rows,
-            env.mesh.groupSize(axes) * rows};
+  /// Runs the op's kernel binding on the CPU kernels.
+  void runKernel(Operation *op, const KernelCall &call) {
+    const rtxrt::KernelEntry *&kernel = kernels[op];
+    if (!kernel) {
+      std::string error;
+      if (!(kernel = resolveKernel(call, op->getNumResults(), error)))
+        throw Error("the op " + error);
+    }
+    std::vector<rtxrt::KernelValue> args;
+    args.reserve(call.args.size());
+    for (const KernelArg &arg : call.args)
+      args.push_back(evaluate(arg));
+    // resolveKernel checked the arguments' kinds against the signature.
+    setAll(op, kernel->invoke(args));
   }
 
-  void unaryOp(Operation *op, rtxrt::UnaryKind kind) {
-    set(op->getResult(0), rtxrt::unary(kind, get(op->getOperand(0))));
-  }
-  void binaryOp(Operation *op, rtxrt::BinaryKind kind) {
-    set(op->getResult(0), rtxrt::binary(kind, get(op->getOperand(0)),
-                                        get(op->getOperand(1))));
+  rtxrt::KernelValue evaluate(const KernelArg &arg) {
+    using RankDependent = KernelArg::RankDependent;
+    return std::visit(
+        [&](const auto &v) -> rtxrt::KernelValue {
+          using T = std::decay_t<decltype(v)>;
+          if constexpr (std::is_same_v<T, KernelArg::TensorOperand>) {
+            return optional(v.value);
+          } else if constexpr (std::is_same_v<T, KernelArg::TensorList>) {
+            std::vector<Tensor> tensors;
+            for (Value value : v.values)
+              tensors.push_back(get(value));
+            return tensors;
+          } else if constexpr (std::is_same_v<T, SmallVector<int64_t, 4>>) {
+            return toVector(v);
+          } else if constexpr (std::is_same_v<T, KernelArg::ElementType>) {
+            return toDType(v.type);
+          } else if constexpr (std::is_same_v<T, RankDependent>) {
+            std::vector<std::string> axes(v.axes.begin(), v.axes.end());
+            switch (v.kind) {
+            case RankDependent::GroupIndexTimes:
+              return env.mesh.indexInGroup(env.rank, axes) * v.factor;
+            case RankDependent::GroupSizeTimes:
+              return env.mesh.groupSize(axes) * v.factor;
+            case RankDependent::BlockGlobalShape:
+            case RankDependent::BlockOffsets: {
+              LocalBlock block =
+                  getLocalBlock(dyn_cast_or_null<ShardingAttr>(v.sharding),
+                                toVector(v.shape), env.mesh, env.rank);
+              return v.kind == RankDependent::BlockGlobalShape
+                         ? block.globalShape
+                         : block.offsets;
+            }
+            }
+            llvm_unreachable("unknown rank-dependent argument");
+          } else {
+            return v;
+          }
+        },
+        arg.value);
   }
 
   RankEnvironment &env;
   llvm::DenseMap<Value, Tensor> values;
+  /// Each op's kernel, looked up once.
+  llvm::DenseMap<Operation *, const rtxrt::KernelEntry *> kernels;
 };
 } // namespace
 

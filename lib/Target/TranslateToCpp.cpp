@@ -1,6 +1,7 @@
 //===- TranslateToCpp.cpp - emit a C++ or CUDA training program -----------===//
 //
-// One statement per op, calling the same runtime kernels rtx-run calls, so an
+// One statement per op: an op with a kernel binding (KernelOpInterface)
+// becomes the call rtx-run's interpreter makes from the same binding, so an
 // emitted C++ program computes what rtx-run computes (bit for bit on one
 // rank). Collectives become StepContext calls over mesh axes; the program's
 // arguments, results and mesh become a ProgramSpec for rtxrt::runProgram.
@@ -16,12 +17,13 @@
 #include "rtx/Target/Cpp.h"
 
 #include "rtx/Dialect/RTX/IR/RTXDialect.h"
+#include "rtx/Target/KernelBinding.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/TypeSwitch.h"
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace mlir::rtx;
@@ -67,12 +69,18 @@ private:
   }
   static std::string dtype(Type type) {
     Type e = cast<RankedTensorType>(type).getElementType();
-    if (e.isF32()) return "DType::F32";
-    if (e.isF64()) return "DType::F64";
-    if (e.isBF16()) return "DType::BF16";
-    if (e.isF16()) return "DType::F16";
-    if (e.isInteger(1)) return "DType::I1";
-    if (e.isInteger(32)) return "DType::I32";
+    if (e.isF32())
+      return "DType::F32";
+    if (e.isF64())
+      return "DType::F64";
+    if (e.isBF16())
+      return "DType::BF16";
+    if (e.isF16())
+      return "DType::F16";
+    if (e.isInteger(1))
+      return "DType::I1";
+    if (e.isInteger(32))
+      return "DType::I32";
     return "DType::I64";
   }
   static std::string sharding(ShardingAttr attr) {
@@ -100,14 +108,12 @@ private:
            "\"";
     return s + "}";
   }
+  template <typename Enum> static std::string enumerator(Enum value) {
+    return std::string(rtxrt::enumName(value)) +
+           "::" + rtxrt::enumeratorName(value);
+  }
   static std::string reduceKind(ReductionKind kind) {
-    switch (kind) {
-    case ReductionKind::Sum: return "ReduceKind::Sum";
-    case ReductionKind::Mean: return "ReduceKind::Mean";
-    case ReductionKind::Max: return "ReduceKind::Max";
-    case ReductionKind::Min: return "ReduceKind::Min";
-    }
-    return "";
+    return enumerator(toRuntime(kind));
   }
   std::string where(Operation *op) {
     std::string s;
@@ -115,48 +121,31 @@ private:
     stream << op->getName() << " at " << op->getLoc();
     std::string escaped;
     for (char c : s)
-      escaped += (c == '"' || c == '\\') ? std::string("\\") + c
-                                         : std::string(1, c);
+      escaped +=
+          (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
     return "\"" + escaped + "\"";
   }
   int64_t intAttr(Operation *op, StringRef n) {
     return op->getAttrOfType<IntegerAttr>(n).getValue().getSExtValue();
   }
-  /// A kernel call of the target device: `matmul(...)` becomes
-  /// `gpu::matmul(...)` in a CUDA program. Collectives (ctx.), arguments and
-  /// constants are the same on both.
-  std::string onDevice(const std::string &expression) const {
-    if (!cuda || expression.rfind("ctx.", 0) == 0 ||
-        expression.rfind("args[", 0) == 0 ||
-        expression.rfind("constantTensor(", 0) == 0)
-      return expression;
-    return "gpu::" + expression;
-  }
-  /// `offset, vocab` arguments of a kernel on this rank's vocabulary shard
-  /// of `rows` entries, split over the op's `attrName` axes.
-  static std::string vocabShard(Operation *op, StringRef attrName,
-                                int64_t rows) {
-    std::string group = axes(op, attrName), n = std::to_string(rows);
-    return "ctx.indexInGroup(" + group + ") * " + n + ", ctx.groupSize(" +
-           group + ") * " + n;
-  }
-  /// `hasIgnoreIndex, ignoreIndex` arguments of the loss kernels.
-  static std::string ignoreIndexArgs(std::optional<uint64_t> ignore) {
-    return std::string(ignore ? "true" : "false") + ", " +
-           std::to_string(ignore ? static_cast<int64_t>(*ignore) : 0);
-  }
   void assign(Value result, const std::string &expression) {
-    os << "  Tensor " << name(result) << " = " << onDevice(expression) << ";\n";
+    os << "  Tensor " << name(result) << " = " << expression << ";\n";
   }
   void assignAll(Operation *op, const std::string &expression) {
     std::string tuple = "r" + std::to_string(tuples++);
-    os << "  std::vector<Tensor> " << tuple << " = " << onDevice(expression)
-       << ";\n";
+    os << "  std::vector<Tensor> " << tuple << " = " << expression << ";\n";
     for (auto [i, result] : llvm::enumerate(op->getResults()))
-      os << "  Tensor " << name(result) << " = " << tuple << "[" << i
-         << "];\n";
+      os << "  Tensor " << name(result) << " = " << tuple << "[" << i << "];\n";
   }
   LogicalResult emitOp(Operation *op);
+  LogicalResult emitKernelCall(Operation *op, const KernelCall &call);
+  LogicalResult emitCollective(Operation *op, CollectiveOpInterface collective);
+  std::string argument(const KernelArg &arg);
+  void useAxes(const std::string &axes) {
+    if (std::find(collectiveAxes.begin(), collectiveAxes.end(), axes) ==
+        collectiveAxes.end())
+      collectiveAxes.push_back(axes);
+  }
 
   ModuleOp module;
   func::FuncOp function;
@@ -170,23 +159,128 @@ private:
 };
 } // namespace
 
+std::string Emitter::argument(const KernelArg &arg) {
+  using RankDependent = KernelArg::RankDependent;
+  return std::visit(
+      [&](const auto &v) -> std::string {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, KernelArg::TensorOperand>) {
+          return opt(v.value);
+        } else if constexpr (std::is_same_v<T, KernelArg::TensorList>) {
+          std::string list = "{";
+          for (auto [i, value] : llvm::enumerate(v.values))
+            list += (i ? ", " : "") + name(value);
+          return list + "}";
+        } else if constexpr (std::is_same_v<T, bool>) {
+          return v ? "true" : "false";
+        } else if constexpr (std::is_same_v<T, int64_t>) {
+          return std::to_string(v);
+        } else if constexpr (std::is_same_v<T, double>) {
+          return number(v);
+        } else if constexpr (std::is_same_v<T, SmallVector<int64_t, 4>>) {
+          return ints(v);
+        } else if constexpr (std::is_same_v<T, KernelArg::ElementType>) {
+          return dtype(RankedTensorType::get({}, v.type));
+        } else if constexpr (std::is_same_v<T, RankDependent>) {
+          std::string group = "{";
+          for (auto [i, axis] : llvm::enumerate(v.axes))
+            group += (i ? ", \"" : "\"") + axis + "\"";
+          group += "}";
+          std::string block =
+              "ctx.block(" +
+              sharding(dyn_cast_or_null<ShardingAttr>(v.sharding)) + ", " +
+              ints(v.shape) + ")";
+          switch (v.kind) {
+          case RankDependent::GroupIndexTimes:
+            return "ctx.indexInGroup(" + group + ") * " +
+                   std::to_string(v.factor);
+          case RankDependent::GroupSizeTimes:
+            return "ctx.groupSize(" + group + ") * " + std::to_string(v.factor);
+          case RankDependent::BlockGlobalShape:
+            return block + ".globalShape";
+          case RankDependent::BlockOffsets:
+            return block + ".offsets";
+          }
+          llvm_unreachable("unknown rank-dependent argument");
+        } else {
+          return enumerator(v);
+        }
+      },
+      arg.value);
+}
+
+/// One kernel call, on the target device: `matmul(...)` becomes
+/// `gpu::matmul(...)` in a CUDA program (rtxrt/Gpu.h declares the same
+/// kernels for GPU tensors).
+LogicalResult Emitter::emitKernelCall(Operation *op, const KernelCall &call) {
+  std::string error;
+  const rtxrt::KernelEntry *kernel =
+      resolveKernel(call, op->getNumResults(), error);
+  if (!kernel)
+    return op->emitError() << "the op " << error;
+  std::string expression = (cuda ? "gpu::" : "") + call.kernel + "(";
+  for (auto [i, arg] : llvm::enumerate(call.args))
+    expression += (i ? ", " : "") + argument(arg);
+  expression += ")";
+  if (kernel->returnsList)
+    assignAll(op, expression);
+  else
+    assign(op->getResult(0), expression);
+  return success();
+}
+
+LogicalResult Emitter::emitCollective(Operation *op,
+                                      CollectiveOpInterface collective) {
+  std::string group = axes(op), input = name(op->getOperand(0));
+  useAxes(group);
+  auto kind = [&] {
+    return reduceKind(op->getAttrOfType<ReductionKindAttr>("kind").getValue());
+  };
+  auto dim = [&](StringRef attr) { return std::to_string(intAttr(op, attr)); };
+  if (collective.isAsync()) {
+    // The token is the pending collective; rtx.wait takes its result.
+    if (collective.getCollectiveKind() != CollectiveKind::AllReduce)
+      return op->emitError()
+             << "rtx-translate cannot emit '" << op->getName() << "' yet";
+    os << "  StepContext::Pending " << name(op->getResult(0))
+       << " = ctx.allReduceStart(" << where(op) << ", " << group << ", "
+       << kind() << ", " << input << ");\n";
+    return success();
+  }
+  std::string call;
+  switch (collective.getCollectiveKind()) {
+  case CollectiveKind::AllReduce:
+    call = "allReduce(" + where(op) + ", " + group + ", " + kind();
+    break;
+  case CollectiveKind::AllGather:
+    call = "allGather(" + where(op) + ", " + group + ", " + dim("gather_dim");
+    break;
+  case CollectiveKind::ReduceScatter:
+    call = "reduceScatter(" + where(op) + ", " + group + ", " + kind() + ", " +
+           dim("scatter_dim");
+    break;
+  case CollectiveKind::AllToAll:
+    call = "allToAll(" + where(op) + ", " + group + ", " + dim("split_dim") +
+           ", " + dim("concat_dim");
+    break;
+  case CollectiveKind::BroadcastFrom:
+    call = "broadcastFrom(" + where(op) + ", " + group + ", " + dim("root");
+    break;
+  case CollectiveKind::Permute:
+    call = "permute(" + where(op) + ", " + group + ", " +
+           ints(op->getAttrOfType<DenseI64ArrayAttr>("pairs").asArrayRef());
+    break;
+  }
+  assign(op->getResult(0), "ctx." + call + ", " + input + ")");
+  return success();
+}
+
 LogicalResult Emitter::emitOp(Operation *op) {
-  auto unary = [&](const char *kind) {
-    assign(op->getResult(0), std::string("unary(UnaryKind::") + kind + ", " +
-                                 name(op->getOperand(0)) + ")");
-  };
-  auto binaryOp = [&](const char *kind) {
-    assign(op->getResult(0), std::string("binary(BinaryKind::") + kind +
-                                 ", " + name(op->getOperand(0)) + ", " +
-                                 name(op->getOperand(1)) + ")");
-  };
-  auto collective = [&](const std::string &call) {
-    std::string a = axes(op);
-    if (std::find(collectiveAxes.begin(), collectiveAxes.end(), a) ==
-        collectiveAxes.end())
-      collectiveAxes.push_back(a);
-    assign(op->getResult(0), call);
-  };
+  if (auto kernelOp = dyn_cast<KernelOpInterface>(op))
+    return emitKernelCall(op, kernelOp.getKernelCall());
+  if (auto collective = dyn_cast<CollectiveOpInterface>(op))
+    return emitCollective(op, collective);
+  // The ops that are neither kernels nor collectives.
   bool ok = true;
   llvm::TypeSwitch<Operation *>(op)
       .Case([&](ParamOp p) {
@@ -224,292 +318,23 @@ LogicalResult Emitter::emitOp(Operation *op) {
         values += "}";
         // Built once, at the first step: kernels never write their inputs.
         os << "  static const Tensor " << name(c) << " = constantTensor("
-           << shape(c.getType()) << ", " << dtype(c.getType()) << ", "
-           << values << ");\n";
-      })
-      .Case([&](MatmulOp m) {
-        assign(m, "matmul(" + name(m.getLhs()) + ", " + name(m.getRhs()) +
-                      ", " + (m.getTransposeLhs() ? "true" : "false") + ", " +
-                      (m.getTransposeRhs() ? "true" : "false") + ")");
-      })
-      .Case([&](BatchMatmulOp m) {
-        assign(m, "batchMatmul(" + name(m.getLhs()) + ", " +
-                      name(m.getRhs()) + ", " +
-                      (m.getTransposeLhs() ? "true" : "false") + ", " +
-                      (m.getTransposeRhs() ? "true" : "false") + ")");
-      })
-      .Case([&](LinearOp l) {
-        assign(l, "linear(" + name(l.getInput()) + ", " + name(l.getWeight()) +
-                      ", " + opt(l.getBias()) + ")");
-      })
-      .Case([&](AddOp) { binaryOp("Add"); })
-      .Case([&](SubOp) { binaryOp("Sub"); })
-      .Case([&](MulOp) { binaryOp("Mul"); })
-      .Case([&](DivOp) { binaryOp("Div"); })
-      .Case([&](MaximumOp) { binaryOp("Maximum"); })
-      .Case([&](MinimumOp) { binaryOp("Minimum"); })
-      .Case([&](NegOp) { unary("Neg"); })
-      .Case([&](ExpOp) { unary("Exp"); })
-      .Case([&](LogOp) { unary("Log"); })
-      .Case([&](SqrtOp) { unary("Sqrt"); })
-      .Case([&](RsqrtOp) { unary("Rsqrt"); })
-      .Case([&](TanhOp) { unary("Tanh"); })
-      .Case([&](SigmoidOp) { unary("Sigmoid"); })
-      .Case([&](ReluOp) { unary("Relu"); })
-      .Case([&](SiluOp) { unary("Silu"); })
-      .Case([&](GeluOp g) { unary(g.getApproximate() ? "GeluTanh" : "Gelu"); })
-      .Case([&](ConvertOp c) {
-        assign(c, "convert(" + name(c.getInput()) + ", " + dtype(c.getType()) +
-                      ")");
-      })
-      .Case([&](CompareOp c) {
-        static const char *kinds[] = {"EQ", "NE", "LT", "LE", "GT", "GE"};
-        assign(c, std::string("compare(CompareKind::") +
-                      kinds[static_cast<int>(c.getPredicate())] + ", " +
-                      name(c.getLhs()) + ", " + name(c.getRhs()) + ")");
-      })
-      .Case([&](WhereOp w) {
-        assign(w, "where(" + name(w.getCondition()) + ", " +
-                      name(w.getOnTrue()) + ", " + name(w.getOnFalse()) + ")");
-      })
-      .Case([&](MaskedFillOp m) {
-        assign(m, "maskedFill(" + name(m.getInput()) + ", " +
-                      name(m.getMask()) + ", " +
-                      number(m.getValue().convertToDouble()) + ")");
-      })
-      .Case([&](DropoutOp d) {
-        auto s = d->getAttrOfType<ShardingAttr>(
-            RTXDialect::getShardingAttrName());
-        std::string block = "ctx.block(" + sharding(s) + ", " +
-                            shape(d.getType()) + ")";
-        os << "  LocalBlock b" << tuples << " = " << block << ";\n";
-        assign(d, "dropout(" + name(d.getInput()) + ", " +
-                      number(d.getRate().convertToDouble()) + ", " +
-                      std::to_string(d.getSeed()) + ", b" +
-                      std::to_string(tuples) + ".globalShape, b" +
-                      std::to_string(tuples) + ".offsets)");
-        ++tuples;
-      })
-      .Case([&](LayerNormOp l) {
-        assign(l, "layerNorm(" + name(l.getInput()) + ", " +
-                      name(l.getScale()) + ", " + opt(l.getBias()) + ", " +
-                      number(l.getEpsilon().convertToDouble()) + ")");
-      })
-      .Case([&](RMSNormOp l) {
-        assign(l, "rmsNorm(" + name(l.getInput()) + ", " + name(l.getScale()) +
-                      ", " + number(l.getEpsilon().convertToDouble()) + ")");
-      })
-      .Case([&](SoftmaxOp s) {
-        assign(s, "softmax(" + name(s.getInput()) + ", " +
-                      std::to_string(s.getDim()) + ")");
-      })
-      .Case([&](RopeOp r) {
-        assign(r, "rope(" + name(r.getInput()) + ", " +
-                      number(r.getTheta().convertToDouble()) + ", " +
-                      std::to_string(r.getOffset()) + ")");
-      })
-      .Case([&](AttentionOp a) {
-        assign(a, "attention(" + name(a.getQuery()) + ", " + name(a.getKey()) +
-                      ", " + name(a.getValue()) + ", " +
-                      (a.getCausal() ? "true" : "false") + ", " +
-                      number(a.getEffectiveScale()) + ")");
-      })
-      .Case([&](EmbeddingOp e) {
-        std::string shard;
-        if (e.getVocabAxes())
-          shard = ", " + vocabShard(e, "vocab_axes",
-                                    e.getTable().getType().getDimSize(0));
-        assign(e, "embedding(" + name(e.getTable()) + ", " + name(e.getIds()) +
-                      shard + ")");
-      })
-      .Case([&](VocabLogitStatsOp v) {
-        assignAll(v, "vocabLogitStats(" + name(v.getLogits()) + ", " +
-                         name(v.getLabels()) + ", " +
-                         vocabShard(v, "axes",
-                                    v.getLogits().getType().getShape().back()) +
-                         ", " + ignoreIndexArgs(v.getIgnoreIndex()) + ")");
-      })
-      .Case([&](VocabCrossEntropyOp v) {
-        assign(v, "vocabCrossEntropy(" + name(v.getMax()) + ", " +
-                      name(v.getSumExp()) + ", " + name(v.getLabelLogit()) +
-                      ", " + name(v.getLabels()) + ", " +
-                      ignoreIndexArgs(v.getIgnoreIndex()) + ")");
-      })
-      .Case([&](CrossEntropyOp c) {
-        std::optional<uint64_t> ignore = c.getIgnoreIndex();
-        assign(c, "crossEntropy(" + name(c.getLogits()) + ", " +
-                      name(c.getLabels()) + ", " +
-                      (ignore ? "true" : "false") + ", " +
-                      std::to_string(ignore ? (int64_t)*ignore : 0) + ")");
-      })
-      .Case([&](ReshapeOp r) {
-        assign(r, "reshape(" + name(r.getInput()) + ", " + shape(r.getType()) +
-                      ")");
-      })
-      .Case([&](TransposeOp t) {
-        assign(t, "transpose(" + name(t.getInput()) + ", " +
-                      ints(t.getPermutation()) + ")");
-      })
-      .Case([&](SliceOp s) {
-        assign(s, "slice(" + name(s.getInput()) + ", " + ints(s.getStarts()) +
-                      ", " + ints(s.getLimits()) + ")");
-      })
-      .Case([&](SplitOp s) {
-        SmallVector<int64_t> sizes;
-        for (Value r : s.getResults())
-          sizes.push_back(cast<RankedTensorType>(r.getType())
-                              .getDimSize(static_cast<int64_t>(s.getDim())));
-        assignAll(s, "split(" + name(s.getInput()) + ", " +
-                         std::to_string(s.getDim()) + ", " + ints(sizes) +
-                         ")");
-      })
-      .Case([&](ConcatOp c) {
-        std::string list = "{";
-        for (auto [i, v] : llvm::enumerate(c.getInputs()))
-          list += (i ? ", " : "") + name(v);
-        assign(c, "concat(" + list + "}, " + std::to_string(c.getDim()) + ")");
-      })
-      .Case([&](BroadcastOp b) {
-        assign(b, "broadcast(" + name(b.getInput()) + ", " +
-                      ints(b.getDims()) + ", " + shape(b.getType()) + ")");
-      })
-      .Case([&](ReduceOp r) {
-        assign(r, "reduce(" + reduceKind(r.getKind()) + ", " +
-                      name(r.getInput()) + ", " + ints(r.getDims()) + ", " +
-                      (r.getKeepdim() ? "true" : "false") + ")");
-      })
-      .Case([&](UnaryGradOp u) {
-        assign(u, "unaryGrad(static_cast<UnaryFn>(" +
-                      std::to_string(static_cast<int>(u.getFn())) + "), " +
-                      name(u.getInput()) + ", " + name(u.getResultGrad()) +
-                      ")");
-      })
-      .Case([&](LayerNormGradOp l) {
-        assignAll(l, "layerNormGrad(" + name(l.getInput()) + ", " +
-                         name(l.getScale()) + ", " + name(l.getResultGrad()) +
-                         ", " + number(l.getEpsilon().convertToDouble()) +
-                         ")");
-      })
-      .Case([&](RMSNormGradOp l) {
-        assignAll(l, "rmsNormGrad(" + name(l.getInput()) + ", " +
-                         name(l.getScale()) + ", " + name(l.getResultGrad()) +
-                         ", " + number(l.getEpsilon().convertToDouble()) +
-                         ")");
-      })
-      .Case([&](SoftmaxGradOp s) {
-        assign(s, "softmaxGrad(" + name(s.getResult()) + ", " +
-                      name(s.getResultGrad()) + ", " +
-                      std::to_string(s.getDim()) + ")");
-      })
-      .Case([&](RopeGradOp r) {
-        assign(r, "ropeGrad(" + name(r.getResultGrad()) + ", " +
-                      number(r.getTheta().convertToDouble()) + ", " +
-                      std::to_string(r.getOffset()) + ")");
-      })
-      .Case([&](AttentionGradOp a) {
-        assignAll(a, "attentionGrad(" + name(a.getQuery()) + ", " +
-                         name(a.getKey()) + ", " + name(a.getValue()) + ", " +
-                         name(a.getResultGrad()) + ", " +
-                         (a.getCausal() ? "true" : "false") + ", " +
-                         number(a.getEffectiveScale()) + ")");
-      })
-      .Case([&](EmbeddingGradOp e) {
-        std::string shard;
-        if (e.getVocabAxes())
-          shard = ", " + vocabShard(e, "vocab_axes", e.getType().getDimSize(0));
-        assign(e, "embeddingGrad(" + name(e.getIds()) + ", " +
-                      name(e.getResultGrad()) + ", " + shape(e.getType()) +
-                      shard + ")");
-      })
-      .Case([&](VocabCrossEntropyGradOp v) {
-        assign(v, "vocabCrossEntropyGrad(" + name(v.getLogits()) + ", " +
-                      name(v.getLabels()) + ", " + name(v.getLossGrad()) +
-                      ", " + name(v.getMax()) + ", " + name(v.getSumExp()) +
-                      ", " +
-                      vocabShard(v, "axes",
-                                 v.getLogits().getType().getShape().back()) +
-                      ", " + ignoreIndexArgs(v.getIgnoreIndex()) + ")");
-      })
-      .Case([&](CrossEntropyGradOp c) {
-        std::optional<uint64_t> ignore = c.getIgnoreIndex();
-        assign(c, "crossEntropyGrad(" + name(c.getLogits()) + ", " +
-                      name(c.getLabels()) + ", " + name(c.getLossGrad()) +
-                      ", " + (ignore ? "true" : "false") + ", " +
-                      std::to_string(ignore ? (int64_t)*ignore : 0) + ")");
-      })
-      .Case([&](PadOp p) {
-        assign(p, "pad(" + name(p.getInput()) + ", " + ints(p.getLow()) +
-                      ", " + ints(p.getHigh()) + ")");
-      })
-      .Case([&](AdamWUpdateOp a) {
-        assignAll(a, "adamwUpdate(" + name(a.getParam()) + ", " +
-                         name(a.getGrad()) + ", " + name(a.getExpAvg()) +
-                         ", " + name(a.getExpAvgSq()) + ", " +
-                         name(a.getStep()) + ", " +
-                         number(a.getLr().convertToDouble()) + ", " +
-                         number(a.getBeta1().convertToDouble()) + ", " +
-                         number(a.getBeta2().convertToDouble()) + ", " +
-                         number(a.getEps().convertToDouble()) + ", " +
-                         number(a.getWeightDecay().convertToDouble()) + ")");
-      })
-      .Case([&](SGDUpdateOp s) {
-        assign(s, "sgdUpdate(" + name(s.getParam()) + ", " + name(s.getGrad()) +
-                      ", " + number(s.getLr().convertToDouble()) + ", " +
-                      number(s.getWeightDecay().convertToDouble()) + ")");
-      })
-      .Case([&](AllReduceOp c) {
-        collective("ctx.allReduce(" + where(c) + ", " + axes(c) + ", " +
-                   reduceKind(c.getKind()) + ", " + name(c.getInput()) + ")");
-      })
-      .Case([&](AllReduceStartOp c) {
-        // The token is the pending collective; rtx.wait takes its result.
-        std::string a = axes(c);
-        if (std::find(collectiveAxes.begin(), collectiveAxes.end(), a) ==
-            collectiveAxes.end())
-          collectiveAxes.push_back(a);
-        os << "  StepContext::Pending " << name(c.getToken())
-           << " = ctx.allReduceStart(" << where(c) << ", " << a << ", "
-           << reduceKind(c.getKind()) << ", " << name(c.getInput()) << ");\n";
-      })
-      .Case([&](WaitOp w) {
-        if (!w.getResult()) {
-          w.emitError("rtx-translate emits rtx.wait only for rtx.all_reduce_start");
-          ok = false;
-          return;
-        }
-        os << "  Tensor " << name(w.getResult()) << " = ctx.wait("
-           << name(w.getToken()) << ");\n";
-      })
-      .Case([&](AllGatherOp c) {
-        collective("ctx.allGather(" + where(c) + ", " + axes(c) + ", " +
-                   std::to_string(c.getGatherDim()) + ", " +
-                   name(c.getInput()) + ")");
-      })
-      .Case([&](ReduceScatterOp c) {
-        collective("ctx.reduceScatter(" + where(c) + ", " + axes(c) + ", " +
-                   reduceKind(c.getKind()) + ", " +
-                   std::to_string(c.getScatterDim()) + ", " +
-                   name(c.getInput()) + ")");
-      })
-      .Case([&](AllToAllOp c) {
-        collective("ctx.allToAll(" + where(c) + ", " + axes(c) + ", " +
-                   std::to_string(c.getSplitDim()) + ", " +
-                   std::to_string(c.getConcatDim()) + ", " +
-                   name(c.getInput()) + ")");
-      })
-      .Case([&](BroadcastFromOp c) {
-        collective("ctx.broadcastFrom(" + where(c) + ", " + axes(c) + ", " +
-                   std::to_string(c.getRoot()) + ", " + name(c.getInput()) +
-                   ")");
-      })
-      .Case([&](PermuteOp c) {
-        collective("ctx.permute(" + where(c) + ", " + axes(c) + ", " +
-                   ints(c.getPairs()) + ", " + name(c.getInput()) + ")");
+           << shape(c.getType()) << ", " << dtype(c.getType()) << ", " << values
+           << ");\n";
       })
       .Case([&](MeshSliceOp m) {
         assign(m, "ctx.meshSlice(" + axes(m) + ", " +
                       std::to_string(m.getDim()) + ", " + name(m.getInput()) +
                       ")");
+      })
+      .Case([&](WaitOp w) {
+        if (!w.getResult()) {
+          w.emitError(
+              "rtx-translate emits rtx.wait only for rtx.all_reduce_start");
+          ok = false;
+          return;
+        }
+        os << "  Tensor " << name(w.getResult()) << " = ctx.wait("
+           << name(w.getToken()) << ");\n";
       })
       .Default([&](Operation *other) {
         other->emitError() << "rtx-translate cannot emit '" << other->getName()
@@ -574,8 +399,8 @@ LogicalResult Emitter::emit() {
         seed = seedAttr.getInt();
       os << "    a.kind = ArgSpec::Param;\n    a.name = \"" << param.getValue()
          << "\";\n    a.init = InitKind::"
-         << inits[static_cast<int>(init.getKind())] << ";\n    a.a = "
-         << number(init.getA().convertToDouble())
+         << inits[static_cast<int>(init.getKind())]
+         << ";\n    a.a = " << number(init.getA().convertToDouble())
          << ";\n    a.b = " << number(init.getB().convertToDouble())
          << ";\n    a.seed = " << seed << ";\n";
     } else if (auto state = dyn_cast_or_null<StringAttr>(attr("rtx.state"))) {
@@ -585,18 +410,20 @@ LogicalResult Emitter::emit() {
       os << "    a.kind = ArgSpec::Input;\n    a.name = \"arg" << dataArgs++
          << "\";\n    a.bound = " << getIntegerDataBound(arg) << ";\n";
     }
-    os << "    a.shape = " << shape(arg.getType()) << ";\n    a.dtype = "
-       << dtype(arg.getType()) << ";\n    a.sharding = " << sharding(s)
+    os << "    a.shape = " << shape(arg.getType())
+       << ";\n    a.dtype = " << dtype(arg.getType())
+       << ";\n    a.sharding = " << sharding(s)
        << ";\n    spec.args.push_back(a);\n  }\n";
   }
   for (InputOp input : inputs) {
-    auto s = input->getAttrOfType<ShardingAttr>(
-        RTXDialect::getShardingAttrName());
+    auto s =
+        input->getAttrOfType<ShardingAttr>(RTXDialect::getShardingAttrName());
     os << "  {\n    ArgSpec a;\n    a.kind = ArgSpec::Input;\n    a.name = \""
-       << input.getName() << "\";\n    a.bound = "
-       << getIntegerDataBound(input.getResult()) << ";\n    a.shape = "
-       << shape(input.getType()) << ";\n    a.dtype = "
-       << dtype(input.getType()) << ";\n    a.sharding = " << sharding(s)
+       << input.getName()
+       << "\";\n    a.bound = " << getIntegerDataBound(input.getResult())
+       << ";\n    a.shape = " << shape(input.getType())
+       << ";\n    a.dtype = " << dtype(input.getType())
+       << ";\n    a.sharding = " << sharding(s)
        << ";\n    spec.args.push_back(a);\n  }\n";
   }
   int64_t loss = -1;
@@ -626,9 +453,4 @@ LogicalResult mlir::rtx::translateToProgram(ModuleOp module,
                                             ProgramTarget target,
                                             raw_ostream &os) {
   return Emitter(module, function, target, os).emit();
-}
-
-LogicalResult mlir::rtx::translateToCpp(ModuleOp module, func::FuncOp function,
-                                        raw_ostream &os) {
-  return translateToProgram(module, function, ProgramTarget::Cpu, os);
 }

@@ -19,14 +19,6 @@ enum class ProgramTarget { Cpu, Cuda };
 LogicalResult translateToProgram(ModuleOp module, func::FuncOp function,
                                  ProgramTarget target, llvm::raw_ostream &os);
 
-/// Writes a self-contained C++ program for `function` (a training step from
-/// rtx-optimizer, possibly partitioned by rtx-partition for the module's
-/// mesh) that links librtxrt: its step function calls the runtime's CPU
-/// kernels and collectives, and rtxrt::runProgram does the rest. Emits a
-/// diagnostic and fails on ops it cannot translate.
-LogicalResult translateToCpp(ModuleOp module, func::FuncOp function,
-                             llvm::raw_ostream &os);
-
 } // namespace mlir::rtx
 
 #endif // RTX_TARGET_CPP_H

@@ -51,87 +51,12 @@ Tensor toHost(const Tensor &device);
 /// Waits for every kernel launched so far.
 void synchronize();
 
-// --- the kernels of rtxrt/Kernels.h, for GPU tensors ----------------------
-Tensor matmul(const Tensor &lhs, const Tensor &rhs, bool transposeLhs,
-              bool transposeRhs);
-Tensor batchMatmul(const Tensor &lhs, const Tensor &rhs, bool transposeLhs,
-                   bool transposeRhs);
-Tensor linear(const Tensor &input, const Tensor &weight, const Tensor &bias);
-
-Tensor unary(UnaryKind kind, const Tensor &input);
-Tensor binary(BinaryKind kind, const Tensor &lhs, const Tensor &rhs);
-Tensor compare(CompareKind kind, const Tensor &lhs, const Tensor &rhs);
-Tensor where(const Tensor &condition, const Tensor &onTrue,
-             const Tensor &onFalse);
-Tensor maskedFill(const Tensor &input, const Tensor &mask, double value);
-Tensor convert(const Tensor &input, DType to);
-Tensor dropout(const Tensor &input, double rate, int64_t seed,
-               const Shape &globalShape = {},
-               const std::vector<int64_t> &globalOffsets = {});
-
-Tensor layerNorm(const Tensor &input, const Tensor &scale, const Tensor &bias,
-                 double epsilon);
-Tensor rmsNorm(const Tensor &input, const Tensor &scale, double epsilon);
-Tensor softmax(const Tensor &input, int64_t dim);
-Tensor rope(const Tensor &input, double theta, int64_t offset);
-Tensor attention(const Tensor &query, const Tensor &key, const Tensor &value,
-                 bool causal, double scale);
-
-Tensor embedding(const Tensor &table, const Tensor &ids);
-Tensor crossEntropy(const Tensor &logits, const Tensor &labels,
-                    bool hasIgnoreIndex, int64_t ignoreIndex);
-Tensor embedding(const Tensor &table, const Tensor &ids, int64_t offset,
-                 int64_t vocab);
-std::vector<Tensor> vocabLogitStats(const Tensor &logits, const Tensor &labels,
-                                    int64_t offset, int64_t vocab,
-                                    bool hasIgnoreIndex, int64_t ignoreIndex);
-Tensor vocabCrossEntropy(const Tensor &max, const Tensor &sumExp,
-                         const Tensor &labelLogit, const Tensor &labels,
-                         bool hasIgnoreIndex, int64_t ignoreIndex);
-
-Tensor reshape(const Tensor &input, const Shape &shape);
-Tensor transpose(const Tensor &input, const std::vector<int64_t> &permutation);
-Tensor slice(const Tensor &input, const std::vector<int64_t> &starts,
-             const std::vector<int64_t> &limits);
-std::vector<Tensor> split(const Tensor &input, int64_t dim,
-                          const std::vector<int64_t> &sizes);
-Tensor concat(const std::vector<Tensor> &inputs, int64_t dim);
-Tensor broadcast(const Tensor &input, const std::vector<int64_t> &dims,
-                 const Shape &resultShape);
-Tensor reduce(ReduceKind kind, const Tensor &input,
-              const std::vector<int64_t> &dims, bool keepdim);
-
-Tensor unaryGrad(UnaryFn fn, const Tensor &input, const Tensor &resultGrad);
-std::vector<Tensor> layerNormGrad(const Tensor &input, const Tensor &scale,
-                                  const Tensor &resultGrad, double epsilon);
-std::vector<Tensor> rmsNormGrad(const Tensor &input, const Tensor &scale,
-                                const Tensor &resultGrad, double epsilon);
-Tensor softmaxGrad(const Tensor &result, const Tensor &resultGrad, int64_t dim);
-Tensor ropeGrad(const Tensor &resultGrad, double theta, int64_t offset);
-std::vector<Tensor> attentionGrad(const Tensor &query, const Tensor &key,
-                                  const Tensor &value, const Tensor &resultGrad,
-                                  bool causal, double scale);
-Tensor embeddingGrad(const Tensor &ids, const Tensor &resultGrad,
-                     const Shape &tableShape);
-Tensor crossEntropyGrad(const Tensor &logits, const Tensor &labels,
-                        const Tensor &lossGrad, bool hasIgnoreIndex,
-                        int64_t ignoreIndex);
-Tensor embeddingGrad(const Tensor &ids, const Tensor &resultGrad,
-                     const Shape &tableShape, int64_t offset, int64_t vocab);
-Tensor vocabCrossEntropyGrad(const Tensor &logits, const Tensor &labels,
-                             const Tensor &lossGrad, const Tensor &max,
-                             const Tensor &sumExp, int64_t offset,
-                             int64_t vocab, bool hasIgnoreIndex,
-                             int64_t ignoreIndex);
-Tensor pad(const Tensor &input, const std::vector<int64_t> &low,
-           const std::vector<int64_t> &high);
-
-std::vector<Tensor> adamwUpdate(const Tensor &param, const Tensor &grad,
-                                const Tensor &expAvg, const Tensor &expAvgSq,
-                                const Tensor &step, double lr, double beta1,
-                                double beta2, double eps, double weightDecay);
-Tensor sgdUpdate(const Tensor &param, const Tensor &grad, double lr,
-                 double weightDecay);
+// --- the kernels of rtxrt/KernelApi.def, for GPU tensors -----------------
+#define RTX_KERNEL(Result, name, parameters) Result name parameters;
+#define RTX_KERNEL_HELPER(Result, name, parameters) Result name parameters;
+#define RTX_KERNEL_FORWARD(Result, name, parameters, arguments)                \
+  inline Result name parameters { return gpu::name arguments; }
+#include "rtxrt/KernelApi.def"
 
 // --- programs ----------------------------------------------------------------
 /// What runProgram needs to run an emitted CUDA program: copies between

@@ -31,11 +31,19 @@ def RTX_Tensor : StaticShapeTensorOf<[F32, BF16, F16, F64, I1, I32, I64]>;
 class RTX_Op<string mnemonic, list<Trait> traits = []>
     : Op<RTX_Dialect, mnemonic, traits>;
 
-// A model op: computes on tensors and carries a sharding rule and a cost.
-class RTX_ModelOp<string mnemonic, list<Trait> traits = []>
+// An op that runs a runtime kernel: its binding (KernelOpInterface) is in
+// lib/Dialect/RTX/IR/RTXKernels.cpp.
+defvar RTX_Kernel = DeclareOpInterfaceMethods<RTX_KernelOpInterface>;
+
+// Computes on tensors and carries a sharding rule and a cost.
+class RTX_ModelOpBase<string mnemonic, list<Trait> traits = []>
     : RTX_Op<mnemonic, !listconcat(traits, [
         DeclareOpInterfaceMethods<RTX_ShardingRuleOpInterface>,
         DeclareOpInterfaceMethods<RTX_CostOpInterface, ["getFlops"]>])>;
+
+// A model op: computed by a runtime kernel, with a sharding rule and a cost.
+class RTX_ModelOp<string mnemonic, list<Trait> traits = []>
+    : RTX_ModelOpBase<mnemonic, !listconcat(traits, [RTX_Kernel])>;
 
 // A model op of the forward pass: also has a vector-Jacobian product, which
 // rtx-autodiff uses (lib/Dialect/RTX/IR/RTXVJP.cpp).
@@ -43,8 +51,16 @@ class RTX_DifferentiableOp<string mnemonic, list<Trait> traits = []>
     : RTX_ModelOp<mnemonic, !listconcat(traits, [
         DeclareOpInterfaceMethods<RTX_VJPOpInterface>])>;
 
+// A value that enters the model (parameter, input, constant): differentiable
+// like a forward op, but produced by the executor rather than by a kernel.
+class RTX_SourceOp<string mnemonic, list<Trait> traits = []>
+    : RTX_ModelOpBase<mnemonic, !listconcat(traits, [
+        DeclareOpInterfaceMethods<RTX_VJPOpInterface>])>;
+
 // An elementwise op on one tensor; `flopsPerElement` is its cost per element.
-class RTX_UnaryOp<string mnemonic, int flopsPerElement, list<Trait> traits = []>
+// `kind` names the op's rtxrt::UnaryKind (the kernel `unary`).
+class RTX_UnaryOp<string mnemonic, int flopsPerElement, string kind,
+                  list<Trait> traits = []>
     : RTX_DifferentiableOp<mnemonic, !listconcat(traits,
         [Pure, Elementwise, SameOperandsAndResultType])> {
   let arguments = (ins RTX_FloatTensor:$input);
@@ -57,11 +73,17 @@ class RTX_UnaryOp<string mnemonic, int flopsPerElement, list<Trait> traits = []>
     int64_t $cppClass::getFlops() {
       return }] # flopsPerElement # [{ * getType().getNumElements();
     }
+    ::mlir::rtx::KernelCall $cppClass::getKernelCall() {
+      return ::mlir::rtx::KernelCall("unary")
+          .enumerator(::rtxrt::UnaryKind::}] # kind # [{)
+          .tensor(getInput());
+    }
   }];
 }
 
 // An elementwise op on two tensors of one type (broadcast explicitly first).
-class RTX_BinaryOp<string mnemonic, list<Trait> traits = []>
+// `kind` names the op's rtxrt::BinaryKind (the kernel `binary`).
+class RTX_BinaryOp<string mnemonic, string kind, list<Trait> traits = []>
     : RTX_DifferentiableOp<mnemonic, !listconcat(traits,
         [Pure, Elementwise, SameOperandsAndResultType])> {
   let arguments = (ins RTX_FloatTensor:$lhs, RTX_FloatTensor:$rhs);
@@ -72,6 +94,12 @@ class RTX_BinaryOp<string mnemonic, list<Trait> traits = []>
       return ::mlir::rtx::getElementwiseShardingRule(getOperation());
     }
     int64_t $cppClass::getFlops() { return getType().getNumElements(); }
+    ::mlir::rtx::KernelCall $cppClass::getKernelCall() {
+      return ::mlir::rtx::KernelCall("binary")
+          .enumerator(::rtxrt::BinaryKind::}] # kind # [{)
+          .tensor(getLhs())
+          .tensor(getRhs());
+    }
   }];
 }
 

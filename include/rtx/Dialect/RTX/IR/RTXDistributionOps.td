@@ -41,11 +41,13 @@ def RTX_MeshOp : RTX_Op<"mesh", [Symbol]> {
 // Defines `<name>Op` (synchronous) and `<name>StartOp` (async, returns a
 // token that `rtx.wait` turns into the result). Both share operands,
 // attributes, format and verifier (lib/Dialect/RTX/IR/RTXCollectives.cpp).
-multiclass RTX_Collective<string mnemonic, dag extraArgs, string extraFormat,
+multiclass RTX_Collective<string mnemonic, string kind, dag extraArgs,
+                          string extraFormat,
                           string opSummary, string opDescription,
                           string syncExample, string startExample> {
   def Op : RTX_Op<mnemonic,
-      [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+      [DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+       RTX_CollectiveOpInterface]> {
     let summary = opSummary;
     let description = opDescription # [{
 
@@ -60,6 +62,12 @@ multiclass RTX_Collective<string mnemonic, dag extraArgs, string extraFormat,
     let results = (outs RTX_Tensor:$result);
     let assemblyFormat = "$input `on` $mesh $axes " # extraFormat #
         " attr-dict `:` type($input) `->` type($result)";
+    let extraClassDeclaration = [{
+      static ::mlir::rtx::CollectiveKind getCollectiveKind() {
+        return ::mlir::rtx::CollectiveKind::}] # kind # [{;
+      }
+      static bool isAsync() { return false; }
+    }];
     let extraClassDefinition = [{
       ::llvm::LogicalResult $cppClass::verifySymbolUses(
           ::mlir::SymbolTableCollection &symbolTable) {
@@ -68,7 +76,8 @@ multiclass RTX_Collective<string mnemonic, dag extraArgs, string extraFormat,
     }];
   }
   def StartOp : RTX_Op<mnemonic # "_start",
-      [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+      [DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+       RTX_CollectiveOpInterface]> {
     let summary = "starts `rtx." # mnemonic # "` asynchronously";
     let description = "The async form of `rtx." # mnemonic # "`: the same "
       # "operands, attributes and checks; it returns a token whose value "
@@ -87,6 +96,12 @@ multiclass RTX_Collective<string mnemonic, dag extraArgs, string extraFormat,
     let results = (outs RTX_TokenType:$token);
     let assemblyFormat = "$input `on` $mesh $axes " # extraFormat #
         " attr-dict `:` type($input) `->` qualified(type($token))";
+    let extraClassDeclaration = [{
+      static ::mlir::rtx::CollectiveKind getCollectiveKind() {
+        return ::mlir::rtx::CollectiveKind::}] # kind # [{;
+      }
+      static bool isAsync() { return true; }
+    }];
     let extraClassDefinition = [{
       ::llvm::LogicalResult $cppClass::verifySymbolUses(
           ::mlir::SymbolTableCollection &symbolTable) {
@@ -96,7 +111,7 @@ multiclass RTX_Collective<string mnemonic, dag extraArgs, string extraFormat,
   }
 }
 
-defm RTX_AllReduce : RTX_Collective<"all_reduce",
+defm RTX_AllReduce : RTX_Collective<"all_reduce", "AllReduce",
   (ins RTX_ReductionKindAttr:$kind), "$kind",
   "combines a tensor across the ranks of mesh axes",
   [{
@@ -109,7 +124,7 @@ defm RTX_AllReduce : RTX_Collective<"all_reduce",
   [{%t = rtx.all_reduce_start %x on @mesh_dp2_tp4 ["tp"] sum
         : tensor<4x8xf32> -> !rtx.token<tensor<4x8xf32>>}]>;
 
-defm RTX_AllGather : RTX_Collective<"all_gather",
+defm RTX_AllGather : RTX_Collective<"all_gather", "AllGather",
   (ins I64Attr:$gather_dim), "`dim` $gather_dim",
   "concatenates the shards of a tensor across mesh axes",
   [{
@@ -122,7 +137,7 @@ defm RTX_AllGather : RTX_Collective<"all_gather",
   [{%t = rtx.all_gather_start %x on @mesh_dp2_tp4 ["tp"] dim 1
         : tensor<4x2xf32> -> !rtx.token<tensor<4x8xf32>>}]>;
 
-defm RTX_ReduceScatter : RTX_Collective<"reduce_scatter",
+defm RTX_ReduceScatter : RTX_Collective<"reduce_scatter", "ReduceScatter",
   (ins RTX_ReductionKindAttr:$kind, I64Attr:$scatter_dim),
   "$kind `dim` $scatter_dim",
   "combines a tensor across mesh axes and keeps one shard per rank",
@@ -136,7 +151,7 @@ defm RTX_ReduceScatter : RTX_Collective<"reduce_scatter",
   [{%t = rtx.reduce_scatter_start %x on @mesh_dp2_tp4 ["tp"] sum dim 0
         : tensor<8x8xf32> -> !rtx.token<tensor<2x8xf32>>}]>;
 
-defm RTX_AllToAll : RTX_Collective<"all_to_all",
+defm RTX_AllToAll : RTX_Collective<"all_to_all", "AllToAll",
   (ins I64Attr:$split_dim, I64Attr:$concat_dim),
   "`split` $split_dim `concat` $concat_dim",
   "exchanges pieces of a tensor between all ranks of a group",
@@ -152,7 +167,7 @@ defm RTX_AllToAll : RTX_Collective<"all_to_all",
   [{%t = rtx.all_to_all_start %x on @mesh_sp4 ["sp"] split 1 concat 2
         : tensor<2x8x4x16xf32> -> !rtx.token<tensor<2x2x16x16xf32>>}]>;
 
-defm RTX_BroadcastFrom : RTX_Collective<"broadcast_from",
+defm RTX_BroadcastFrom : RTX_Collective<"broadcast_from", "BroadcastFrom",
   (ins I64Attr:$root), "`root` $root",
   "copies one rank's tensor to every rank of a group",
   [{
@@ -165,7 +180,7 @@ defm RTX_BroadcastFrom : RTX_Collective<"broadcast_from",
   [{%t = rtx.broadcast_from_start %x on @mesh_dp2_tp4 ["dp"] root 0
         : tensor<4x8xf32> -> !rtx.token<tensor<4x8xf32>>}]>;
 
-defm RTX_Permute : RTX_Collective<"permute",
+defm RTX_Permute : RTX_Collective<"permute", "Permute",
   (ins DenseI64ArrayAttr:$pairs), "` ` `[` custom<SourceTargetPairs>($pairs) `]`",
   "sends a tensor along source -> target pairs within a group",
   [{
@@ -326,7 +341,7 @@ def RTX_WaitOp : RTX_Op<"wait"> {
 // composes with collectives when the logits' vocabulary is split
 //===----------------------------------------------------------------------===//
 
-def RTX_VocabLogitStatsOp : RTX_Op<"vocab_logit_stats", [Pure,
+def RTX_VocabLogitStatsOp : RTX_Op<"vocab_logit_stats", [Pure, RTX_Kernel,
     DeclareOpInterfaceMethods<SymbolUserOpInterface>,
     AllTypesMatch<["max", "label_logit"]>]> {
   let summary = "per-token maximum and label logit of a vocabulary shard";
@@ -360,7 +375,7 @@ def RTX_VocabLogitStatsOp : RTX_Op<"vocab_logit_stats", [Pure,
   let hasVerifier = 1;
 }
 
-def RTX_VocabCrossEntropyOp : RTX_Op<"vocab_cross_entropy", [Pure,
+def RTX_VocabCrossEntropyOp : RTX_Op<"vocab_cross_entropy", [Pure, RTX_Kernel,
     AllTypesMatch<["max", "sum_exp", "label_logit"]>]> {
   let summary = "cross-entropy from global per-token softmax statistics";
   let description = [{
@@ -390,7 +405,7 @@ def RTX_VocabCrossEntropyOp : RTX_Op<"vocab_cross_entropy", [Pure,
   let hasVerifier = 1;
 }
 
-def RTX_VocabCrossEntropyGradOp : RTX_Op<"vocab_cross_entropy_grad", [Pure,
+def RTX_VocabCrossEntropyGradOp : RTX_Op<"vocab_cross_entropy_grad", [Pure, RTX_Kernel,
     DeclareOpInterfaceMethods<SymbolUserOpInterface>,
     AllTypesMatch<["logits", "logits_grad"]>,
     AllTypesMatch<["max", "sum_exp"]>]> {

@@ -11,12 +11,24 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"
+#include "rtx/Dialect/RTX/IR/RTXKernelCall.h"
+
 #include "llvm/ADT/SmallVector.h"
 
 #include <string>
 
 namespace mlir {
 namespace rtx {
+
+/// The collectives of the dialect (CollectiveOpInterface).
+enum class CollectiveKind {
+  AllReduce,
+  AllGather,
+  ReduceScatter,
+  AllToAll,
+  BroadcastFrom,
+  Permute
+};
 
 /// How a factor of a sharding rule behaves when a mesh axis splits it.
 enum class FactorKind {

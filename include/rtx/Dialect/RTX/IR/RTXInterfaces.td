@@ -1,7 +1,8 @@
 //===- RTXInterfaces.td - rtx op interfaces ----------------*- tablegen -*-===//
 //
-// The interfaces that make passes table-driven: a sharding rule, a cost and a
-// vector-Jacobian product per op.
+// The interfaces that make passes and backends table-driven: a sharding rule,
+// a cost, a vector-Jacobian product and a kernel binding per op; and the
+// description of a collective.
 //
 //===----------------------------------------------------------------------===//
 
@@ -58,6 +59,40 @@ def RTX_VJPOpInterface : OpInterface<"VJPOpInterface"> {
       (ins "::mlir::OpBuilder &":$builder,
            "::mlir::ValueRange":$resultGrads,
            "::llvm::SmallVectorImpl<::mlir::Value> &":$operandGrads)>
+  ];
+}
+
+def RTX_KernelOpInterface : OpInterface<"KernelOpInterface"> {
+  let cppNamespace = "::mlir::rtx";
+  let description = [{
+    The op's binding to its runtime kernel: the kernel's name in
+    `runtime/include/rtxrt/KernelApi.def` and the op's operands and
+    attributes as the kernel's arguments, in order (`KernelCall`,
+    RTXKernelCall.h). rtx-run's interpreter and the C++/CUDA emitter both
+    execute this one description, so an op with a kernel runs in rtx-run and
+    in emitted programs without code in either. The bindings live in
+    lib/Dialect/RTX/IR/RTXKernels.cpp.
+  }];
+  let methods = [
+    InterfaceMethod<"Returns the kernel call that computes the op's results.",
+      "::mlir::rtx::KernelCall", "getKernelCall">
+  ];
+}
+
+def RTX_CollectiveOpInterface : OpInterface<"CollectiveOpInterface"> {
+  let cppNamespace = "::mlir::rtx";
+  let description = [{
+    A collective over mesh axes (`rtx.all_reduce`, ... and their `_start`
+    forms): which collective it is, and whether it is the async form whose
+    token `rtx.wait` completes. Its operand is `input`, its attributes `mesh`,
+    `axes` and the kind's own (`kind`, `gather_dim`, ...). Executors switch
+    on the kind, not on op classes.
+  }];
+  let methods = [
+    StaticInterfaceMethod<"Which collective this is.",
+      "::mlir::rtx::CollectiveKind", "getCollectiveKind">,
+    StaticInterfaceMethod<"True for the async `_start` form.",
+      "bool", "isAsync">
   ];
 }
 

@@ -14,7 +14,7 @@ include "rtx/Dialect/RTX/IR/RTXBase.td"
 // Values that enter the model
 //===----------------------------------------------------------------------===//
 
-def RTX_ParamOp : RTX_DifferentiableOp<"param"> {
+def RTX_ParamOp : RTX_SourceOp<"param"> {
   let summary = "declares a trainable parameter";
   let description = [{
     Declares a trainable parameter by name (PyTorch module paths are kept, for
@@ -44,7 +44,7 @@ def RTX_ParamOp : RTX_DifferentiableOp<"param"> {
   }];
 }
 
-def RTX_InputOp : RTX_DifferentiableOp<"input"> {
+def RTX_InputOp : RTX_SourceOp<"input"> {
   let summary = "declares a named model input (a batch of data)";
   let description = [{
     A named input of the model, such as token ids or labels. `rtx-run` reads it
@@ -62,7 +62,7 @@ def RTX_InputOp : RTX_DifferentiableOp<"input"> {
   let hasVerifier = 1;
 }
 
-def RTX_ConstantOp : RTX_DifferentiableOp<"constant", [ConstantLike, Pure,
+def RTX_ConstantOp : RTX_SourceOp<"constant", [ConstantLike, Pure,
     AllTypesMatch<["value", "result"]>]> {
   let summary = "a constant tensor";
   let description = [{
@@ -167,7 +167,7 @@ def RTX_LinearOp : RTX_DifferentiableOp<"linear", [Pure]> {
 // Elementwise
 //===----------------------------------------------------------------------===//
 
-def RTX_AddOp : RTX_BinaryOp<"add", [Commutative]> {
+def RTX_AddOp : RTX_BinaryOp<"add", "Add", [Commutative]> {
   let summary = "elementwise sum";
   let description = [{
     Elementwise `lhs + rhs` on operands of one type; broadcast first with
@@ -180,7 +180,7 @@ def RTX_AddOp : RTX_BinaryOp<"add", [Commutative]> {
     ```
   }];
 }
-def RTX_SubOp : RTX_BinaryOp<"sub"> {
+def RTX_SubOp : RTX_BinaryOp<"sub", "Sub"> {
   let summary = "elementwise difference";
   let description = [{
     Elementwise `lhs - rhs`.
@@ -192,7 +192,7 @@ def RTX_SubOp : RTX_BinaryOp<"sub"> {
     ```
   }];
 }
-def RTX_MulOp : RTX_BinaryOp<"mul", [Commutative]> {
+def RTX_MulOp : RTX_BinaryOp<"mul", "Mul", [Commutative]> {
   let summary = "elementwise product";
   let description = [{
     Elementwise `lhs * rhs`.
@@ -204,7 +204,7 @@ def RTX_MulOp : RTX_BinaryOp<"mul", [Commutative]> {
     ```
   }];
 }
-def RTX_DivOp : RTX_BinaryOp<"div"> {
+def RTX_DivOp : RTX_BinaryOp<"div", "Div"> {
   let summary = "elementwise quotient";
   let description = [{
     Elementwise `lhs / rhs`.
@@ -216,7 +216,7 @@ def RTX_DivOp : RTX_BinaryOp<"div"> {
     ```
   }];
 }
-def RTX_MaximumOp : RTX_BinaryOp<"maximum", [Commutative]> {
+def RTX_MaximumOp : RTX_BinaryOp<"maximum", "Maximum", [Commutative]> {
   let summary = "elementwise maximum";
   let description = [{
     Elementwise `max(lhs, rhs)`.
@@ -228,7 +228,7 @@ def RTX_MaximumOp : RTX_BinaryOp<"maximum", [Commutative]> {
     ```
   }];
 }
-def RTX_MinimumOp : RTX_BinaryOp<"minimum", [Commutative]> {
+def RTX_MinimumOp : RTX_BinaryOp<"minimum", "Minimum", [Commutative]> {
   let summary = "elementwise minimum";
   let description = [{
     Elementwise `min(lhs, rhs)`.
@@ -241,7 +241,7 @@ def RTX_MinimumOp : RTX_BinaryOp<"minimum", [Commutative]> {
   }];
 }
 
-def RTX_NegOp : RTX_UnaryOp<"neg", 1> {
+def RTX_NegOp : RTX_UnaryOp<"neg", 1, "Neg"> {
   let summary = "elementwise negation";
   let description = [{
     Example:
@@ -251,7 +251,7 @@ def RTX_NegOp : RTX_UnaryOp<"neg", 1> {
     ```
   }];
 }
-def RTX_ExpOp : RTX_UnaryOp<"exp", 1> {
+def RTX_ExpOp : RTX_UnaryOp<"exp", 1, "Exp"> {
   let summary = "elementwise exponential";
   let description = [{
     Example:
@@ -261,7 +261,7 @@ def RTX_ExpOp : RTX_UnaryOp<"exp", 1> {
     ```
   }];
 }
-def RTX_LogOp : RTX_UnaryOp<"log", 1> {
+def RTX_LogOp : RTX_UnaryOp<"log", 1, "Log"> {
   let summary = "elementwise natural logarithm";
   let description = [{
     Example:
@@ -271,7 +271,7 @@ def RTX_LogOp : RTX_UnaryOp<"log", 1> {
     ```
   }];
 }
-def RTX_SqrtOp : RTX_UnaryOp<"sqrt", 1> {
+def RTX_SqrtOp : RTX_UnaryOp<"sqrt", 1, "Sqrt"> {
   let summary = "elementwise square root";
   let description = [{
     Example:
@@ -281,7 +281,7 @@ def RTX_SqrtOp : RTX_UnaryOp<"sqrt", 1> {
     ```
   }];
 }
-def RTX_RsqrtOp : RTX_UnaryOp<"rsqrt", 2> {
+def RTX_RsqrtOp : RTX_UnaryOp<"rsqrt", 2, "Rsqrt"> {
   let summary = "elementwise reciprocal square root";
   let description = [{
     Example:
@@ -291,7 +291,7 @@ def RTX_RsqrtOp : RTX_UnaryOp<"rsqrt", 2> {
     ```
   }];
 }
-def RTX_TanhOp : RTX_UnaryOp<"tanh", 1> {
+def RTX_TanhOp : RTX_UnaryOp<"tanh", 1, "Tanh"> {
   let summary = "elementwise hyperbolic tangent";
   let description = [{
     Example:
@@ -301,7 +301,7 @@ def RTX_TanhOp : RTX_UnaryOp<"tanh", 1> {
     ```
   }];
 }
-def RTX_SigmoidOp : RTX_UnaryOp<"sigmoid", 3> {
+def RTX_SigmoidOp : RTX_UnaryOp<"sigmoid", 3, "Sigmoid"> {
   let summary = "elementwise logistic sigmoid `1 / (1 + exp(-x))`";
   let description = [{
     Example:
@@ -311,7 +311,7 @@ def RTX_SigmoidOp : RTX_UnaryOp<"sigmoid", 3> {
     ```
   }];
 }
-def RTX_ReluOp : RTX_UnaryOp<"relu", 1> {
+def RTX_ReluOp : RTX_UnaryOp<"relu", 1, "Relu"> {
   let summary = "elementwise `max(x, 0)`";
   let description = [{
     Example:
@@ -321,7 +321,7 @@ def RTX_ReluOp : RTX_UnaryOp<"relu", 1> {
     ```
   }];
 }
-def RTX_SiluOp : RTX_UnaryOp<"silu", 4> {
+def RTX_SiluOp : RTX_UnaryOp<"silu", 4, "Silu"> {
   let summary = "elementwise `x * sigmoid(x)` (SiLU / swish)";
   let description = [{
     Example:
