@@ -169,8 +169,9 @@ def compile(model: Any, example_inputs: Union[Sequence[Any], Mapping[str, Any], 
     # and rtx-run executes it as that many simulated ranks.
     axes = [f"{name}:{getattr(parallel, name)}" for name in ("dp", "tp", "sp") if getattr(parallel, name) > 1]
     mesh = ",".join(axes) if axes else None
+    options = " ".join(o for o in (parallel.distribute_options(), sharding.distribute_options()) if o)
     train_ir = driver.opt(model_ir, driver.training_passes(optimizer.pass_options(), parallel.micro_batch, mesh,
-                                                           parallel.distribute_options()))
+                                                           options))
     return Program(model_ir, train_ir, inputs, parallel.micro_batch, params, group, parallel, sharding, elastic,
                    optimizer)
 
