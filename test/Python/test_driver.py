@@ -157,6 +157,15 @@ def test_cli_help_and_usage_errors(tmp_path):
     assert done.returncode == 1 and done.stderr.startswith("rtx: error:") and "no such file" in done.stderr
 
 
+def test_cli_shows_each_tool_warning(tmp_path):
+    (tmp_path / "odd.mlir").write_text(models.mlp(batch=3).text())
+    done = rtx_cli("opt", "odd.mlir", "--pass=-rtx-distribute=mesh=dp:2", "-o", "out.mlir", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    shown = [line for line in done.stderr.splitlines() if line.startswith("rtx: warning: ")]
+    assert len(shown) == 2 and all(line.startswith("rtx: warning: rtx-opt: odd.mlir:") for line in shown), done.stderr
+    assert "stays replicated" in done.stderr and (tmp_path / "out.mlir").is_file()
+
+
 @pytest.mark.parametrize("args, message", [
     (["import", "no_colon"], "is not FILE.py:NAME or module:NAME"),
     (["import", "missing.py:f"], "no such file: missing.py"),
@@ -167,6 +176,8 @@ def test_cli_help_and_usage_errors(tmp_path):
     (["import", "rtx.models:mlp", "--params-out", "p"], "a builder model has no weights"),
     (["opt", "model.mlir"], "no passes"),
     (["train", "rtx.models:mlp"], "a builder model has no example inputs"),
+    (["train", "rtx.models:mlp", "--tp-hint", "fc1"], "--tp-hint 'fc1': expected NAME:column or NAME:row"),
+    (["train", "rtx.models:mlp", "--tp-hint", "fc1:col"], "sharding.tp_hints['fc1'] must be 'column' or 'row'"),
 ])
 def test_cli_bad_input_exits_1_with_a_message(args, message, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
