@@ -7,18 +7,22 @@
     print(program.train(batch, steps=10).losses)
 
 Modules: builder (write rtx IR in Python), models (reference models),
-importer (PyTorch -> rtx IR; needs torch), driver (rtx-opt / rtx-run),
-config (validated options), program (compile and train), native (the step
-as a C++ or CUDA program: Program.build). PyTorch is
-imported only when a torch module is imported.
+importer (PyTorch -> rtx IR; needs torch), tools (finding and running the
+tools; their errors and warnings), driver (rtx-opt / rtx-run), config
+(validated options), batch (a step's inputs as arrays and files), results
+(TrainResult, read from the files the tools write), program (compile and
+train), native (the step as a C++ or CUDA program: Program.build). PyTorch
+is imported only when a torch module is imported.
 """
+from .batch import InputSpec
 from .builder import BuildError, Module
 from .config import (AdamW, ConfigError, ElasticConfig, NotYetSupportedError, ParallelConfig, ProcessGroup, SGD,
                      ShardingConfig, init)
-from .driver import ToolError
 from .errors import TorchImportError, UnsupportedOpError
 from .native import NativeProgram
-from .program import InputSpec, Program, TrainResult, compile
+from .program import Program, compile
+from .results import StepMetrics, TrainResult
+from .tools import RtxToolWarning, ToolError
 
 
 def import_module(model, example_inputs, **kwargs):
@@ -30,7 +34,7 @@ def import_module(model, example_inputs, **kwargs):
 __all__ = [
     "AdamW", "BuildError", "ConfigError", "ElasticConfig", "InputSpec", "Module", "NativeProgram",
     "NotYetSupportedError",
-    "ParallelConfig", "ProcessGroup", "Program", "SGD", "ShardingConfig", "ToolError", "TorchImportError",
-    "TrainResult", "UnsupportedOpError",
+    "ParallelConfig", "ProcessGroup", "Program", "RtxToolWarning", "SGD", "ShardingConfig", "StepMetrics",
+    "ToolError", "TorchImportError", "TrainResult", "UnsupportedOpError",
     "compile", "import_module", "init",
 ]

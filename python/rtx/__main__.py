@@ -14,13 +14,15 @@ import argparse
 import importlib
 import importlib.util
 import sys
+import warnings
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from . import driver
 from .builder import BuildError, Module
-from .config import AdamW, ConfigError, NotYetSupportedError, ParallelConfig, SGD, init
+from .config import AdamW, ConfigError, NotYetSupportedError, ParallelConfig, SGD, ShardingConfig, init
 from .errors import TorchImportError
+from .tools import RtxToolWarning, ToolError
 
 SPEC_HELP = ("a model factory, FILE.py:NAME or package.module:NAME; it returns (torch module, example "
              "inputs) or an rtx.builder.Module")
@@ -155,6 +157,13 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_train(args: argparse.Namespace) -> int:
     from .program import compile as compile_program
+    hints = {}
+    for hint in args.tp_hint:
+        name, sep, split = hint.rpartition(":")
+        if not sep or not name:
+            raise CliError(f"--tp-hint {hint!r}: expected NAME:column or NAME:row")
+        hints[name] = split
+    sharding = ShardingConfig(tp_hints=hints)
     built = build_model(args.model, args.set)
     if isinstance(built, Module):
         model, example_inputs = built, None
@@ -170,7 +179,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         raise CliError("--emulate emulates the GPU runtime; it needs --native cuda")
     backend = "cuda" if args.native == "cuda" else "cpu"
     program = compile_program(model, example_inputs, optimizer=_optimizer(args), parallel=parallel,
-                              group=init(backend, parallel.ranks, env={}))
+                              sharding=sharding, group=init(backend, parallel.ranks, env={}))
     import numpy as np
     names = [s.name for s in program.model_inputs]
     values = list(example_inputs.values()) if isinstance(example_inputs, dict) else list(example_inputs)
@@ -256,6 +265,9 @@ def make_parser() -> argparse.ArgumentParser:
     for axis, what in (("dp", "data"), ("tp", "tensor"), ("sp", "sequence")):
         p.add_argument(f"--{axis}", type=int, default=1, metavar="N",
                        help=f"{what}-parallel degree (default 1; the ranks are dp*tp*sp)")
+    p.add_argument("--tp-hint", action="append", default=[], metavar="NAME:SPLIT",
+                   help="with --tp: split parameters whose name ends in NAME column- or row-parallel "
+                        "(SPLIT: column or row; repeatable), e.g. --tp-hint q_proj:column --tp-hint o_proj:row")
     p.add_argument("--native", choices=("cpu", "cuda"),
                    help="train the step compiled to a native C++ (cpu) or CUDA program, one process per "
                         "rank under rtx-launch (default: rtx-run, the reference executor)")
@@ -274,11 +286,24 @@ def make_parser() -> argparse.ArgumentParser:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = make_parser().parse_args(argv)
-    try:
-        return args.run(args)
-    except (CliError, ConfigError, NotYetSupportedError, BuildError, TorchImportError, driver.ToolError) as error:
-        print(f"rtx: error: {error}", file=sys.stderr)
-        return 1
+    with warnings.catch_warnings():
+        # The tools' warnings, each shown as the tool wrote it (not once per
+        # Python source line, and without a Python location).
+        warnings.simplefilter("always", RtxToolWarning)
+        default_show = warnings.showwarning
+
+        def show(message, category, filename, lineno, file=None, line=None):  # type: ignore[no-untyped-def]
+            if issubclass(category, RtxToolWarning):
+                print(f"rtx: warning: {message}", file=sys.stderr)
+            else:
+                default_show(message, category, filename, lineno, file, line)
+
+        warnings.showwarning = show
+        try:
+            return args.run(args)
+        except (CliError, ConfigError, NotYetSupportedError, BuildError, TorchImportError, ToolError) as error:
+            print(f"rtx: error: {error}", file=sys.stderr)
+            return 1
 
 
 if __name__ == "__main__":

@@ -10,8 +10,8 @@ option, instead of ignoring them.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from typing import FrozenSet, List, Mapping, Optional, Sequence, Tuple, Union
+from dataclasses import dataclass, field
+from typing import Any, FrozenSet, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 
 class ConfigError(ValueError):
@@ -217,11 +217,53 @@ class ParallelConfig:
 
 SHARD_STRATEGIES = ("none", "zero1", "zero2", "zero3", "fsdp")
 OFFLOADS = ("none", "cpu", "nvme")
+TP_SPLITS = ("column", "row")
+# Characters a tp_hints name cannot hold: they separate rtx-distribute's options.
+_HINT_SEPARATORS = frozenset(",:= \t\n\"'{}")
+
+
+class FrozenMapping(Mapping[str, str]):
+    """A read-only mapping that hashes, as a frozen config's field must."""
+    __slots__ = ("_items",)
+
+    def __init__(self, items: Mapping[str, str]) -> None:
+        self._items = dict(items)
+
+    def __getitem__(self, key: str) -> str:
+        return self._items[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __hash__(self) -> int:
+        return hash(frozenset(self._items.items()))
+
+    def __repr__(self) -> str:
+        return repr(self._items)
+
+
+def _tp_hints(value: Any) -> FrozenMapping:
+    if value is None:
+        return FrozenMapping({})
+    if not isinstance(value, Mapping):
+        raise ConfigError("sharding.tp_hints must map parameter-name suffixes to 'column' or 'row' "
+                          f"(e.g. {{'q_proj': 'column', 'o_proj': 'row'}}), got {value!r}")
+    for name, split in value.items():
+        if not isinstance(name, str) or not name or any(c in _HINT_SEPARATORS for c in name):
+            raise ConfigError(f"sharding.tp_hints: {name!r} is not a parameter-name suffix (a non-empty name "
+                              "without spaces, quotes, braces, ',', ':' or '='; e.g. 'q_proj')")
+        if not isinstance(split, str) or split not in TP_SPLITS:
+            raise ConfigError(f"sharding.tp_hints[{name!r}] must be 'column' or 'row', got {split!r}")
+    return FrozenMapping(value)
 
 
 @dataclass(frozen=True)
 class ShardingConfig:
-    """ZeRO / FSDP sharding of optimizer state, gradients and parameters.
+    """How state is sharded: ZeRO / FSDP sharding of optimizer state,
+    gradients and parameters, and hints for tensor-parallel seeding.
 
     shard_strategy: "none"; "zero1" (optimizer state), "zero2" (+ gradients),
         "zero3" (+ parameters), or "fsdp" (zero3 in units chosen by auto_wrap).
@@ -229,12 +271,19 @@ class ShardingConfig:
     auto_wrap: how FSDP groups parameters into units: None (whole model),
         a minimum number of parameters per unit, or module class names
         (e.g. {"Block"}) whose instances become units.
+    tp_hints: with tp > 1, Megatron splits by parameter name: a name suffix
+        (e.g. "q_proj") -> "column" (split the output features) or "row"
+        (split the input features; the partial sums are all-reduced).
+        rtx-distribute finds the Megatron patterns from the graph's
+        structure; hints settle what it cannot (its seed-hints option).
     """
     shard_strategy: str = "none"
     offload: str = "none"
     auto_wrap: Union[None, int, FrozenSet[str]] = None
+    tp_hints: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "tp_hints", _tp_hints(self.tp_hints))
         _choice("sharding.shard_strategy", self.shard_strategy, SHARD_STRATEGIES)
         _choice("sharding.offload", self.offload, OFFLOADS)
         wrap = self.auto_wrap
@@ -261,6 +310,13 @@ class ShardingConfig:
         if self.auto_wrap is not None:
             problems.append(Unsupported("sharding.auto_wrap", self.auto_wrap, "FSDP units come later"))
         return problems
+
+    def distribute_options(self) -> str:
+        """The rtx-distribute options for the hints ("seed-hints=q_proj:column,o_proj:row"),
+        in the order given."""
+        if not self.tp_hints:
+            return ""
+        return "seed-hints=" + ",".join(f"{name}:{split}" for name, split in self.tp_hints.items())
 
 
 # --- elasticity ------------------------------------------------------------------------

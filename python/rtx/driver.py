@@ -1,58 +1,23 @@
-"""Runs the compiler tools (rtx-opt, rtx-run) as subprocesses.
+"""rtx-opt and rtx-run as Python functions.
 
-Tools are looked up, in order, in an explicit build directory, in
-$RTX_BUILD_DIR/bin, in the build/bin of the source tree this package lives
-in, and on PATH. Every failure is a ToolError carrying the tool's message.
+Both run through rtx.tools.call: a failure is a ToolError carrying the
+tool's diagnostic, and every warning a tool prints on success reaches the
+caller as an RtxToolWarning. rtx-run's results are read from the resultN.npy
+files it writes to --out, and marked with the rtx.grad_of / rtx.state
+attributes of the entry function's signature.
 """
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Union
 
-PathLike = Union[str, "os.PathLike[str]"]
+from .tools import PathLike, RtxToolWarning, ToolError, call, find_tool
 
-SOURCE_ROOT = Path(__file__).resolve().parents[2]
-
-
-class ToolError(RuntimeError):
-    """A tool could not be found, or it failed; the message says which and why."""
-
-
-def find_tool(name: str, build_dir: Optional[PathLike] = None) -> str:
-    """The path of tool `name` (e.g. "rtx-opt")."""
-    candidates: List[Path] = []
-    if build_dir is not None:
-        candidates.append(Path(build_dir) / "bin" / name)
-    env_dir = os.environ.get("RTX_BUILD_DIR")
-    if env_dir:
-        candidates.append(Path(env_dir) / "bin" / name)
-    candidates.append(SOURCE_ROOT / "build" / "bin" / name)
-    for path in candidates:
-        if path.is_file() and os.access(path, os.X_OK):
-            return str(path)
-    on_path = shutil.which(name)
-    if on_path:
-        return on_path
-    looked = ", ".join(str(p.parent) for p in candidates)
-    raise ToolError(f"{name} not found (looked in {looked} and on PATH); build rtx with "
-                    f"./scripts/setup.sh or point RTX_BUILD_DIR at a build directory")
-
-
-def _call(argv: Sequence[str], stdin: Optional[str] = None) -> subprocess.CompletedProcess:
-    try:
-        done = subprocess.run(list(argv), input=stdin, capture_output=True, text=True)
-    except OSError as error:
-        raise ToolError(f"cannot run {argv[0]}: {error}") from None
-    if done.returncode != 0:
-        message = (done.stderr.strip() or done.stdout.strip() or "no message")
-        raise ToolError(f"{Path(argv[0]).name} failed (exit {done.returncode}): {message}")
-    return done
+__all__ = ["Result", "RunResult", "RtxToolWarning", "ToolError", "find_tool", "opt", "run",
+           "rtx_run_step_losses", "training_passes"]
 
 
 # --- rtx-opt ---------------------------------------------------------------------------
@@ -72,7 +37,7 @@ def opt(source: Union[str, PathLike], passes: Sequence[str] = (), *, output: Opt
             raise ToolError(f"rtx-opt: no such file: {source}")
         argv.append(str(source))
     argv.extend(passes)
-    text = _call(argv, stdin).stdout
+    text = call(argv, stdin).stdout
     if output is not None:
         Path(output).write_text(text)
     return text
@@ -123,8 +88,19 @@ class RunResult:
         return {r.state: r.value for r in self.results if r.state is not None}
 
 
-_RESULT_LINE = re.compile(r"^result (\d+): (tensor<[^>]*>)")
-_STEP_LINE = re.compile(r"^step \d+/\d+: loss=(\S+)")
+def rtx_run_step_losses(stdout: str) -> List[float]:
+    """The loss of each step of `rtx-run --steps N`, read from its progress
+    lines ("step 3/10: loss=1.234567e+00").
+
+    The one place that reads a tool's stdout for a result: rtx-run writes
+    only the last step's results as files (--out), and no per-step loss in
+    a structured form (emitted programs write --metrics JSON lines; rtx-run
+    has no --metrics yet). Replace this when it does."""
+    losses = []
+    for line in stdout.splitlines():
+        if line.startswith("step ") and ": loss=" in line:
+            losses.append(float(line.split(": loss=", 1)[1].split()[0]))
+    return losses
 
 
 def run(program: PathLike, *, inputs: Optional[PathLike] = None, params: Optional[PathLike] = None,
@@ -136,8 +112,9 @@ def run(program: PathLike, *, inputs: Optional[PathLike] = None, params: Optiona
     parameters from `params`/NAME.npy, or parameters and optimizer state
     from `state`/KEY.npy (to continue a run); results are written to `out` (with
     read_results and no `out`, a temporary directory) and, with
-    read_results, loaded as numpy arrays. Returns the results and, for
-    steps > 1, the loss of each step."""
+    read_results, loaded as numpy arrays. Returns the results (their types
+    and attributes from the entry function's signature) and, for steps > 1,
+    the loss of each step."""
     argv = [find_tool("rtx-run", build_dir), str(program)]
     if not Path(program).is_file():
         raise ToolError(f"rtx-run: no such file: {program}")
@@ -154,27 +131,58 @@ def run(program: PathLike, *, inputs: Optional[PathLike] = None, params: Optiona
         argv.append(f"--steps={steps}")
     if ranks != 1:
         argv.append(f"--ranks={ranks}")
+    signature = _result_signature(Path(program).read_text(), entry)
     with tempfile.TemporaryDirectory(prefix="rtx-run-") as scratch:
         out_dir = Path(out) if out is not None else Path(scratch) if read_results else None
         if out_dir is not None:
             out_dir.mkdir(parents=True, exist_ok=True)
             argv.append(f"--out={out_dir}")
-        stdout = _call(argv).stdout
-        results = [Result(int(m.group(1)), m.group(2))
-                   for m in map(_RESULT_LINE.match, stdout.splitlines()) if m]
-        losses = [float(m.group(1)) for m in map(_STEP_LINE.match, stdout.splitlines()) if m]
+        stdout = call(argv).stdout
+        results = [Result(i, _type_of(attrs)) for i, attrs in enumerate(signature)]
         if read_results:
-            import numpy as np
-            for r in results:
-                r.value = np.load(out_dir / f"result{r.index}.npy")
-    _annotate(results, Path(program).read_text(), entry)
-    return RunResult(results, losses, stdout)
+            results = _read_results(out_dir, results)
+    _annotate(results, signature)
+    return RunResult(results, rtx_run_step_losses(stdout) if steps > 1 else [], stdout)
 
 
-def _annotate(results: List[Result], text: str, entry: Optional[str]) -> None:
+def _read_results(out_dir: Path, results: List[Result]) -> List[Result]:
+    """Loads resultN.npy for each result (all of those in `out_dir` when the
+    signature could not be read)."""
+    import numpy as np
+    if not results:
+        indexes = sorted(int(p.stem[len("result"):]) for p in out_dir.glob("result*.npy")
+                         if p.stem[len("result"):].isdigit())
+        results = [Result(i, "") for i in indexes]
+    for r in results:
+        path = out_dir / f"result{r.index}.npy"
+        if not path.is_file():
+            raise ToolError(f"rtx-run wrote no {path.name} in {out_dir}")
+        r.value = np.load(path)
+        if not r.type:
+            r.type = _tensor_type(r.value)
+    return results
+
+
+_ELEMENT_TYPES = {"float32": "f32", "float64": "f64", "float16": "f16", "int32": "i32", "int64": "i64",
+                  "bool": "i1"}
+
+
+def _tensor_type(value: object) -> str:
+    shape = "".join(f"{d}x" for d in getattr(value, "shape", ()))
+    return f"tensor<{shape}{_ELEMENT_TYPES.get(str(getattr(value, 'dtype', '')), '?')}>"
+
+
+def _type_of(attrs: str) -> str:
+    """The type in one result's signature text ("tensor<4xf32> {rtx.state = ...}")."""
+    text = attrs.strip()
+    if text.startswith("tensor<"):
+        return text[:_matching(text, len("tensor")) + 1]
+    return text.split(" {", 1)[0].strip()
+
+
+def _annotate(results: List[Result], signature: List[str]) -> None:
     """Marks results with their rtx.grad_of / rtx.state attributes, read from
     the entry function's signature."""
-    signature = _result_signature(text, entry)
     for r, attrs in zip(results, signature):
         grad = re.search(r'rtx\.grad_of = "([^"]*)"', attrs)
         state = re.search(r'rtx\.state = "([^"]*)"', attrs)

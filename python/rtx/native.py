@@ -14,29 +14,37 @@ the same inputs and parameters and give the same losses to rounding.
 from __future__ import annotations
 
 import os
-import re
 import shutil
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, List, Optional, Protocol, Union
 
-from . import driver
-from .config import ConfigError
-
-if TYPE_CHECKING:                                   # imports program.py, which imports this
-    from .program import Program, TrainResult
+from .batch import Batch, InputSpec, check_batch, save_arrays
+from .config import ConfigError, ParallelConfig, ProcessGroup
+from .results import TrainResult, losses_of, params_of, read_metrics, read_state
+from .tools import call, find_tool
 
 DEVICES = ("cpu", "cuda")
-_STEP_LINE = re.compile(r"^(?:\[rank 0\] )?step \d+/\d+: loss=(\S+)")
+
+
+class CompiledStep(Protocol):
+    """What a native program needs of the Program it was built from
+    (rtx.program.Program is one): the step's IR, its inputs and group, and
+    the parameters, which NativeProgram.train reads and sets."""
+    train_ir: str
+    params: Optional[Dict[str, Any]]
+    parallel: ParallelConfig
+    group: ProcessGroup
+
+    @property
+    def inputs(self) -> List[InputSpec]: ...
 
 
 class NativeProgram:
     """A training step compiled to a native program; create it with
     Program.build. `path` is the executable, `source` its C++/CUDA source."""
 
-    def __init__(self, program: "Program", path: Path, source: Path, device: str) -> None:
+    def __init__(self, program: CompiledStep, path: Path, source: Path, device: str) -> None:
         self.program, self.path, self.source, self.device = program, path, source, device
         # The last call's --save-state directory, and the parameters it
         # returned: the next call continues from that state while
@@ -48,25 +56,28 @@ class NativeProgram:
     def ranks(self) -> int:
         return self.program.parallel.ranks
 
-    def train(self, batch: Union[Mapping[str, Any], Sequence[Any], None] = None, steps: int = 1, *,
+    def train(self, batch: Optional[Batch] = None, steps: int = 1, *,
               data: Union[str, os.PathLike, None] = None, timeout: float = 60.0, seed: int = 0,
-              progress: bool = False) -> "TrainResult":
+              progress: bool = False) -> TrainResult:
         """Runs `steps` steps in `ranks` local processes and returns each
         step's loss and the parameters after the last step. The data is
         `batch` (every step, as in Program.train) or a token file `data`
         (nanoGPT's uint16 tokens or llm.c's .bin: each step reads the next
         windows into the inputs 'tokens' and 'labels'). Parameters carry over
         to the next call (of this object and of the Program), and so does
-        the optimizer state (below). `timeout`
-        bounds each collective (seconds); progress=True echoes rank 0's
-        progress lines to stderr as they come.
+        the optimizer state (below). `timeout` bounds each collective
+        (seconds); progress=True echoes the program's output (rank 0's
+        progress lines) to stderr as it comes.
+
+        The losses and per-step metrics come from the program's --metrics
+        file, the parameters from its --save-state directory; what the
+        ranks write to stderr is re-issued as RtxToolWarning.
 
         Consecutive calls continue one run: the optimizer state (AdamW's
         moments and step count) and the position in a token file carry
         over, so two calls of N steps equal one of 2N. Setting
         program.params (or calling program.train) starts afresh from those
         parameters."""
-        from .program import TrainResult, _check_batch, _save
         if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
             raise ConfigError(f"steps must be a positive integer, got {steps!r}")
         if not (isinstance(timeout, (int, float)) and timeout > 0):
@@ -80,45 +91,40 @@ class NativeProgram:
                                   f"{', '.join(sorted(names))}")
             if not Path(data).is_file():
                 raise ConfigError(f"no such token file: {data}")
-        arrays = _check_batch(batch, self.program.inputs) if batch is not None else None
+        arrays = check_batch(batch, self.program.inputs) if batch is not None else None
         with tempfile.TemporaryDirectory(prefix="rtx-native-") as work:
             work_dir = Path(work)
-            argv = [driver.find_tool("rtx-launch"), "-n", str(self.ranks), "--store",
+            argv = [find_tool("rtx-launch"), "-n", str(self.ranks), "--store",
                     f"file:{work_dir / 'store'}", "--", str(self.path), "--steps", str(steps),
                     "--seed", str(seed), "--timeout", str(timeout)]
             if arrays is not None:
-                argv += ["--inputs", str(_save(work_dir / "inputs", arrays))]
+                argv += ["--inputs", str(save_arrays(work_dir / "inputs", arrays))]
             else:
                 argv += ["--data", str(Path(data).resolve())]
             resume = self._state_params is not None and self.program.params is self._state_params
             if resume:
                 argv += ["--state", str(self._state)]
             elif self.program.params is not None:
-                argv += ["--params", str(_save(work_dir / "params", self.program.params))]
+                argv += ["--params", str(save_arrays(work_dir / "params", self.program.params))]
             # Saved aside and swapped in on success: a failed call keeps the
             # state of the last good one.
             saved = self._state.with_name("state.next")
             shutil.rmtree(saved, ignore_errors=True)
-            argv += ["--save-state", str(saved)]
-            done = _run(argv, echo=_STEP_LINE if progress else None)
-            if done.returncode != 0:
-                raise driver.ToolError(f"{self.path.name} failed (exit {done.returncode}):\n"
-                                       f"{_tail(done.stderr or done.stdout)}")
-            losses = [float(m.group(1)) for m in map(_STEP_LINE.match, done.stdout.splitlines()) if m]
-        if len(losses) != steps:
-            raise driver.ToolError(f"{self.path.name} reported {len(losses)} losses for {steps} steps:\n"
-                                   f"{_tail(done.stdout)}")
+            metrics_file = work_dir / "metrics.jsonl"
+            argv += ["--save-state", str(saved), "--metrics", str(metrics_file)]
+            call(argv, name=self.path.name, echo=progress, tail=20)
+            metrics = read_metrics(metrics_file)
+        losses = losses_of(metrics, steps, self.path.name)
         # The parameters are in the saved state (param:NAME.npy): no --out,
         # which would write them a second time.
-        import numpy as np
-        params = {path.stem[len("param:"):]: np.load(path) for path in sorted(saved.glob("param:*.npy"))}
+        params = params_of(read_state(saved))
         shutil.rmtree(self._state, ignore_errors=True)
         saved.rename(self._state)
         self.program.params = self._state_params = params
-        return TrainResult(losses, params)
+        return TrainResult(losses, params, metrics)
 
 
-def build(program: "Program", directory: Union[str, os.PathLike, None] = None, *,
+def build(program: CompiledStep, directory: Union[str, os.PathLike, None] = None, *,
           device: Optional[str] = None, emulate: bool = False) -> NativeProgram:
     """Emits `program`'s training step for `device` ("cpu" or "cuda"; by
     default the group's backend) into `directory` (default: a new temporary
@@ -136,34 +142,9 @@ def build(program: "Program", directory: Union[str, os.PathLike, None] = None, *
     train.write_text(program.train_ir)
     source = out / ("program.cu" if device == "cuda" else "program.cpp")
     script = out / "build.sh"
-    driver._call([driver.find_tool("rtx-translate"), str(train), f"--emit={'cuda' if device == 'cuda' else 'cpp'}",
-                  "-o", str(source), "--build-script", str(script)])
+    call([find_tool("rtx-translate"), str(train), f"--emit={'cuda' if device == 'cuda' else 'cpp'}",
+          "-o", str(source), "--build-script", str(script)])
     executable = out / "program"
     env = dict(os.environ, RTX_GPU_EMULATION="1" if emulate else "0")
-    done = subprocess.run(["sh", str(script), str(source), str(executable)], capture_output=True, text=True,
-                          env=env)
-    if done.returncode != 0:
-        raise driver.ToolError(f"building {source} failed (exit {done.returncode}):\n"
-                               f"{_tail(done.stderr or done.stdout)}")
+    call(["sh", str(script), str(source), str(executable)], name=f"building {source}", env=env, tail=20)
     return NativeProgram(program, executable, source, device)
-
-
-def _run(argv: Sequence[str], echo: Optional["re.Pattern[str]"] = None) -> subprocess.CompletedProcess:
-    """Runs argv to completion, capturing its output; with `echo`, stdout
-    lines that match it are also written to stderr as they arrive."""
-    if echo is None:
-        return subprocess.run(argv, capture_output=True, text=True)
-    with tempfile.TemporaryFile(mode="w+") as err:
-        with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err, text=True, bufsize=1) as process:
-            lines = []
-            for line in process.stdout:
-                lines.append(line)
-                if echo.match(line):
-                    sys.stderr.write(line)
-                    sys.stderr.flush()
-        err.seek(0)
-        return subprocess.CompletedProcess(argv, process.returncode, "".join(lines), err.read())
-
-
-def _tail(text: str, lines: int = 20) -> str:
-    return "\n".join(text.strip().splitlines()[-lines:])

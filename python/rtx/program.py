@@ -15,31 +15,19 @@ from __future__ import annotations
 
 import re
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import driver, native
+from .batch import Batch, InputSpec, check_batch, save_arrays
 from .builder import Module
 from .config import (AdamW, ConfigError, ElasticConfig, NotYetSupportedError, Optimizer, ParallelConfig,
                      ProcessGroup, SGD, ShardingConfig, check_supported, init)
 from .native import NativeProgram
+from .results import TrainResult, params_of
+from .tools import ToolError
 
-_NUMPY_DTYPES = {"f32": "float32", "f64": "float64", "f16": "float16", "i32": "int32", "i64": "int64",
-                 "i1": "bool"}
-
-
-@dataclass(frozen=True)
-class InputSpec:
-    name: str
-    shape: Tuple[int, ...]
-    dtype: str               # rtx element type: f32, i32, ...
-
-
-@dataclass
-class TrainResult:
-    losses: List[float]                    # the loss of every step, in order
-    params: Dict[str, Any]                 # parameter values after the last step (numpy arrays)
+__all__ = ["InputSpec", "Program", "TrainResult", "compile"]
 
 
 class Program:
@@ -67,7 +55,7 @@ class Program:
         return [InputSpec(s.name, (s.shape[0] * self.micro_batch,) + s.shape[1:], s.dtype)
                 if s.shape else s for s in self.model_inputs]
 
-    def train(self, batch: Union[Mapping[str, Any], Sequence[Any]], steps: int = 1) -> TrainResult:
+    def train(self, batch: Batch, steps: int = 1) -> TrainResult:
         """Runs `steps` training steps on `batch` (arrays or tensors by input
         name, or in input order) and returns each step's loss. Consecutive
         calls continue one run: the parameters and the optimizer state (AdamW
@@ -80,48 +68,48 @@ class Program:
                 f"Program.train with backend={self.group.backend!r} is not yet supported: it runs the step in "
                 "rtx-run on CPU ranks. Build the CUDA program with Program.build(directory) and train it with "
                 "its .train(batch, steps)")
-        arrays = _check_batch(batch, self.inputs)
+        arrays = check_batch(batch, self.inputs)
         with tempfile.TemporaryDirectory(prefix="rtx-train-") as work:
             work_dir = Path(work)
             program = work_dir / "train.mlir"
             program.write_text(self.train_ir)
-            _save(work_dir / "inputs", arrays)
+            save_arrays(work_dir / "inputs", arrays)
             resume = self._state_params is not None and self.params is self._state_params
-            params_dir = (_save(work_dir / "params", self.params)
+            params_dir = (save_arrays(work_dir / "params", self.params)
                           if self.params is not None and not resume else None)
             run = driver.run(program, inputs=work_dir / "inputs", params=params_dir,
                              state=Path(self._state_dir.name) if resume else None, steps=steps,
                              ranks=self.parallel.ranks)
         states = run.states()
-        params = {key[len("param:"):]: value for key, value in states.items() if key.startswith("param:")}
+        params = params_of(states)
+        # The last step's loss is result 0 (--out); the earlier ones only
+        # rtx-run's progress lines give (driver.rtx_run_step_losses).
         losses = run.losses if steps > 1 else [float(run.results[0].value)]
         if len(losses) != steps:
-            raise driver.ToolError(f"rtx-run reported {len(losses)} losses for {steps} steps")
+            raise ToolError(f"rtx-run reported {len(losses)} losses for {steps} steps")
         self._keep_state(states)
         self.params = self._state_params = params
         return TrainResult(losses, params)
 
     def _keep_state(self, states: Dict[str, Any]) -> None:
         """Writes the state after a call as KEY.npy, for the next call."""
-        import numpy as np
         if self._state_dir is None:
             self._state_dir = tempfile.TemporaryDirectory(prefix="rtx-state-")
         directory = Path(self._state_dir.name)
         for old in directory.glob("*.npy"):
             old.unlink()
-        for key, value in states.items():
-            np.save(directory / f"{key}.npy", value)
+        save_arrays(directory, states)
 
-    def gradients(self, batch: Union[Mapping[str, Any], Sequence[Any]]) -> Tuple[float, Dict[str, Any]]:
+    def gradients(self, batch: Batch) -> Tuple[float, Dict[str, Any]]:
         """The loss and every parameter's gradient on one micro-batch, at
         the current parameters (no update)."""
-        arrays = _check_batch(batch, self.model_inputs)
+        arrays = check_batch(batch, self.model_inputs)
         with tempfile.TemporaryDirectory(prefix="rtx-grad-") as work:
             work_dir = Path(work)
             program = work_dir / "grad.mlir"
             driver.opt(self.model_ir, ["-rtx-autodiff"], output=program)
-            _save(work_dir / "inputs", arrays)
-            params_dir = _save(work_dir / "params", self.params) if self.params is not None else None
+            save_arrays(work_dir / "inputs", arrays)
+            params_dir = save_arrays(work_dir / "params", self.params) if self.params is not None else None
             run = driver.run(program, inputs=work_dir / "inputs", params=params_dir)
         return float(run.results[0].value), run.grads()
 
@@ -140,7 +128,7 @@ class Program:
         (directory / "model.mlir").write_text(self.model_ir)
         (directory / "train.mlir").write_text(self.train_ir)
         if self.params is not None:
-            _save(directory / "params", self.params)
+            save_arrays(directory / "params", self.params)
         return directory
 
 
@@ -184,8 +172,9 @@ def compile(model: Any, example_inputs: Union[Sequence[Any], Mapping[str, Any], 
     # and rtx-run executes it as that many simulated ranks.
     axes = [f"{name}:{getattr(parallel, name)}" for name in ("dp", "tp", "sp") if getattr(parallel, name) > 1]
     mesh = ",".join(axes) if axes else None
+    options = " ".join(o for o in (parallel.distribute_options(), sharding.distribute_options()) if o)
     train_ir = driver.opt(model_ir, driver.training_passes(optimizer.pass_options(), parallel.micro_batch, mesh,
-                                                           parallel.distribute_options()))
+                                                           options))
     return Program(model_ir, train_ir, inputs, parallel.micro_batch, params, group, parallel, sharding, elastic,
                    optimizer)
 
@@ -217,46 +206,3 @@ def _inputs_of(text: str) -> List[InputSpec]:
         raise ConfigError("the model takes function arguments; Program feeds named rtx.input values only")
     return [InputSpec(m.group(1), tuple(int(d) for d in m.group(2).split("x") if d), m.group(3))
             for m in _INPUT.finditer(text)]
-
-
-def _as_array(value: Any) -> Any:
-    import numpy as np
-    if hasattr(value, "detach"):                         # a torch tensor, without importing torch
-        value = value.detach().cpu().numpy()
-    return np.asarray(value)
-
-
-def _check_batch(batch: Union[Mapping[str, Any], Sequence[Any]], specs: List[InputSpec]) -> Dict[str, Any]:
-    import numpy as np
-    if not isinstance(batch, Mapping):
-        if len(batch) != len(specs):
-            raise ConfigError(f"the batch has {len(batch)} arrays; the program takes {len(specs)}: "
-                              f"{', '.join(s.name for s in specs)}")
-        batch = {s.name: v for s, v in zip(specs, batch)}
-    unknown = set(batch) - {s.name for s in specs}
-    if unknown:
-        raise ConfigError(f"the program has no input(s) {', '.join(sorted(unknown))}; "
-                          f"its inputs are {', '.join(s.name for s in specs)}")
-    arrays = {}
-    for spec in specs:
-        if spec.name not in batch:
-            raise ConfigError(f"the batch lacks input '{spec.name}' {list(spec.shape)} {spec.dtype}")
-        array = _as_array(batch[spec.name])
-        if tuple(array.shape) != spec.shape:
-            raise ConfigError(f"input '{spec.name}' has shape {list(array.shape)}; the program expects "
-                              f"{list(spec.shape)}")
-        want = np.dtype(_NUMPY_DTYPES.get(spec.dtype, "float32"))
-        if array.dtype != want:
-            if array.dtype.kind != want.kind and not (array.dtype.kind in "iu" and want.kind in "iu"):
-                raise ConfigError(f"input '{spec.name}' has dtype {array.dtype}; the program expects {want}")
-            array = array.astype(want)
-        arrays[spec.name] = array
-    return arrays
-
-
-def _save(directory: Path, arrays: Mapping[str, Any]) -> Path:
-    import numpy as np
-    directory.mkdir(parents=True, exist_ok=True)
-    for name, array in arrays.items():
-        np.save(directory / f"{name}.npy", np.ascontiguousarray(array))
-    return directory

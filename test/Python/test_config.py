@@ -56,6 +56,14 @@ def test_init_rejects_bad_values(kwargs, message):
     (lambda: ShardingConfig(shard_strategy="zero2", auto_wrap=1000), "needs shard_strategy 'zero3' or 'fsdp'"),
     (lambda: ShardingConfig(shard_strategy="fsdp", auto_wrap=[]), "must name module classes"),
     (lambda: ShardingConfig(shard_strategy="fsdp", auto_wrap=0), "sharding.auto_wrap must be a positive"),
+    (lambda: ShardingConfig(tp_hints={"q_proj": "col"}), r"sharding.tp_hints\['q_proj'\] must be 'column' or 'row', "
+                                                         "got 'col'"),
+    (lambda: ShardingConfig(tp_hints={"o_proj": None}), r"sharding.tp_hints\['o_proj'\] must be 'column' or 'row'"),
+    (lambda: ShardingConfig(tp_hints={"q,k": "row"}), "'q,k' is not a parameter-name suffix"),
+    (lambda: ShardingConfig(tp_hints={"q:x": "row"}), "'q:x' is not a parameter-name suffix"),
+    (lambda: ShardingConfig(tp_hints={"": "row"}), "'' is not a parameter-name suffix"),
+    (lambda: ShardingConfig(tp_hints={3: "row"}), "3 is not a parameter-name suffix"),
+    (lambda: ShardingConfig(tp_hints=["q_proj"]), "sharding.tp_hints must map parameter-name suffixes"),
     (lambda: ElasticConfig(rendezvous="etcd://host:2379"), "elastic.rendezvous must be"),
     (lambda: ElasticConfig(rendezvous="redis://host"), "needs redis://HOST:PORT"),
     (lambda: ElasticConfig(preempt_policy="ignore"), "elastic.preempt_policy must be one of"),
@@ -110,3 +118,36 @@ def test_optimizer_pass_options():
     assert AdamW(lr=0.01, weight_decay=0.0).pass_options() == \
         "kind=adamw lr=0.01 beta1=0.9 beta2=0.999 eps=1e-08 weight-decay=0.0 clip-norm=0.0"
     assert SGD(lr=0.5).pass_options() == "kind=sgd lr=0.5 weight-decay=0.0 clip-norm=0.0"
+
+
+# --- tensor-parallel seeding hints ---------------------------------------------------------------
+
+def test_tp_hints_are_checked_frozen_and_become_rtx_distributes_seed_hints():
+    config = ShardingConfig(tp_hints={"q_proj": "column", "o_proj": "row"})
+    assert dict(config.tp_hints) == {"q_proj": "column", "o_proj": "row"}
+    assert config.distribute_options() == "seed-hints=q_proj:column,o_proj:row"     # in the order given
+    assert config == ShardingConfig(tp_hints={"o_proj": "row", "q_proj": "column"})
+    assert hash(config) == hash(ShardingConfig(tp_hints={"o_proj": "row", "q_proj": "column"}))
+    with pytest.raises(TypeError):
+        config.tp_hints["k_proj"] = "column"
+    assert ShardingConfig().tp_hints == {} and ShardingConfig().distribute_options() == ""
+    assert ShardingConfig(tp_hints=None).tp_hints == {} and config.unsupported() == []
+
+
+def test_compile_hands_the_hints_to_rtx_distribute(monkeypatch):
+    from rtx import driver
+    seen = []
+    real_opt = driver.opt
+
+    def opt(source, passes=(), **kwargs):
+        seen.append(list(passes))
+        return real_opt(source, [p.replace(" seed-hints=fc1:column,fc2:row", "") for p in passes], **kwargs)
+
+    monkeypatch.setattr(driver, "opt", opt)
+    hints = ShardingConfig(tp_hints={"fc1": "column", "fc2": "row"})
+    rtx.compile(models.mlp(), group=init("cpu", 2, env={}), parallel=ParallelConfig(tp=2), sharding=hints)
+    assert len(seen) == 1 and len(seen[0]) == 1
+    assert seen[0][0].startswith("-rtx-distribute=mesh=tp:2 ")
+    assert seen[0][0].endswith(" seed-hints=fc1:column,fc2:row"), seen
+    rtx.compile(models.mlp(), group=init("cpu", 2, env={}), parallel=ParallelConfig(tp=2))
+    assert "seed-hints" not in seen[1][0]

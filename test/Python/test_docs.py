@@ -13,7 +13,7 @@ RUNNABLE = [b for b in BLOCKS if b.lstrip().startswith(("import rtx", "from rtx"
 
 
 def test_the_page_has_its_examples():
-    assert len(RUNNABLE) == 4 and any("rtx.compile" in b for b in RUNNABLE)
+    assert len(RUNNABLE) == 5 and any("rtx.compile" in b for b in RUNNABLE)
 
 
 @pytest.mark.parametrize("index", range(len(RUNNABLE)))
@@ -27,3 +27,6 @@ def test_example_runs(index, tmp_path):
     if "program.train" in code or "native.train" in code:
         losses = [float(x) for x in re.findall(r"[\d.]+(?:e[-+]\d+)?", done.stdout)]
         assert len(losses) == 20 and losses[-1] < 0.2 * losses[0], done.stdout
+    if "RtxToolWarning" in code or "caught" in code:       # the tools' warnings, as the page shows them
+        assert done.stdout.count("stays replicated") == 2 and done.stdout.startswith("rtx-opt <stdin>:"), \
+            done.stdout

@@ -30,7 +30,11 @@ def test_native_program_trains_as_rtx_run(tmp_path, device, emulate):
     assert native.path.is_file() and native.ranks == 2 and native.device == device
     assert native.source.suffix == (".cu" if device == "cuda" else ".cpp")
     batch = random_batch(program)
-    _assert_same_training(native.train(batch, steps=4), reference.train(batch, steps=4))
+    got = native.train(batch, steps=4)
+    _assert_same_training(got, reference.train(batch, steps=4))
+    # The losses are the program's --metrics lines, with the step's measurements.
+    assert [m.step for m in got.metrics] == [1, 2, 3, 4] and [m.loss for m in got.metrics] == got.losses
+    assert all(m.step_time_ms > 0 and 0 <= m.collective_ms <= m.step_time_ms for m in got.metrics)
 
 
 def test_calls_continue_one_run(tmp_path):
@@ -77,6 +81,17 @@ def test_build_and_train_check_their_arguments(tmp_path, capfd):
     result = native.train(random_batch(program), steps=2, progress=True)
     echoed = capfd.readouterr().err
     assert len(result.losses) == 2 and "step 1/2: loss=" in echoed and "step 2/2: loss=" in echoed
+
+
+def test_a_failing_program_raises_with_its_diagnostic(tmp_path):
+    program = rtx.compile(models.mlp(), group=init("cpu", 2, env={}), parallel=ParallelConfig(dp=2),
+                          optimizer=rtx.SGD())
+    native = program.build(tmp_path)
+    (tmp_path / "state").mkdir()
+    native._state_params = program.params = {}        # resume from an empty state directory
+    with pytest.raises(rtx.ToolError, match=r"program failed \(exit 1\):\n(.|\n)*rank 0: error: --state .* "
+                                            r"lacks 'param:fc1.weight'"):
+        native.train(random_batch(program), steps=1)
 
 
 def test_buckets_and_overlap_reach_rtx_distribute():

@@ -1,0 +1,82 @@
+"""What a training run gives back, read from the files the tools write.
+
+An emitted program writes one JSON object per step to --metrics FILE (step,
+loss, step_time_ms, tokens_per_s, collective_ms, collective_pct; rank 0)
+and its parameters and optimizer state to --save-state DIR (KEY.npy:
+"param:NAME", "exp_avg:NAME", ...; steps_done last). rtx-run writes
+resultN.npy to --out DIR. These readers turn those files into TrainResult;
+nothing here reads a tool's stdout. numpy is imported on first use.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Mapping
+
+from .tools import ToolError
+
+PARAM_PREFIX = "param:"
+
+
+@dataclass(frozen=True)
+class StepMetrics:
+    """One line of a program's --metrics file. A number the program could
+    not give (no loss, a non-finite value; JSON null) is NaN."""
+    step: int
+    loss: float
+    step_time_ms: float
+    tokens_per_s: float
+    collective_ms: float
+    collective_pct: float
+
+
+@dataclass
+class TrainResult:
+    losses: List[float]                    # the loss of every step, in order
+    params: Dict[str, Any]                 # parameter values after the last step (numpy arrays)
+    metrics: List[StepMetrics] = field(default_factory=list)   # per step, from native programs
+
+
+def _number(value: Any) -> float:
+    return float("nan") if value is None else float(value)
+
+
+def read_metrics(path: Path) -> List[StepMetrics]:
+    """The steps of a --metrics file (JSON lines), in order."""
+    rows = []
+    try:
+        lines = Path(path).read_text().splitlines()
+    except OSError as error:
+        raise ToolError(f"cannot read the metrics file {path}: {error}") from None
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            rows.append(StepMetrics(int(row["step"]), _number(row["loss"]), _number(row["step_time_ms"]),
+                                    _number(row["tokens_per_s"]), _number(row["collective_ms"]),
+                                    _number(row["collective_pct"])))
+        except (ValueError, KeyError, TypeError) as error:
+            raise ToolError(f"{path}:{number}: not a metrics line ({error}): {line[:200]}") from None
+    return rows
+
+
+def losses_of(metrics: List[StepMetrics], steps: int, program: str) -> List[float]:
+    """The loss of each of `steps` steps; a ToolError unless the metrics
+    hold exactly steps 1..steps."""
+    numbers = [m.step for m in metrics]
+    if numbers != list(range(1, steps + 1)):
+        raise ToolError(f"{program} wrote metrics for steps {numbers} of {steps}")
+    return [m.loss for m in metrics]
+
+
+def read_state(directory: Path) -> Dict[str, Any]:
+    """The arrays of a --save-state (or rtx-run --state) directory by key."""
+    import numpy as np
+    return {path.stem: np.load(path) for path in sorted(Path(directory).glob("*.npy"))}
+
+
+def params_of(states: Mapping[str, Any]) -> Dict[str, Any]:
+    """The parameters among state arrays by key: "param:NAME" -> NAME."""
+    return {key[len(PARAM_PREFIX):]: value for key, value in states.items() if key.startswith(PARAM_PREFIX)}
