@@ -44,20 +44,24 @@ void mlir::rtx::buildDistributePipeline(OpPassManager &pm,
   // Padding changes the forward program, so it comes before autodiff.
   if (options.vocabParallel)
     pm.addPass(createRTXPadVocabulary());
-  pm.addNestedPass<func::FuncOp>(createRTXAutodiff());
+  OpPassManager &training = pm.nest<func::FuncOp>();
+  training.addPass(createRTXAutodiff());
   if (options.microBatches > 1)
-    pm.addNestedPass<func::FuncOp>(createRTXAccumulateGradients(
+    training.addPass(createRTXAccumulateGradients(
         RTXAccumulateGradientsOptions{options.microBatches}));
   pm.addPass(createRTXOptimizer(options.optimizerOptions()));
   pm.addPass(createRTXSeedShardings(options.seedShardingsOptions()));
   pm.addPass(createRTXPropagateSharding());
   pm.addPass(createRTXPartition());
   pm.addPass(createRTXVerifyDistribution());
+  if (options.bucketBytes < 0 && !options.overlap)
+    return;
+  OpPassManager &collectives = pm.nest<func::FuncOp>();
   if (options.bucketBytes >= 0)
-    pm.addNestedPass<func::FuncOp>(createRTXBucketCollectives(
+    collectives.addPass(createRTXBucketCollectives(
         RTXBucketCollectivesOptions{options.bucketBytes}));
   if (options.overlap)
-    pm.addNestedPass<func::FuncOp>(createRTXScheduleOverlap());
+    collectives.addPass(createRTXScheduleOverlap());
 }
 
 void mlir::rtx::registerRTXPipelines() {

@@ -86,7 +86,7 @@ void padVocabulary(func::FuncOp f, StringRef axis, int64_t size,
         b, loss.getLoc(), paddedType, logits, mask,
         b.getF64FloatAttr(-std::numeric_limits<double>::infinity()));
     loss.getLogitsMutable().assign(masked);
-    loss.emitWarning() << "vocabulary of " << vocab << " classes padded to "
+    mlir::emitWarning(loss.getLoc()) << "vocabulary of " << vocab << " classes padded to "
                        << padded << " for axis \"" << axis << "\" of size "
                        << size
                        << ": the padded classes are masked out of the loss";

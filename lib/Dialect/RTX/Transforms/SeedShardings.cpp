@@ -24,6 +24,11 @@ namespace mlir::rtx {
 using namespace mlir;
 using namespace mlir::rtx;
 
+// Diagnostics are emitted at locations (mlir::emitWarning(loc)), not on ops:
+// op->emitWarning() attaches the op, which is printed with the numbering of
+// its whole function, so one warning per layer (a fused projection, a
+// dimension tp does not divide) made rtx-distribute quadratic in depth.
+
 namespace {
 /// The two halves of a Megatron pair: column-parallel splits a layer's
 /// output features, row-parallel its input features.
@@ -79,9 +84,14 @@ private:
   }
   /// Sets `attr` as the sharding of argument `index` unless one is there.
   void seedArg(unsigned index, ShardingAttr attr) {
-    if (!f.getArgAttr(index, RTXDialect::getShardingAttrName()))
-      f.setArgAttr(index, RTXDialect::getShardingAttrName(), attr);
+    if (!argShardings[index])
+      setArgSharding(index, attr);
   }
+  void setArgSharding(unsigned index, ShardingAttr attr) {
+    argShardings[index] = attr;
+    argsChanged = true;
+  }
+  void writeArgShardings();
 
   mutable func::FuncOp f;
   MLIRContext *ctx;
@@ -106,6 +116,11 @@ private:
   llvm::DenseSet<Value> dead;
   /// Whether a rule proposed any tp split at all (for the warning).
   bool anyCandidate = false;
+  /// The arguments' shardings, written back at once at the end: setting
+  /// argument attributes one by one rebuilds all of them each time,
+  /// quadratic in the number of parameters.
+  SmallVector<ShardingAttr> argShardings;
+  bool argsChanged = false;
 };
 } // namespace
 
@@ -340,7 +355,7 @@ void Seeder::seedTensorParallel() {
       continue;
     }
     if (type.getDimSize(dim) % tp != 0) {
-      f.emitWarning() << "parameter \"" << name
+      mlir::emitWarning(f.getLoc()) << "parameter \"" << name
                       << "\" stays replicated: dimension " << dim
                       << " of size " << type.getDimSize(dim)
                       << " is not divisible by axis \"tp\" of size " << tp;
@@ -385,7 +400,7 @@ void Seeder::warnGatheredFusedProjections() {
       if (auto split = dyn_cast<SplitOp>(user);
           split && static_cast<int64_t>(split.getDim()) == features &&
           split.getNumResults() > 1)
-        split.emitWarning()
+        mlir::emitWarning(split.getLoc())
             << "the output of \"" << name.getValue() << "\" is split into "
             << split.getNumResults()
             << " parts along the features tp splits: tp gathers it first "
@@ -407,7 +422,7 @@ void Seeder::seedData() {
     if (dp <= 1 || type.getRank() == 0)
       continue;
     if (type.getDimSize(0) % dp != 0) {
-      f.emitWarning() << "data argument " << data
+      mlir::emitWarning(f.getLoc()) << "data argument " << data
                       << " stays replicated: dimension 0 of size "
                       << type.getDimSize(0)
                       << " is not divisible by axis \"dp\" of size " << dp;
@@ -435,9 +450,8 @@ void Seeder::seedSequence(StringRef axis) {
     if (f.getArgAttr(i, "rtx.state") || f.getArgAttr(i, "rtx.param"))
       continue;
     if (auto attr = seedLayout(cast<RankedTensorType>(f.getArgumentTypes()[i]),
-                               f.getArgAttrOfType<ShardingAttr>(
-                                   i, RTXDialect::getShardingAttrName())))
-      f.setArgAttr(i, RTXDialect::getShardingAttrName(), *attr);
+                               argShardings[i]))
+      setArgSharding(i, *attr);
   }
   for (auto input : f.getOps<InputOp>())
     if (auto attr = seedLayout(input.getType(),
@@ -463,7 +477,7 @@ void Seeder::seedUlysses() {
     heads.push_back("sp");
     int64_t split = tp * sp;
     if (key.getDimSize(1) % split != 0) {
-      attention->emitWarning()
+      mlir::emitWarning(attention->getLoc())
           << "attention keeps whole heads: its " << key.getDimSize(1)
           << " key/value heads are not divisible by " << split
           << "; the sequence is gathered instead";
@@ -494,8 +508,8 @@ void Seeder::warnIfTensorParallelSplitsNothing() {
       return llvm::any_of(array, check);
     return check(attr);
   };
-  for (unsigned i = 0; i < f.getNumArguments(); ++i)
-    if (usesTP(f.getArgAttr(i, RTXDialect::getShardingAttrName())))
+  for (ShardingAttr attr : argShardings)
+    if (usesTP(attr))
       return;
   bool any = false;
   f.walk([&](Operation *op) {
@@ -505,7 +519,7 @@ void Seeder::warnIfTensorParallelSplitsNothing() {
   });
   if (any)
     return;
-  InFlightDiagnostic warning = f.emitWarning()
+  InFlightDiagnostic warning = mlir::emitWarning(f.getLoc())
                                << "mesh axis \"tp\" of size " << mesh.size("tp")
                                << " splits nothing in @" << f.getName() << ": ";
   if (anyCandidate)
@@ -521,7 +535,23 @@ void Seeder::warnIfTensorParallelSplitsNothing() {
              "seed-hints=NAME:column|row, or rtx.sharding seeds)";
 }
 
+void Seeder::writeArgShardings() {
+  if (!argsChanged)
+    return;
+  SmallVector<DictionaryAttr> attrs;
+  for (unsigned i = 0; i < f.getNumArguments(); ++i) {
+    NamedAttrList list(f.getArgAttrDict(i));
+    if (argShardings[i])
+      list.set(RTXDialect::getShardingAttrName(), argShardings[i]);
+    attrs.push_back(list.getDictionary(ctx));
+  }
+  f.setAllArgAttrs(attrs);
+}
+
 void Seeder::run() {
+  for (unsigned i = 0; i < f.getNumArguments(); ++i)
+    argShardings.push_back(
+        f.getArgAttrOfType<ShardingAttr>(i, RTXDialect::getShardingAttrName()));
   collectForward();
   collectParams();
   if (mesh.size("tp") > 1)
@@ -545,7 +575,7 @@ void Seeder::run() {
           input->hasAttr(RTXDialect::getShardingAttrName()))
         continue;
       if (type.getDimSize(0) % dp != 0) {
-        input.emitWarning() << "input \"" << input.getName()
+        mlir::emitWarning(input.getLoc()) << "input \"" << input.getName()
                             << "\" stays replicated: dimension 0 of size "
                             << type.getDimSize(0)
                             << " is not divisible by axis \"dp\" of size "
@@ -557,6 +587,7 @@ void Seeder::run() {
     }
   if (mesh.size("tp") > 1)
     warnIfTensorParallelSplitsNothing();
+  writeArgShardings();
 }
 
 namespace {
@@ -573,21 +604,21 @@ struct RTXSeedShardingsPass
     for (Attribute axis : meshOp->getAxisNames()) {
       StringRef name = cast<StringAttr>(axis).getValue();
       if (name != "dp" && name != "tp" && name != "sp") {
-        meshOp->emitError() << "rtx-seed-shardings: no seeding rule for mesh "
+        mlir::emitError(meshOp->getLoc()) << "rtx-seed-shardings: no seeding rule for mesh "
                                "axis '"
                             << name << "'; expected dp, tp or sp";
         return signalPassFailure();
       }
     }
     if (sequenceParallel && mesh.size("tp") == 1) {
-      meshOp->emitError()
+      mlir::emitError(meshOp->getLoc())
           << "rtx-seed-shardings: sequence-parallel=true needs a tp axis "
              "larger than 1 (Megatron sequence parallelism splits the "
              "sequence over tp)";
       return signalPassFailure();
     }
     if (sequenceParallel && mesh.size("sp") > 1) {
-      meshOp->emitError()
+      mlir::emitError(meshOp->getLoc())
           << "rtx-seed-shardings: sequence-parallel=true (over tp) and an sp "
              "axis cannot be combined";
       return signalPassFailure();
@@ -596,7 +627,7 @@ struct RTXSeedShardingsPass
     for (const std::string &entry : seedHints) {
       auto [suffix, role] = StringRef(entry).trim().rsplit(':');
       if (suffix.empty() || (role != "column" && role != "row")) {
-        module.emitError() << "rtx-seed-shardings: bad seed hint '" << entry
+        mlir::emitError(module.getLoc()) << "rtx-seed-shardings: bad seed hint '" << entry
                            << "'; expected NAME:column or NAME:row (NAME a "
                               "parameter-name suffix, e.g. q_proj:column)";
         return signalPassFailure();
@@ -610,7 +641,7 @@ struct RTXSeedShardingsPass
     if (mesh.size("tp") > 1)
       for (const Hint &hint : hints)
         if (!hint.used)
-          module.emitWarning()
+          mlir::emitWarning(module.getLoc())
               << "seed hint '" << hint.suffix << ":"
               << (hint.role == Role::Column ? "column" : "row")
               << "' matches no parameter";
