@@ -60,8 +60,8 @@ public:
   void run();
 
 private:
-  StringAttr paramName(Value v) const;
-  std::optional<Contraction> asContraction(Operation *op) const;
+  StringAttr paramName(Value v);
+  std::optional<Contraction> asContraction(Operation *op);
   void collectForward();
   void collectParams();
   void seedVocabulary();
@@ -93,7 +93,7 @@ private:
   }
   void writeArgShardings();
 
-  mutable func::FuncOp f;
+  func::FuncOp f;
   MLIRContext *ctx;
   const MeshAxes &mesh;
   bool vocabParallel, sequenceParallel;
@@ -124,7 +124,7 @@ private:
 };
 } // namespace
 
-StringAttr Seeder::paramName(Value v) const {
+StringAttr Seeder::paramName(Value v) {
   // Mixed precision feeds the model bf16 copies of f32 master weights.
   if (auto convert = v.getDefiningOp<ConvertOp>())
     v = convert.getInput();
@@ -137,7 +137,7 @@ StringAttr Seeder::paramName(Value v) const {
   return {};
 }
 
-std::optional<Contraction> Seeder::asContraction(Operation *op) const {
+std::optional<Contraction> Seeder::asContraction(Operation *op) {
   if (auto linear = dyn_cast<LinearOp>(op)) {
     StringAttr weight = paramName(linear.getWeight());
     if (!weight)
