@@ -30,3 +30,18 @@ func.func @used_at_once(%g: tensor<8xf32>) -> tensor<8xf32> {
   %a = rtx.exp %r : tensor<8xf32>
   return %a : tensor<8xf32>
 }
+
+// -----
+
+// A partitioned program's sharding describes the reduced tensor: it moves to
+// the wait; the start's result is a token, which has none.
+rtx.mesh @mesh_dp2 ["dp"=2]
+// CHECK-LABEL: func.func @sharded
+func.func @sharded(%g: tensor<8xf32>, %x: tensor<8xf32>) -> tensor<8xf32> {
+  // CHECK: rtx.all_reduce_start %arg0 on @mesh_dp2 ["dp"] sum : tensor<8xf32>
+  // CHECK: rtx.wait %{{.*}} {rtx.sharding = #rtx.sharding<@mesh_dp2, {{\[\[\]\]}}>}
+  %r = rtx.all_reduce %g on @mesh_dp2 ["dp"] sum {rtx.sharding = #rtx.sharding<@mesh_dp2, [[]]>} : tensor<8xf32> -> tensor<8xf32>
+  %a = rtx.exp %x : tensor<8xf32>
+  %c = rtx.add %a, %r : tensor<8xf32>
+  return %c : tensor<8xf32>
+}

@@ -115,26 +115,7 @@ LogicalResult RTXOptimizerPass::buildTrainStep(func::FuncOp function) {
     slots.push_back(slot);
   }
 
-  // Add the state arguments: parameters first, then the optimizer's state.
-  auto addArgument = [&](StateSlot &slot, unsigned index) {
-    slot.argAttrs.push_back(b.getNamedAttr(kState, b.getStringAttr(slot.key)));
-    if (failed(function.insertArgument(index, slot.type,
-                                       b.getDictionaryAttr(slot.argAttrs),
-                                       loc)))
-      return failure();
-    slot.arg = body.getArgument(index);
-    return success();
-  };
-  unsigned next = 0;
-  for (auto [slot, param] : llvm::zip(slots, params)) {
-    if (failed(addArgument(slot, next++)))
-      return failure();
-    Value replacement = slot.arg;
-    if (slot.type != param.getType())
-      replacement = ConvertOp::create(b, param.getLoc(), param.getType(),
-                                      slot.arg);
-    param.replaceAllUsesWith(replacement);
-  }
+  // The state arguments: parameters first, then the optimizer's state.
   SmallVector<StateSlot> moments;
   StateSlot step;
   if (kind == "adamw") {
@@ -150,13 +131,38 @@ LogicalResult RTXOptimizerPass::buildTrainStep(func::FuncOp function) {
         moments.push_back(state);
       }
     }
-    for (StateSlot &state : moments)
-      if (failed(addArgument(state, next++)))
-        return failure();
     step.key = "step";
     step.type = RankedTensorType::get({}, f32);
-    if (failed(addArgument(step, next++)))
-      return failure();
+  }
+  // Inserted at once: inserting them one by one rebuilds the function's
+  // argument attributes each time, quadratic in the number of parameters.
+  SmallVector<StateSlot *> all;
+  for (StateSlot &slot : slots)
+    all.push_back(&slot);
+  for (StateSlot &slot : moments)
+    all.push_back(&slot);
+  if (kind == "adamw")
+    all.push_back(&step);
+  SmallVector<unsigned> indices(all.size(), 0);
+  SmallVector<Type> types;
+  SmallVector<DictionaryAttr> attrs;
+  SmallVector<Location> locs(all.size(), loc);
+  for (StateSlot *slot : all) {
+    slot->argAttrs.push_back(
+        b.getNamedAttr(kState, b.getStringAttr(slot->key)));
+    types.push_back(slot->type);
+    attrs.push_back(b.getDictionaryAttr(slot->argAttrs));
+  }
+  if (failed(function.insertArguments(indices, types, attrs, locs)))
+    return failure();
+  for (auto [i, slot] : llvm::enumerate(all))
+    slot->arg = body.getArgument(i);
+  for (auto [slot, param] : llvm::zip(slots, params)) {
+    Value replacement = slot.arg;
+    if (slot.type != param.getType())
+      replacement = ConvertOp::create(b, param.getLoc(), param.getType(),
+                                      slot.arg);
+    param.replaceAllUsesWith(replacement);
   }
   for (ParamOp param : params)
     param.erase();

@@ -177,10 +177,16 @@ void Propagator::write() {
     return layout.toAttr(ctx, meshName);
   };
   Block &body = function.getBody().front();
-  for (BlockArgument arg : body.getArguments())
+  // All argument (and result) attributes at once: setting them one by one
+  // rebuilds the whole list each time, quadratic in the number of parameters.
+  SmallVector<DictionaryAttr> argAttrs;
+  for (BlockArgument arg : body.getArguments()) {
+    NamedAttrList attrs(function.getArgAttrDict(arg.getArgNumber()));
     if (rankOf(arg) >= 0)
-      function.setArgAttr(arg.getArgNumber(), RTXDialect::getShardingAttrName(),
-                          attrFor(arg));
+      attrs.set(RTXDialect::getShardingAttrName(), attrFor(arg));
+    argAttrs.push_back(attrs.getDictionary(ctx));
+  }
+  function.setAllArgAttrs(argAttrs);
   for (Operation &op : body.without_terminator()) {
     if (op.getNumResults() == 0 ||
         !llvm::all_of(op.getResults(),
@@ -208,11 +214,14 @@ void Propagator::write() {
     }
   }
   auto ret = cast<func::ReturnOp>(body.getTerminator());
-  for (auto [i, operand] : llvm::enumerate(ret.getOperands()))
-    if (rankOf(operand) >= 0 &&
-        !function.getResultAttr(i, RTXDialect::getShardingAttrName()))
-      function.setResultAttr(i, RTXDialect::getShardingAttrName(),
-                             attrFor(operand));
+  SmallVector<DictionaryAttr> resultAttrs;
+  for (auto [i, operand] : llvm::enumerate(ret.getOperands())) {
+    NamedAttrList attrs(function.getResultAttrDict(i));
+    if (rankOf(operand) >= 0 && !attrs.get(RTXDialect::getShardingAttrName()))
+      attrs.set(RTXDialect::getShardingAttrName(), attrFor(operand));
+    resultAttrs.push_back(attrs.getDictionary(ctx));
+  }
+  function.setAllResultAttrs(resultAttrs);
 }
 
 void Propagator::run() {

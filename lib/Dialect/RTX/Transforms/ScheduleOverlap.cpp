@@ -37,9 +37,16 @@ struct RTXScheduleOverlapPass
       auto start = AllReduceStartOp::create(b, op.getLoc(), tokenType,
                                             op.getInput(), op.getMeshAttr(),
                                             op.getAxesAttr(), op.getKindAttr());
-      start->setAttrs(op->getAttrs());
+      // The sharding describes the reduced tensor: the wait's result, not
+      // the start's token.
+      Attribute sharding = op->getAttr(RTXDialect::getShardingAttrName());
+      for (NamedAttribute attr : op->getDiscardableAttrs())
+        if (attr.getName() != RTXDialect::getShardingAttrName())
+          start->setAttr(attr.getName(), attr.getValue());
       b.setInsertionPoint(first);
       auto wait = WaitOp::create(b, op.getLoc(), op.getType(), start);
+      if (sharding)
+        wait->setAttr(RTXDialect::getShardingAttrName(), sharding);
       op.getResult().replaceAllUsesWith(wait.getResult());
       op->erase();
     }

@@ -228,73 +228,151 @@ def RTXVerifyDistribution
   let dependentDialects = ["mlir::rtx::RTXDialect"];
 }
 
-def RTXDistribute : Pass<"rtx-distribute", "mlir::ModuleOp"> {
-  let summary = "From a forward model to a partitioned, verified train step";
+def RTXAddMesh : Pass<"rtx-add-mesh", "mlir::ModuleOp"> {
+  let summary = "Adds the rtx.mesh that the distribution passes split over";
   let description = [{
-    One pass for users who do not want to annotate each weight: adds the mesh
-    (`mesh=dp:2,tp:2`; axes of size 1 may be given or left out), then runs
-    rtx-autodiff, rtx-accumulate-gradients (when `micro-batches` > 1),
-    rtx-optimizer, seeds shardings, and runs rtx-propagate-sharding,
-    rtx-partition, rtx-verify-distribution and rtx-bucket-collectives (and
-    rtx-schedule-overlap with `overlap=true`).
+    Adds one `rtx.mesh` to a module that has none, from `mesh=NAME:SIZE,...`
+    (axes in order, major to minor). The mesh is named by its shape, as
+    Shardy names meshes: `mesh=dp:2,tp:2` adds
 
-    Default seeding (Megatron style):
-    * `dp`: dimension 0 (the batch) of every data input.
-    * `sp` (sequence parallelism, DeepSpeed-Ulysses): dimension 1 (the
-      sequence) of every data input, and the heads of every attention over
-      (`tp`, `sp`): the partitioner then exchanges sequence for heads with
-      all-to-alls around attention.
-    * `tp`: column-parallel (output features, dimension 0) for the first
-      projection of attention and MLP blocks (`c_attn`, `c_fc`, `wq`, `wk`,
-      `wv`, `w1`, `w3`, `fc1`, `qkv` weights and their biases) and
-      row-parallel (input features, dimension 1) for the second (`c_proj`,
-      `wo`, `w2`, `fc2`, `proj` weights). Optimizer state follows its
-      parameter. With `vocab-parallel` (the default) the vocabulary of a
-      language model is split over `tp` too (Megatron): dimension 0 of the
-      tables of embeddings whose vocabulary is the loss' and of the weight
-      (and bias) of the projection producing the loss' logits. A vocabulary
-      tp does not divide is padded to a multiple of tp where it is used (zero
-      rows appended to the table and the projection, the padded logits -inf
-      before the loss), with a warning.
-    A dimension that an axis does not divide stays replicated, with a warning
-    that names the parameter, the dimension and the axis. Hand-written
-    `rtx.sharding` seeds take precedence. With `sequence-parallel=true`
-    (Megatron sequence parallelism) the data inputs' sequence dimension is
-    split over `tp` too, so norms, dropout and residuals run on sequence
-    shards, with an all-gather before and a reduce-scatter after each
-    tensor-parallel region instead of an all-reduce.
+    ```mlir
+    rtx.mesh @mesh_dp2_tp2 ["dp"=2, "tp"=2]
+    ```
 
-    Example: `rtx-opt '-rtx-distribute=mesh=dp:2,tp:2 optimizer=adamw lr=0.01'`.
+    so that `rtx-pad-vocabulary`, `rtx-seed-shardings`,
+    `rtx-propagate-sharding` and `rtx-partition` find it. An axis given
+    twice, a size below 1, a malformed entry, or a module that already has a
+    mesh is an error.
+
+    Example: `rtx-opt '-rtx-add-mesh=mesh=dp:2,tp:2'`.
   }];
   let options = [
     Option<"mesh", "mesh", "std::string", "\"dp:1\"",
-           "Mesh axes and sizes, e.g. dp:2,tp:2">,
-    Option<"optimizer", "optimizer", "std::string", "\"adamw\"",
-           "Optimizer: sgd or adamw">,
-    Option<"lr", "lr", "double", "1e-3", "Learning rate">,
-    Option<"beta1", "beta1", "double", "0.9", "AdamW first-moment decay">,
-    Option<"beta2", "beta2", "double", "0.999", "AdamW second-moment decay">,
-    Option<"eps", "eps", "double", "1e-8", "AdamW denominator epsilon">,
-    Option<"weightDecay", "weight-decay", "double", "0.0", "Weight decay">,
-    Option<"clipNorm", "clip-norm", "double", "0.0",
-           "Clip gradients to this global L2 norm (0: no clipping)">,
-    Option<"microBatches", "micro-batches", "int64_t", "1",
-           "Gradient accumulation: micro-batches per step">,
-    Option<"sequenceParallel", "sequence-parallel", "bool", "false",
-           "Megatron sequence parallelism on the tp axis">,
+           "Mesh axes and sizes, e.g. dp:2,tp:2">
+  ];
+  let dependentDialects = ["mlir::rtx::RTXDialect"];
+}
+
+def RTXPadVocabulary : Pass<"rtx-pad-vocabulary", "mlir::ModuleOp"> {
+  let summary = "Pads a vocabulary that the tp axis does not divide";
+  let description = [{
+    A language model's vocabulary is split over `tp` (Megatron's
+    vocab-parallel embedding, LM head and cross-entropy), but vocabularies
+    are rarely multiples of tp: GPT-2's 50257 classes are prime to every
+    tp > 1, and without padding the LM head (the largest matrix of a small
+    GPT) and its logits would stay whole on every rank. Megatron pads the
+    vocabulary to a multiple of tp in the checkpoint; rtx pads it where it
+    is used instead, so parameters, checkpoints and the single-device
+    program keep their shapes.
+
+    The rule, for each `rtx.cross_entropy` whose logits come from an
+    `rtx.linear` over parameters (the LM head) and whose vocabulary V the
+    mesh axis `axis` (size T) does not divide: with P = ceil(V / T) * T, the
+    head's weight and bias, and the table of every `rtx.embedding` that
+    reads the same parameter (GPT-2 ties them), are concatenated with P - V
+    zero rows (`rtx.concat`, seeded as split over `axis` along the rows);
+    the head then produces P logits, and the P - V padded ones are set to
+    -inf (`rtx.masked_fill`) before the loss. A warning says so. Run before
+    `rtx-autodiff`, so the backward pass is derived from the padded forward.
+
+    Why it is exact: a padded class has logit -inf, so exp(-inf - max) = 0:
+    it takes no share of the softmax, never wins its maximum, and no label
+    names it; its gradient is 0, the zero rows get no update, and the
+    gradient of the real rows is that of the unpadded model (the concat's
+    gradient is a slice). The loss and every gradient are the unpadded
+    model's, up to rounding. The parameters stay replicated; their gradient
+    is gathered once per step to drop the padding.
+
+    Example: on `rtx.mesh @mesh_tp4 ["tp"=4]`, a 37-class head
+
+    ```mlir
+    %w = rtx.param "lm_head.weight" ... : tensor<37x32xf32>
+    %logits = rtx.linear %h, %w : ... -> tensor<4x8x37xf32>
+    %loss = rtx.cross_entropy %logits, %labels : ...
+    ```
+
+    becomes a 40-class one: `rtx.concat %w, %zeros dim 0 : ... ->
+    tensor<40x32xf32>` split over `tp`, a `tensor<4x8x40xf32>` linear, and
+    `rtx.masked_fill` of classes 37..39 with -inf before the loss. Nothing
+    happens without an axis `axis` of size > 1, or when it divides V.
+  }];
+  let options = [
+    Option<"axis", "axis", "std::string", "\"tp\"",
+           "The mesh axis the vocabulary is split over">
+  ];
+  let dependentDialects = ["mlir::rtx::RTXDialect"];
+}
+
+def RTXSeedShardings : Pass<"rtx-seed-shardings", "mlir::ModuleOp"> {
+  let summary = "Megatron-style sharding seeds found from the graph's structure";
+  let description = [{
+    Users who do not annotate each weight still expect Megatron's layout.
+    Matching parameter names cannot give it: a Llama block whose projections
+    are called `q, k, v, o, gate, up, down` (or Hugging Face's `q_proj, ...`)
+    matched no name rtx knew, and on tp=3 it was not partitioned at all, 0
+    collectives, every rank computing everything. This pass finds the
+    patterns in the graph instead and writes `rtx.sharding` seeds on
+    parameters (`rtx.param` ops, or function arguments with `rtx.param`, whose
+    optimizer state follows) and data inputs, for `rtx-propagate-sharding`.
+    Seeds already present (by hand or by a planner) are kept.
+
+    Rules, on the mesh of the module (axes `dp`, `tp`, `sp`):
+    * `tp`, vocabulary (with `vocab-parallel`): the weight and bias of the
+      linear producing a cross-entropy's logits (the LM head) and the table
+      of every embedding whose vocabulary is that cross-entropy's, along the
+      vocabulary (dimension 0).
+    * `tp`, Megatron pairs: a linear (or matmul) B over a parameter whose
+      input is computed, through elementwise ops (`rtx.gelu`, `rtx.silu`,
+      `rtx.mul` of two such values, ...), `rtx.rope`, `rtx.reshape`,
+      `rtx.transpose`, `rtx.split` and the query, key and value of
+      `rtx.attention`, only from linears (or matmuls) A1..An over parameters:
+      each Ai is column-parallel (its output features, and bias, split) and B
+      row-parallel (its input features split; its bias stays whole), which
+      needs one all-reduce after B and none in between. Only the forward
+      computation (what the loss depends on) is matched; a linear takes one
+      role, the first pair in program order wins.
+    * `seed-hints=NAME:column|row,...`: parameters whose name ends with NAME
+      (a dot-separated suffix; `q_proj` matches `layers.0.q_proj.weight` and
+      `.bias`) take that role, before the rules above.
+    * `dp`: dimension 0 (the batch) of every data input (arguments that are
+      not optimizer state, and `rtx.input`).
+    * `sp` (DeepSpeed-Ulysses): dimension 1 (the sequence) of every data
+      input, and the heads of every attention over (`tp`, `sp`).
+    * `sequence-parallel` (Megatron sequence parallelism): dimension 1 of
+      every data input over `tp` too.
+
+    Why it is exact: a seed changes where values live, never what is
+    computed; `rtx-partition` inserts the collectives any layout needs and
+    `rtx-verify-distribution` proves the result. A dimension that an axis
+    does not divide stays replicated, with a warning that names the
+    parameter, the dimension and the axis (padding is rtx-pad-vocabulary's).
+    A tp axis that splits no parameter is a warning that names the axis and
+    why, never silence.
+
+    Example: on `rtx.mesh @mesh_tp2 ["tp"=2]`,
+
+    ```mlir
+    %w1 = rtx.param "up" ... : tensor<64x32xf32>
+    %h = rtx.linear %x, %w1 : tensor<8x32xf32>, tensor<64x32xf32> -> tensor<8x64xf32>
+    %a = rtx.gelu %h : tensor<8x64xf32>
+    %w2 = rtx.param "down" ... : tensor<32x64xf32>
+    %y = rtx.linear %a, %w2 : tensor<8x64xf32>, tensor<32x64xf32> -> tensor<8x32xf32>
+    ```
+
+    seeds `up` with `#rtx.sharding<@mesh_tp2, [["tp"], []]>` and `down` with
+    `#rtx.sharding<@mesh_tp2, [[], ["tp"]]>`.
+  }];
+  let options = [
     Option<"vocabParallel", "vocab-parallel", "bool", "true",
            "Split a language model's vocabulary over tp (embedding table, "
            "output projection, loss)">,
-    Option<"bucketBytes", "bucket-bytes", "int64_t", "26214400",
-           "Fuse gradient all-reduces into buckets of at most this many "
-           "bytes (rtx-bucket-collectives; 25 MiB, PyTorch DDP's default; "
-           "-1: one all-reduce per gradient)">,
-    Option<"overlap", "overlap", "bool", "false",
-           "Overlap the all-reduces with the compute after them "
-           "(rtx-schedule-overlap; pays off when a core or the network is "
-           "idle during the backward pass)">
+    Option<"sequenceParallel", "sequence-parallel", "bool", "false",
+           "Megatron sequence parallelism: split data inputs' sequence over tp">,
+    ListOption<"seedHints", "seed-hints", "std::string",
+               "Parameter-name suffixes with a tensor-parallel role, "
+               "NAME:column or NAME:row (e.g. q_proj:column,o_proj:row)">
   ];
-  let dependentDialects = ["mlir::rtx::RTXDialect", "mlir::func::FuncDialect"];
+  let dependentDialects = ["mlir::rtx::RTXDialect"];
 }
 
 #endif // RTX_DIALECT_RTX_TRANSFORMS_PASSES_TD

@@ -1,0 +1,95 @@
+//===- Pipelines.h - rtx's registered pass pipelines ------------*- C++ -*-===//
+//
+// rtx-distribute: from a forward model to a partitioned, verified train
+// step, as a pipeline of the passes in Passes.td. docs/passes.md describes
+// it; each pass it runs is documented and tested on its own.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RTX_PIPELINES_PIPELINES_H
+#define RTX_PIPELINES_PIPELINES_H
+
+#include "rtx/Dialect/RTX/Transforms/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+
+namespace mlir::rtx {
+
+/// The options of rtx-distribute, in the spelling users know
+/// (`-rtx-distribute=mesh=dp:2,tp:2 optimizer=sgd lr=0.1`). Each forwards to
+/// one pass' generated options struct, whose defaults it takes; only `mesh`,
+/// `bucket-bytes` (-1: no bucketing) and `overlap` choose passes.
+struct DistributeOptions : public PassPipelineOptions<DistributeOptions> {
+  Option<std::string> mesh{*this, "mesh",
+                           llvm::cl::desc("Mesh axes and sizes, e.g. dp:2,tp:2 "
+                                          "(rtx-add-mesh)"),
+                           llvm::cl::init(RTXAddMeshOptions{}.mesh)};
+  Option<std::string> optimizer{
+      *this, "optimizer",
+      llvm::cl::desc("Optimizer: sgd or adamw (rtx-optimizer's kind)"),
+      llvm::cl::init(RTXOptimizerOptions{}.kind)};
+  Option<double> lr{*this, "lr", llvm::cl::desc("Learning rate"),
+                    llvm::cl::init(RTXOptimizerOptions{}.lr)};
+  Option<double> beta1{*this, "beta1",
+                       llvm::cl::desc("AdamW first-moment decay"),
+                       llvm::cl::init(RTXOptimizerOptions{}.beta1)};
+  Option<double> beta2{*this, "beta2",
+                       llvm::cl::desc("AdamW second-moment decay"),
+                       llvm::cl::init(RTXOptimizerOptions{}.beta2)};
+  Option<double> eps{*this, "eps", llvm::cl::desc("AdamW denominator epsilon"),
+                     llvm::cl::init(RTXOptimizerOptions{}.eps)};
+  Option<double> weightDecay{
+      *this, "weight-decay",
+      llvm::cl::desc("Decoupled weight decay (AdamW) or L2 penalty (SGD)"),
+      llvm::cl::init(RTXOptimizerOptions{}.weightDecay)};
+  Option<double> clipNorm{
+      *this, "clip-norm",
+      llvm::cl::desc("Clip gradients to this global L2 norm (0: no clipping)"),
+      llvm::cl::init(RTXOptimizerOptions{}.clipNorm)};
+  Option<int64_t> microBatches{
+      *this, "micro-batches",
+      llvm::cl::desc("Gradient accumulation: micro-batches per step "
+                     "(rtx-accumulate-gradients when > 1)"),
+      llvm::cl::init(RTXAccumulateGradientsOptions{}.microBatches)};
+  Option<bool> sequenceParallel{
+      *this, "sequence-parallel",
+      llvm::cl::desc("Megatron sequence parallelism on the tp axis"),
+      llvm::cl::init(RTXSeedShardingsOptions{}.sequenceParallel)};
+  Option<bool> vocabParallel{
+      *this, "vocab-parallel",
+      llvm::cl::desc("Split a language model's vocabulary over tp "
+                     "(embedding table, output projection, loss), padded by "
+                     "rtx-pad-vocabulary where tp does not divide it"),
+      llvm::cl::init(RTXSeedShardingsOptions{}.vocabParallel)};
+  ListOption<std::string> seedHints{
+      *this, "seed-hints",
+      llvm::cl::desc("Tensor-parallel roles by parameter-name suffix, "
+                     "NAME:column or NAME:row (rtx-seed-shardings)")};
+  Option<int64_t> bucketBytes{
+      *this, "bucket-bytes",
+      llvm::cl::desc("Fuse gradient all-reduces into buckets of at most this "
+                     "many bytes (rtx-bucket-collectives; 25 MiB, PyTorch "
+                     "DDP's default; -1: one all-reduce per gradient)"),
+      llvm::cl::init(26214400)};
+  Option<bool> overlap{
+      *this, "overlap",
+      llvm::cl::desc("Overlap the all-reduces with the compute after them "
+                     "(rtx-schedule-overlap)"),
+      llvm::cl::init(false)};
+
+  RTXAddMeshOptions addMeshOptions() const;
+  RTXOptimizerOptions optimizerOptions() const;
+  RTXSeedShardingsOptions seedShardingsOptions() const;
+};
+
+/// Adds rtx-distribute's passes to `pm` (a module pass manager).
+void buildDistributePipeline(OpPassManager &pm,
+                             const DistributeOptions &options);
+
+/// Registers rtx-distribute with the pass registry (rtx-opt).
+void registerRTXPipelines();
+
+} // namespace mlir::rtx
+
+#endif // RTX_PIPELINES_PIPELINES_H

@@ -1,0 +1,650 @@
+//===- SeedShardings.cpp - the rtx-seed-shardings pass --------------------===//
+//
+// Megatron-style sharding seeds found from the graph's structure: column-
+// and row-parallel pairs of linear layers, the vocabulary of a language
+// model, the batch and the sequence of data inputs. Parameter names are only
+// optional hints. See Passes.td.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Layout.h"
+
+#include "rtx/Dialect/RTX/Transforms/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+
+namespace mlir::rtx {
+#define GEN_PASS_DEF_RTXSEEDSHARDINGS
+#include "rtx/Dialect/RTX/Transforms/Passes.h.inc"
+} // namespace mlir::rtx
+
+using namespace mlir;
+using namespace mlir::rtx;
+
+// Diagnostics are emitted at locations (mlir::emitWarning(loc)), not on ops:
+// op->emitWarning() attaches the op, which is printed with the numbering of
+// its whole function, so one warning per layer (a fused projection, a
+// dimension tp does not divide) made rtx-distribute quadratic in depth.
+
+namespace {
+/// The two halves of a Megatron pair: column-parallel splits a layer's
+/// output features, row-parallel its input features.
+enum class Role { Column, Row };
+
+struct Hint {
+  std::string suffix;
+  Role role;
+  bool used = false;
+};
+
+/// A linear layer (or a matmul) over a parameter: `y = x W^T (+ b)` or
+/// `y = x op(W)`, with the dimensions of W that hold its output and input
+/// features.
+struct Contraction {
+  Value input;
+  StringAttr weight;
+  StringAttr bias; // null without a parameter bias
+  int64_t outDim, inDim;
+};
+
+class Seeder {
+public:
+  Seeder(func::FuncOp f, const MeshAxes &mesh, bool vocabParallel,
+         bool sequenceParallel, MutableArrayRef<Hint> hints)
+      : f(f), ctx(f.getContext()), mesh(mesh), vocabParallel(vocabParallel),
+        sequenceParallel(sequenceParallel), hints(hints) {}
+
+  void run();
+
+private:
+  StringAttr paramName(Value v);
+  std::optional<Contraction> asContraction(Operation *op);
+  void collectForward();
+  void collectParams();
+  void seedVocabulary();
+  void seedHints();
+  void seedPairs();
+  bool collectColumns(Value v, SmallVectorImpl<Operation *> &leaves,
+                      llvm::DenseSet<Value> &visited);
+  void seedTensorParallel();
+  void warnGatheredFusedProjections();
+  void seedData();
+  void seedSequence(StringRef axis);
+  void seedUlysses();
+  void warnIfTensorParallelSplitsNothing();
+
+  ShardingAttr sharded(RankedTensorType type, int64_t dim,
+                       StringRef axis) const {
+    SmallVector<SmallVector<StringRef>> dims(type.getRank());
+    dims[dim].push_back(axis);
+    return ShardingAttr::get(ctx, mesh.name(), dims);
+  }
+  /// Sets `attr` as the sharding of argument `index` unless one is there.
+  void seedArg(unsigned index, ShardingAttr attr) {
+    if (!argShardings[index])
+      setArgSharding(index, attr);
+  }
+  void setArgSharding(unsigned index, ShardingAttr attr) {
+    argShardings[index] = attr;
+    argsChanged = true;
+  }
+  void writeArgShardings();
+
+  func::FuncOp f;
+  MLIRContext *ctx;
+  const MeshAxes &mesh;
+  bool vocabParallel, sequenceParallel;
+  MutableArrayRef<Hint> hints;
+
+  /// The forward computation: the ops the loss (the results that are
+  /// neither gradients nor optimizer state) depends on. The backward pass
+  /// has contractions over the same parameters (dx = dy W) that are not
+  /// layers of the model.
+  llvm::DenseSet<Operation *> forward;
+  /// Every parameter by name, with its global type.
+  llvm::StringMap<RankedTensorType> params;
+  /// The dimension tp splits, per parameter name (its state follows).
+  llvm::StringMap<int64_t> tpDim;
+  /// Roles taken so far, per parameter name, and the vocabulary parameters.
+  llvm::StringMap<Role> roles;
+  llvm::StringSet<> vocabulary;
+  /// Values from which no column-parallel region leads back (memoized so
+  /// that a walk down a residual stream is done once, not once per layer).
+  llvm::DenseSet<Value> dead;
+  /// Whether a rule proposed any tp split at all (for the warning).
+  bool anyCandidate = false;
+  /// The arguments' shardings, written back at once at the end: setting
+  /// argument attributes one by one rebuilds all of them each time,
+  /// quadratic in the number of parameters.
+  SmallVector<ShardingAttr> argShardings;
+  bool argsChanged = false;
+};
+} // namespace
+
+StringAttr Seeder::paramName(Value v) {
+  // Mixed precision feeds the model bf16 copies of f32 master weights.
+  if (auto convert = v.getDefiningOp<ConvertOp>())
+    v = convert.getInput();
+  if (auto param = v.getDefiningOp<ParamOp>())
+    return param.getNameAttr();
+  if (auto arg = dyn_cast<BlockArgument>(v))
+    if (arg.getOwner()->isEntryBlock() &&
+        arg.getOwner()->getParentOp() == f.getOperation())
+      return f.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "rtx.param");
+  return {};
+}
+
+std::optional<Contraction> Seeder::asContraction(Operation *op) {
+  if (auto linear = dyn_cast<LinearOp>(op)) {
+    StringAttr weight = paramName(linear.getWeight());
+    if (!weight)
+      return std::nullopt;
+    StringAttr bias = linear.getBias() ? paramName(linear.getBias()) : nullptr;
+    return Contraction{linear.getInput(), weight, bias, 0, 1};
+  }
+  if (auto matmul = dyn_cast<MatmulOp>(op)) {
+    StringAttr weight = paramName(matmul.getRhs());
+    if (!weight || matmul.getTransposeLhs())
+      return std::nullopt;
+    // rhs is [K, N], or [N, K] transposed: N are the output features.
+    bool t = matmul.getTransposeRhs();
+    return Contraction{matmul.getLhs(), weight, nullptr, t ? 0 : 1, t ? 1 : 0};
+  }
+  return std::nullopt;
+}
+
+void Seeder::collectForward() {
+  auto ret = cast<func::ReturnOp>(f.getBody().front().getTerminator());
+  SmallVector<Value> work;
+  for (auto [i, operand] : llvm::enumerate(ret.getOperands()))
+    if (!f.getResultAttr(i, "rtx.grad_of") && !f.getResultAttr(i, "rtx.state"))
+      work.push_back(operand);
+  while (!work.empty()) {
+    Operation *op = work.pop_back_val().getDefiningOp();
+    if (!op || !forward.insert(op).second)
+      continue;
+    llvm::append_range(work, op->getOperands());
+  }
+}
+
+void Seeder::collectParams() {
+  for (unsigned i = 0; i < f.getNumArguments(); ++i)
+    if (auto name = f.getArgAttrOfType<StringAttr>(i, "rtx.param"))
+      params[name] = cast<RankedTensorType>(f.getArgumentTypes()[i]);
+  for (auto param : f.getOps<ParamOp>())
+    params[param.getNameAttr()] = param.getType();
+}
+
+/// The vocabulary of a language model: the LM head (the linear producing a
+/// cross-entropy's logits) and the tables of embeddings over the same
+/// vocabulary (tied to the head in GPT-2), split along it.
+void Seeder::seedVocabulary() {
+  llvm::SmallDenseSet<int64_t> vocabularies;
+  auto add = [&](StringAttr name) {
+    if (!name)
+      return;
+    vocabulary.insert(name);
+    tpDim.try_emplace(name, 0);
+  };
+  for (auto loss : f.getOps<CrossEntropyOp>()) {
+    if (!forward.contains(loss))
+      continue;
+    vocabularies.insert(loss.getLogits().getType().getShape().back());
+    if (auto head = loss.getLogits().getDefiningOp<LinearOp>()) {
+      add(paramName(head.getWeight()));
+      if (head.getBias())
+        add(paramName(head.getBias()));
+    }
+  }
+  for (auto embedding : f.getOps<EmbeddingOp>())
+    if (forward.contains(embedding) &&
+        vocabularies.contains(embedding.getTable().getType().getDimSize(0)))
+      add(paramName(embedding.getTable()));
+}
+
+/// `seed-hints`: parameters named by a suffix take a role before the rules.
+void Seeder::seedHints() {
+  // The features dimensions of each parameter, from its first contraction.
+  llvm::StringMap<std::pair<int64_t, int64_t>> featureDims;
+  llvm::StringSet<> biases;
+  for (Operation &op : f.getBody().front())
+    if (forward.contains(&op))
+      if (auto c = asContraction(&op)) {
+        featureDims.try_emplace(c->weight, c->outDim, c->inDim);
+        if (c->bias)
+          biases.insert(c->bias);
+      }
+  for (Hint &hint : hints) {
+    for (auto &[name, type] : params) {
+      StringRef base = name;
+      if (!base.consume_back(".weight"))
+        base.consume_back(".bias");
+      auto matches = [&](StringRef n) {
+        return n == hint.suffix || n.ends_with("." + hint.suffix);
+      };
+      if (!matches(name) && !matches(base))
+        continue;
+      hint.used = true;
+      roles.try_emplace(name, hint.role);
+      // A bias follows its layer's output features: split with a column,
+      // whole with a row (added once, after the partial sums are reduced).
+      bool isBias = biases.contains(name) || type.getRank() == 1;
+      if (isBias) {
+        if (hint.role == Role::Column)
+          tpDim.try_emplace(name, 0);
+        continue;
+      }
+      auto dims = featureDims.lookup(name);
+      if (!featureDims.count(name))
+        dims = {0, 1};
+      tpDim.try_emplace(name, hint.role == Role::Column ? dims.first
+                                                        : dims.second);
+    }
+  }
+}
+
+/// Walks back from `v` through ops that keep a split of the features (or of
+/// the heads made from them) local, to the contractions that compute it.
+/// False when some path leads elsewhere (a norm, a data input, ...).
+bool Seeder::collectColumns(Value v, SmallVectorImpl<Operation *> &leaves,
+                            llvm::DenseSet<Value> &visited) {
+  if (dead.contains(v))
+    return false;
+  if (!visited.insert(v).second)
+    return true;
+  auto through = [&](ValueRange operands) {
+    for (Value operand : operands)
+      if (!collectColumns(operand, leaves, visited))
+        return false;
+    return true;
+  };
+  Operation *def = v.getDefiningOp();
+  bool ok = false;
+  if (!def || !forward.contains(def)) {
+    ok = false;
+  } else if (asContraction(def)) {
+    leaves.push_back(def);
+    ok = true;
+  } else if (isa<ReshapeOp, TransposeOp, RopeOp, SplitOp>(def)) {
+    ok = through(def->getOperand(0));
+  } else if (auto attention = dyn_cast<AttentionOp>(def)) {
+    ok = through({attention.getQuery(), attention.getKey(),
+                  attention.getValue()});
+  } else if (def->hasTrait<OpTrait::Elementwise>()) {
+    // Every float operand from the region (masks and constants may come
+    // from anywhere).
+    ok = true;
+    for (Value operand : def->getOperands()) {
+      auto type = cast<RankedTensorType>(operand.getType());
+      if (!isa<FloatType>(type.getElementType()) ||
+          operand.getDefiningOp<ConstantOp>())
+        continue;
+      if (!collectColumns(operand, leaves, visited)) {
+        ok = false;
+        break;
+      }
+    }
+  }
+  if (!ok)
+    dead.insert(v);
+  return ok;
+}
+
+/// Megatron's pairs: each contraction whose input the column-parallel
+/// region computes is row-parallel, and that region's contractions are
+/// column-parallel. In program order; a parameter keeps its first role.
+void Seeder::seedPairs() {
+  for (Operation &op : f.getBody().front()) {
+    if (!forward.contains(&op))
+      continue;
+    std::optional<Contraction> row = asContraction(&op);
+    if (!row || vocabulary.contains(row->weight))
+      continue;
+    auto it = roles.find(row->weight);
+    if (it != roles.end() && it->second != Role::Row)
+      continue;
+    SmallVector<Operation *> leaves;
+    llvm::DenseSet<Value> visited;
+    if (!collectColumns(row->input, leaves, visited) || leaves.empty())
+      continue;
+    SmallVector<Contraction> columns;
+    bool compatible = true;
+    for (Operation *leaf : leaves) {
+      Contraction c = *asContraction(leaf);
+      auto role = roles.find(c.weight);
+      compatible &= !vocabulary.contains(c.weight) &&
+                    (role == roles.end() || role->second == Role::Column) &&
+                    c.weight != row->weight;
+      columns.push_back(c);
+    }
+    if (!compatible)
+      continue;
+    roles.try_emplace(row->weight, Role::Row);
+    tpDim.try_emplace(row->weight, row->inDim);
+    for (const Contraction &c : columns) {
+      roles.try_emplace(c.weight, Role::Column);
+      tpDim.try_emplace(c.weight, c.outDim);
+      if (c.bias)
+        tpDim.try_emplace(c.bias, 0);
+    }
+  }
+}
+
+void Seeder::seedTensorParallel() {
+  int64_t tp = mesh.size("tp");
+  seedHints();
+  if (vocabParallel)
+    seedVocabulary();
+  seedPairs();
+  anyCandidate = !tpDim.empty();
+  // The documented rule for dimensions tp does not divide: replicated, with
+  // a warning that names them (a vocabulary is padded before, by
+  // rtx-pad-vocabulary).
+  SmallVector<StringRef> names;
+  for (auto &entry : tpDim)
+    names.push_back(entry.getKey());
+  llvm::sort(names);
+  for (StringRef name : names) {
+    int64_t dim = tpDim.lookup(name);
+    RankedTensorType type = params.lookup(name);
+    if (!type || dim >= type.getRank()) {
+      tpDim.erase(name);
+      continue;
+    }
+    if (type.getDimSize(dim) % tp != 0) {
+      mlir::emitWarning(f.getLoc()) << "parameter \"" << name
+                      << "\" stays replicated: dimension " << dim
+                      << " of size " << type.getDimSize(dim)
+                      << " is not divisible by axis \"tp\" of size " << tp;
+      tpDim.erase(name);
+    }
+  }
+  // Parameters as ops (before rtx-optimizer) or as arguments, with their
+  // optimizer state ("param:NAME", "exp_avg:NAME", ...), which follows them.
+  for (auto param : f.getOps<ParamOp>()) {
+    auto it = tpDim.find(param.getName());
+    if (it != tpDim.end() &&
+        !param->hasAttr(RTXDialect::getShardingAttrName()))
+      param->setAttr(RTXDialect::getShardingAttrName(),
+                     sharded(param.getType(), it->second, "tp"));
+  }
+  for (unsigned i = 0; i < f.getNumArguments(); ++i) {
+    StringRef name;
+    if (auto state = f.getArgAttrOfType<StringAttr>(i, "rtx.state"))
+      name = state.getValue().split(':').second;
+    else if (auto param = f.getArgAttrOfType<StringAttr>(i, "rtx.param"))
+      name = param.getValue();
+    auto it = name.empty() ? tpDim.end() : tpDim.find(name);
+    if (it != tpDim.end())
+      seedArg(i, sharded(cast<RankedTensorType>(f.getArgumentTypes()[i]),
+                         it->second, "tp"));
+  }
+  warnGatheredFusedProjections();
+}
+
+/// A column-parallel projection whose output features are split into
+/// parts (GPT-2's fused q | k | v) splits each rank's block across the
+/// parts, so the partitioner gathers it before the split: say so, since
+/// ordering the features by head (Megatron's layout) avoids it.
+void Seeder::warnGatheredFusedProjections() {
+  for (auto linear : f.getOps<LinearOp>()) {
+    StringAttr name = paramName(linear.getWeight());
+    auto it = name ? tpDim.find(name) : tpDim.end();
+    if (it == tpDim.end() || it->second != 0 || vocabulary.contains(name))
+      continue;
+    int64_t features = linear.getType().getRank() - 1;
+    for (Operation *user : linear->getUsers())
+      if (auto split = dyn_cast<SplitOp>(user);
+          split && static_cast<int64_t>(split.getDim()) == features &&
+          split.getNumResults() > 1)
+        mlir::emitWarning(split.getLoc())
+            << "the output of \"" << name.getValue() << "\" is split into "
+            << split.getNumResults()
+            << " parts along the features tp splits: tp gathers it first "
+               "(order the features by head, Megatron's layout, for "
+               "head-parallel attention)";
+  }
+}
+
+/// dp: the batch (dimension 0) of every data argument.
+void Seeder::seedData() {
+  int64_t dp = mesh.size("dp");
+  // Data arguments are numbered among themselves (argN in rtx-run).
+  unsigned dataIndex = 0;
+  for (unsigned i = 0; i < f.getNumArguments(); ++i) {
+    auto type = cast<RankedTensorType>(f.getArgumentTypes()[i]);
+    if (f.getArgAttr(i, "rtx.state") || f.getArgAttr(i, "rtx.param"))
+      continue;
+    unsigned data = dataIndex++;
+    if (dp <= 1 || type.getRank() == 0)
+      continue;
+    if (type.getDimSize(0) % dp != 0) {
+      mlir::emitWarning(f.getLoc()) << "data argument " << data
+                      << " stays replicated: dimension 0 of size "
+                      << type.getDimSize(0)
+                      << " is not divisible by axis \"dp\" of size " << dp;
+      continue;
+    }
+    seedArg(i, sharded(type, 0, "dp"));
+  }
+}
+
+/// Splits dimension 1 (the sequence) of every data input over `axis`.
+void Seeder::seedSequence(StringRef axis) {
+  int64_t size = mesh.size(axis);
+  auto seedLayout = [&](RankedTensorType type,
+                        ShardingAttr attr) -> std::optional<ShardingAttr> {
+    if (type.getRank() < 2 || type.getDimSize(1) % size != 0)
+      return std::nullopt;
+    Layout layout =
+        attr ? Layout::fromAttr(attr) : Layout::replicated(type.getRank());
+    if (!layout.dims[1].empty() || layout.uses(axis))
+      return std::nullopt;
+    layout.dims[1].push_back(axis.str());
+    return layout.toAttr(ctx, mesh.name());
+  };
+  for (unsigned i = 0; i < f.getNumArguments(); ++i) {
+    if (f.getArgAttr(i, "rtx.state") || f.getArgAttr(i, "rtx.param"))
+      continue;
+    if (auto attr = seedLayout(cast<RankedTensorType>(f.getArgumentTypes()[i]),
+                               argShardings[i]))
+      setArgSharding(i, *attr);
+  }
+  for (auto input : f.getOps<InputOp>())
+    if (auto attr = seedLayout(input.getType(),
+                               input->getAttrOfType<ShardingAttr>(
+                                   RTXDialect::getShardingAttrName())))
+      input->setAttr(RTXDialect::getShardingAttrName(), *attr);
+}
+
+/// DeepSpeed-Ulysses: attention runs on whole sequences for a subset of
+/// heads, so the partitioner exchanges sequence for heads with all-to-alls.
+void Seeder::seedUlysses() {
+  int64_t tp = mesh.size("tp"), sp = mesh.size("sp");
+  seedSequence("sp");
+  SmallVector<Operation *> attentions;
+  for (Operation &op : f.getBody().front())
+    if (isa<AttentionOp, AttentionGradOp>(op))
+      attentions.push_back(&op);
+  for (Operation *attention : attentions) {
+    auto key = cast<RankedTensorType>(attention->getOperand(1).getType());
+    SmallVector<StringRef> heads;
+    if (tp > 1)
+      heads.push_back("tp");
+    heads.push_back("sp");
+    int64_t split = tp * sp;
+    if (key.getDimSize(1) % split != 0) {
+      mlir::emitWarning(attention->getLoc())
+          << "attention keeps whole heads: its " << key.getDimSize(1)
+          << " key/value heads are not divisible by " << split
+          << "; the sequence is gathered instead";
+      continue;
+    }
+    SmallVector<SmallVector<StringRef>> dims(4);
+    dims[1] = heads;
+    auto sharding = ShardingAttr::get(ctx, mesh.name(), dims);
+    if (attention->getNumResults() == 1) {
+      attention->setAttr(RTXDialect::getShardingAttrName(), sharding);
+    } else {
+      SmallVector<Attribute> all(attention->getNumResults(), sharding);
+      attention->setAttr(RTXDialect::getShardingAttrName(),
+                         ArrayAttr::get(ctx, all));
+    }
+  }
+}
+
+/// A tp axis that splits nothing leaves every rank computing the whole
+/// model: say so, loudly, with the way out.
+void Seeder::warnIfTensorParallelSplitsNothing() {
+  auto usesTP = [](Attribute attr) {
+    auto check = [](Attribute a) {
+      auto s = dyn_cast_or_null<ShardingAttr>(a);
+      return s && Layout::fromAttr(s).uses("tp");
+    };
+    if (auto array = dyn_cast_or_null<ArrayAttr>(attr))
+      return llvm::any_of(array, check);
+    return check(attr);
+  };
+  for (ShardingAttr attr : argShardings)
+    if (usesTP(attr))
+      return;
+  bool any = false;
+  f.walk([&](Operation *op) {
+    if (op != f.getOperation() &&
+        usesTP(op->getAttr(RTXDialect::getShardingAttrName())))
+      any = true;
+  });
+  if (any)
+    return;
+  InFlightDiagnostic warning = mlir::emitWarning(f.getLoc())
+                               << "mesh axis \"tp\" of size " << mesh.size("tp")
+                               << " splits nothing in @" << f.getName() << ": ";
+  if (anyCandidate)
+    warning << "no dimension it would split is divisible by " << mesh.size("tp");
+  else
+    warning << "no linear or matmul over a parameter feeds another through "
+               "elementwise ops or attention (Megatron's column- and "
+               "row-parallel pair)"
+            << (vocabParallel ? ", and no cross-entropy's vocabulary comes "
+                                "from one"
+                              : " (and vocab-parallel=false)");
+  warning << "; every rank computes the whole model (give "
+             "seed-hints=NAME:column|row, or rtx.sharding seeds)";
+}
+
+void Seeder::writeArgShardings() {
+  if (!argsChanged)
+    return;
+  SmallVector<DictionaryAttr> attrs;
+  for (unsigned i = 0; i < f.getNumArguments(); ++i) {
+    NamedAttrList list(f.getArgAttrDict(i));
+    if (argShardings[i])
+      list.set(RTXDialect::getShardingAttrName(), argShardings[i]);
+    attrs.push_back(list.getDictionary(ctx));
+  }
+  f.setAllArgAttrs(attrs);
+}
+
+void Seeder::run() {
+  for (unsigned i = 0; i < f.getNumArguments(); ++i)
+    argShardings.push_back(
+        f.getArgAttrOfType<ShardingAttr>(i, RTXDialect::getShardingAttrName()));
+  collectForward();
+  collectParams();
+  if (mesh.size("tp") > 1)
+    seedTensorParallel();
+  seedData();
+  // Megatron sequence parallelism: outside the tensor-parallel regions the
+  // activations are split along the sequence over tp. Seeding the data
+  // inputs' sequence dimension over tp lets propagation carry that split
+  // through embeddings, norms, dropout and residuals; the partitioner then
+  // all-gathers the sequence before each column-parallel projection and
+  // reduce-scatters the row-parallel partial sums back into it.
+  if (sequenceParallel)
+    seedSequence("tp");
+  if (mesh.size("sp") > 1)
+    seedUlysses();
+  int64_t dp = mesh.size("dp");
+  if (dp > 1)
+    for (auto input : f.getOps<InputOp>()) {
+      auto type = input.getType();
+      if (type.getRank() == 0 ||
+          input->hasAttr(RTXDialect::getShardingAttrName()))
+        continue;
+      if (type.getDimSize(0) % dp != 0) {
+        mlir::emitWarning(input.getLoc()) << "input \"" << input.getName()
+                            << "\" stays replicated: dimension 0 of size "
+                            << type.getDimSize(0)
+                            << " is not divisible by axis \"dp\" of size "
+                            << dp;
+        continue;
+      }
+      input->setAttr(RTXDialect::getShardingAttrName(),
+                     sharded(type, 0, "dp"));
+    }
+  if (mesh.size("tp") > 1)
+    warnIfTensorParallelSplitsNothing();
+  writeArgShardings();
+}
+
+namespace {
+struct RTXSeedShardingsPass
+    : mlir::rtx::impl::RTXSeedShardingsBase<RTXSeedShardingsPass> {
+  using RTXSeedShardingsBase::RTXSeedShardingsBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    FailureOr<MeshOp> meshOp = getSingleMesh(module, "rtx-seed-shardings");
+    if (failed(meshOp))
+      return signalPassFailure();
+    MeshAxes mesh(*meshOp);
+    for (Attribute axis : meshOp->getAxisNames()) {
+      StringRef name = cast<StringAttr>(axis).getValue();
+      if (name != "dp" && name != "tp" && name != "sp") {
+        mlir::emitError(meshOp->getLoc()) << "rtx-seed-shardings: no seeding rule for mesh "
+                               "axis '"
+                            << name << "'; expected dp, tp or sp";
+        return signalPassFailure();
+      }
+    }
+    if (sequenceParallel && mesh.size("tp") == 1) {
+      mlir::emitError(meshOp->getLoc())
+          << "rtx-seed-shardings: sequence-parallel=true needs a tp axis "
+             "larger than 1 (Megatron sequence parallelism splits the "
+             "sequence over tp)";
+      return signalPassFailure();
+    }
+    if (sequenceParallel && mesh.size("sp") > 1) {
+      mlir::emitError(meshOp->getLoc())
+          << "rtx-seed-shardings: sequence-parallel=true (over tp) and an sp "
+             "axis cannot be combined";
+      return signalPassFailure();
+    }
+    SmallVector<Hint> hints;
+    for (const std::string &entry : seedHints) {
+      auto [suffix, role] = StringRef(entry).trim().rsplit(':');
+      if (suffix.empty() || (role != "column" && role != "row")) {
+        mlir::emitError(module.getLoc()) << "rtx-seed-shardings: bad seed hint '" << entry
+                           << "'; expected NAME:column or NAME:row (NAME a "
+                              "parameter-name suffix, e.g. q_proj:column)";
+        return signalPassFailure();
+      }
+      hints.push_back(
+          {suffix.str(), role == "column" ? Role::Column : Role::Row});
+    }
+    for (auto f : module.getOps<func::FuncOp>())
+      if (!f.isExternal())
+        Seeder(f, mesh, vocabParallel, sequenceParallel, hints).run();
+    if (mesh.size("tp") > 1)
+      for (const Hint &hint : hints)
+        if (!hint.used)
+          mlir::emitWarning(module.getLoc())
+              << "seed hint '" << hint.suffix << ":"
+              << (hint.role == Role::Column ? "column" : "row")
+              << "' matches no parameter";
+  }
+};
+} // namespace
