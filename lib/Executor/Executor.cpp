@@ -5,13 +5,11 @@
 #include "Distribution.h"
 #include "Interpreter.h"
 
-#include "rtxrt/Kernels.h"
-#include "rtxrt/Npy.h"
-#include "rtxrt/Program.h"
-#include "rtxrt/Random.h"
+#include "rtx/Analysis/ProgramDescription.h"
+#include "rtxrt/Arguments.h"
 
-#include <fstream>
-#include <mutex>
+#include "mlir/IR/Diagnostics.h"
+
 #include <thread>
 
 using namespace mlir;
@@ -56,12 +54,9 @@ static Shape shapeOf(Type type) {
   return Shape(tensor.getShape().begin(), tensor.getShape().end());
 }
 
-static bool fileExists(const std::string &path) {
-  return std::ifstream(path).good();
-}
-
-/// The mesh the ranks form: the module's mesh with `numRanks` ranks.
-static rtxrt::MeshLayout findMesh(ModuleOp module, int64_t numRanks) {
+/// The mesh the ranks form: the module's mesh with `numRanks` ranks; null
+/// for one rank without one.
+static MeshOp findMesh(ModuleOp module, int64_t numRanks) {
   std::vector<MeshOp> matching;
   std::string seen;
   for (auto mesh : module.getOps<MeshOp>()) {
@@ -71,66 +66,81 @@ static rtxrt::MeshLayout findMesh(ModuleOp module, int64_t numRanks) {
       matching.push_back(mesh);
   }
   if (numRanks == 1 && matching.empty())
-    return rtxrt::MeshLayout();
+    return MeshOp();
   if (matching.size() != 1)
     throw Error("--ranks " + std::to_string(numRanks) +
                 " needs exactly one "
                 "rtx.mesh with " +
                 std::to_string(numRanks) + " ranks; the module has" +
                 (seen.empty() ? " none" : seen));
-  std::vector<std::string> names;
-  for (Attribute name : matching.front().getAxisNames())
-    names.push_back(cast<StringAttr>(name).getValue().str());
-  return rtxrt::MeshLayout(names, toVector(matching.front().getAxisSizes()));
+  return matching.front();
 }
 
-namespace {
-/// A named value that enters the program: a function argument or an input.
-struct InputSlot {
-  std::string name;
-  Type type;
-  ShardingAttr sharding;
-  Value value;
-};
+static rtxrt::MeshLayout layoutOf(MeshOp mesh) {
+  if (!mesh)
+    return rtxrt::MeshLayout();
+  std::vector<std::string> names;
+  for (Attribute name : mesh.getAxisNames())
+    names.push_back(cast<StringAttr>(name).getValue().str());
+  return rtxrt::MeshLayout(names, toVector(mesh.getAxisSizes()));
+}
 
-/// What a function argument is: batch data, a parameter, or optimizer state.
-struct ArgumentRole {
-  enum Kind { Input, Param, State } kind = Input;
-  /// For Input: index into the input slots.
-  size_t input = 0;
-  /// For Param.
-  ParamSpec param;
-  /// For State (and Param args made by rtx-optimizer): the state key.
-  std::string stateKey;
-  /// For State: how the argument is sharded.
-  ShardingAttr sharding;
-};
-} // namespace
+/// describeProgram, its diagnostic thrown as an Error.
+static ProgramDescription describeOrThrow(func::FuncOp function,
+                                          MeshOp mesh) {
+  std::string message;
+  ScopedDiagnosticHandler handler(function.getContext(), [&](Diagnostic &d) {
+    if (message.empty())
+      message = d.str();
+    return success();
+  });
+  FailureOr<ProgramDescription> program = describeProgram(function, mesh);
+  if (failed(program))
+    throw Error(message);
+  return std::move(*program);
+}
 
-static ArgumentRole getArgumentRole(func::FuncOp function, unsigned index) {
-  ArgumentRole role;
-  auto attr = [&](StringRef name) { return function.getArgAttr(index, name); };
-  auto sharding = function.getArgAttrOfType<ShardingAttr>(
-      index, RTXDialect::getShardingAttrName());
-  if (auto state = dyn_cast_or_null<StringAttr>(attr("rtx.state")))
-    role.stateKey = state.getValue().str();
-  if (auto name = dyn_cast_or_null<StringAttr>(attr("rtx.param"))) {
-    role.kind = ArgumentRole::Param;
-    auto init = dyn_cast_or_null<InitAttr>(attr("rtx.init"));
-    if (!init)
-      throw Error("parameter argument '" + name.getValue().str() +
-                  "' has no rtx.init initializer");
-    int64_t seed = 0;
-    if (auto seedAttr = dyn_cast_or_null<IntegerAttr>(attr("rtx.seed")))
-      seed = seedAttr.getInt();
-    role.param = {name.getValue().str(), init, seed,
-                  cast<RankedTensorType>(function.getArgumentTypes()[index]),
-                  sharding};
-  } else if (!role.stateKey.empty()) {
-    role.kind = ArgumentRole::State;
-    role.sharding = sharding;
-  }
-  return role;
+/// The runtime's view of a parameter (rtxrt/Arguments.h loads it).
+static rtxrt::ArgSpec paramArgSpec(const std::string &name, InitAttr init,
+                                   int64_t seed, RankedTensorType type,
+                                   ShardingAttr sharding) {
+  rtxrt::ArgSpec spec;
+  spec.kind = rtxrt::ArgSpec::Param;
+  spec.name = name;
+  spec.init = static_cast<rtxrt::InitKind>(init.getKind());
+  spec.a = init.getA().convertToDouble();
+  spec.b = init.getB().convertToDouble();
+  spec.seed = seed;
+  spec.shape = shapeOf(type);
+  spec.dtype = toDType(type.getElementType());
+  spec.sharding = toRuntimeSharding(sharding);
+  return spec;
+}
+
+/// The runtime's view of an `rtx.param` op.
+static rtxrt::ArgSpec toArgSpec(const ParamSpec &param) {
+  return paramArgSpec(param.name, param.init, param.seed, param.type,
+                      param.sharding);
+}
+
+/// The runtime's view of an argument of the step.
+static rtxrt::ArgSpec toArgSpec(const ProgramArgument &argument) {
+  using Role = ProgramArgument::Role;
+  rtxrt::ArgSpec spec;
+  if (argument.role == Role::Parameter)
+    spec = paramArgSpec(argument.name, argument.init, argument.seed,
+                        argument.type, argument.sharding);
+  spec.kind = argument.role == Role::Parameter ? rtxrt::ArgSpec::Param
+              : argument.role == Role::OptimizerState
+                  ? rtxrt::ArgSpec::State
+                  : rtxrt::ArgSpec::Input;
+  spec.name = argument.name;
+  spec.state = argument.stateKey;
+  spec.shape = shapeOf(argument.type);
+  spec.dtype = toDType(argument.type.getElementType());
+  spec.sharding = toRuntimeSharding(argument.sharding);
+  spec.bound = argument.dataBound;
+  return spec;
 }
 
 /// The canonical replica holding the same block as `rank`.
@@ -178,165 +188,43 @@ ExecutionResult mlir::rtx::execute(ModuleOp module,
     throw Error("--ranks must be at least 1");
   if (options.steps < 1)
     throw Error("--steps must be at least 1");
-  rtxrt::MeshLayout mesh = findMesh(module, numRanks);
+  MeshOp meshOp = findMesh(module, numRanks);
+  rtxrt::MeshLayout mesh = layoutOf(meshOp);
 
-  // What every argument is, and everything that enters as data.
-  Block &body = function.getBody().front();
-  std::vector<ArgumentRole> roles;
-  std::vector<InputSlot> slots;
-  for (BlockArgument arg : body.getArguments()) {
-    ArgumentRole role = getArgumentRole(function, arg.getArgNumber());
-    if (role.kind == ArgumentRole::Input) {
-      // Data arguments are numbered among themselves, so a model's `arg0`
-      // keeps its name after rtx-optimizer puts parameters and state first.
-      role.input = slots.size();
-      slots.push_back(
-          {"arg" + std::to_string(slots.size()), arg.getType(),
-           function.getArgAttrOfType<ShardingAttr>(
-               arg.getArgNumber(), RTXDialect::getShardingAttrName()),
-           arg});
-    }
-    roles.push_back(role);
-  }
-  for (auto input : function.getOps<InputOp>())
-    slots.push_back(
-        {input.getName().str(), input.getType(),
-         input->getAttrOfType<ShardingAttr>(RTXDialect::getShardingAttrName()),
-         input.getResult()});
+  // What every argument is, where its value comes from, and which results
+  // carry state into the next step.
+  ProgramDescription program = describeOrThrow(function, meshOp);
+  std::vector<rtxrt::ArgSpec> args;
+  for (const ProgramArgument &argument : program.arguments)
+    args.push_back(toArgSpec(argument));
+  for (auto [i, r] : llvm::enumerate(program.results))
+    if (!r.stateKey.empty() && r.feedsArgument < 0)
+      throw Error("result " + std::to_string(i) + " carries state '" +
+                  r.stateKey + "' that no argument receives");
+  int64_t lossIndex = program.lossResult;
 
-  // Results that carry state into the next step, and the loss.
-  std::map<std::string, unsigned> argOfState;
-  for (auto [i, role] : llvm::enumerate(roles))
-    if (!role.stateKey.empty())
-      argOfState[role.stateKey] = i;
-  std::vector<int64_t> feedsArg(function.getNumResults(), -1);
-  int64_t lossIndex = -1;
-  for (unsigned i = 0; i < function.getNumResults(); ++i) {
-    auto key = function.getResultAttrOfType<StringAttr>(i, "rtx.state");
-    if (key) {
-      auto it = argOfState.find(key.getValue().str());
-      if (it == argOfState.end())
-        throw Error("result " + std::to_string(i) + " carries state '" +
-                    key.getValue().str() + "' that no argument receives");
-      feedsArg[i] = it->second;
-      continue;
-    }
-    auto type = dyn_cast<RankedTensorType>(function.getResultTypes()[i]);
-    if (lossIndex < 0 && type && type.getRank() == 0 &&
-        isa<FloatType>(type.getElementType()))
-      lossIndex = i;
-  }
+  rtxrt::ArgumentSources sources;
+  sources.inputsDir = options.inputsDir;
+  sources.drawInputs = options.randomInputs;
+  sources.drawHint = " (or pass --random)";
+  sources.seed = options.seed;
+  sources.paramsDir = options.paramsDir;
+  sources.stateDir = options.stateDir;
+  sources.keepGlobals = true; // the simulated ranks read each file once
+  rtxrt::ArgumentLoader loader(mesh, sources);
+  for (const auto &[name, value] : given)
+    loader.giveInput(name, value);
+  for (const auto &[name, value] : options.paramValues)
+    loader.giveParam(name, value);
 
+  // Every input, read or drawn once for all ranks.
   ExecutionResult result;
-  for (const InputSlot &slot : slots) {
-    Shape local = shapeOf(slot.type);
-    Shape global = getLocalBlock(slot.sharding, local, mesh, 0).globalShape;
-    rtxrt::DType dtype =
-        toDType(cast<RankedTensorType>(slot.type).getElementType());
-    Tensor value;
-    std::string source;
-    if (auto it = given.find(slot.name); it != given.end()) {
-      value = it->second;
-      source = "the given inputs";
-    } else if (!options.inputsDir.empty() &&
-               fileExists(options.inputsDir + "/" + slot.name + ".npy")) {
-      source = options.inputsDir + "/" + slot.name + ".npy";
-      value = rtxrt::readNpy(source);
-    } else if (options.randomInputs) {
-      value = rtxrt::randomInput(slot.name, options.seed, global, dtype,
-                                 getIntegerDataBound(slot.value));
-      source = "random";
-    } else {
-      throw Error("missing input '" + slot.name + "': expected " +
-                  (options.inputsDir.empty() ? std::string("--inputs DIR")
-                                             : options.inputsDir) +
-                  "/" + slot.name + ".npy of shape " +
-                  rtxrt::shapeToString(global) + " " + rtxrt::dtypeName(dtype) +
-                  " (or pass --random)");
-    }
-    if (value.shape() != global)
-      throw Error("input '" + slot.name + "' from " + source + " has shape " +
-                  rtxrt::shapeToString(value.shape()) +
-                  ", the program expects " + rtxrt::shapeToString(global));
-    if (value.dtype() != dtype) {
-      // .npy has no bf16: accept f32 data for 16-bit float inputs.
-      bool widened =
-          rtxrt::isFloat(dtype) && value.dtype() == rtxrt::DType::F32 &&
-          (dtype == rtxrt::DType::BF16 || dtype == rtxrt::DType::F16);
-      if (!widened)
-        throw Error("input '" + slot.name + "' from " + source + " has dtype " +
-                    rtxrt::dtypeName(value.dtype()) + ", the program expects " +
-                    rtxrt::dtypeName(dtype));
-      value = value.to(dtype);
-    }
-    result.inputs[slot.name] = value;
-  }
+  for (const rtxrt::ArgSpec &arg : args)
+    if (arg.kind == rtxrt::ArgSpec::Input)
+      result.inputs[arg.name] = loader.globalInput(arg);
 
-  if (!options.stateDir.empty() && !options.paramsDir.empty())
-    throw Error("--params and --state both give the parameters; use one");
-  auto stateFile = [&](const std::string &key) {
-    return rtxrt::stateFilePath(options.stateDir, key);
-  };
-  // Optimizer state loaded from --state, by key (global shapes).
-  std::map<std::string, Tensor> loadedState;
-  for (const ArgumentRole &role : roles) {
-    if (role.kind != ArgumentRole::State || options.stateDir.empty())
-      continue;
-    std::string path = stateFile(role.stateKey);
-    Tensor value = rtxrt::readNpy(path);
-    loadedState[role.stateKey] = value;
-  }
-
-  // Parameter values loaded from --params, by name (global shapes).
-  std::mutex paramMutex;
-  std::map<std::string, Tensor> loadedParams;
-  auto loadParam = [&](const ParamSpec &param, const Shape &global) -> Tensor {
-    std::lock_guard<std::mutex> lock(paramMutex);
-    if (auto it = options.paramValues.find(param.name);
-        it != options.paramValues.end()) {
-      if (it->second.shape() != global)
-        throw Error("parameter '" + param.name + "' was given with shape " +
-                    rtxrt::shapeToString(it->second.shape()) +
-                    ", the program expects " + rtxrt::shapeToString(global));
-      return it->second;
-    }
-    if (auto it = loadedParams.find(param.name); it != loadedParams.end())
-      return it->second;
-    std::string path = options.paramsDir + "/" + param.name + ".npy";
-    if (!options.stateDir.empty())
-      path = stateFile("param:" + param.name);
-    else if (options.paramsDir.empty() || !fileExists(path))
-      return Tensor();
-    Tensor value = rtxrt::readNpy(path);
-    if (value.shape() != global)
-      throw Error("parameter '" + param.name + "' in " + path + " has shape " +
-                  rtxrt::shapeToString(value.shape()) +
-                  ", the program expects " + rtxrt::shapeToString(global));
-    value = value.to(toDType(param.type.getElementType()));
-    loadedParams[param.name] = value;
-    return value;
-  };
-  auto paramValue = [&](const ParamSpec &param, int64_t rank) {
-    Shape local = shapeOf(param.type);
-    LocalBlock block = getLocalBlock(param.sharding, local, mesh, rank);
-    if (Tensor loaded = loadParam(param, block.globalShape); loaded.defined())
-      return sliceBlock(loaded, local, block.offsets);
-    return rtxrt::initParameter(
-        param.name, static_cast<rtxrt::InitKind>(param.init.getKind()),
-        param.init.getA().convertToDouble(),
-        param.init.getB().convertToDouble(), param.seed, local,
-        toDType(param.type.getElementType()), block.globalShape, block.offsets);
-  };
-  auto inputBlock = [&](const InputSlot &slot, int64_t rank) {
-    Shape local = shapeOf(slot.type);
-    LocalBlock block = getLocalBlock(slot.sharding, local, mesh, rank);
-    return sliceBlock(result.inputs.at(slot.name), local, block.offsets);
-  };
-
-  auto lossSharding = lossIndex >= 0
-                          ? function.getResultAttrOfType<ShardingAttr>(
-                                lossIndex, RTXDialect::getShardingAttrName())
-                          : ShardingAttr();
+  ShardingAttr lossSharding =
+      lossIndex >= 0 ? program.results[lossIndex].sharding : ShardingAttr();
   bool liveLoss = lossIndex >= 0 && options.onStep &&
                   (!lossSharding || lossSharding.getPartialAxes().empty());
   // Per step, per rank: the local loss (assembled after the run).
@@ -349,47 +237,19 @@ ExecutionResult mlir::rtx::execute(ModuleOp module,
     env.mesh = mesh;
     env.world = world;
     env.getParam = [&, rank](const ParamSpec &param) {
-      return paramValue(param, rank);
+      return loader.block(toArgSpec(param), rank);
     };
     env.getInput = [&, rank](InputOp input) {
-      for (const InputSlot &slot : slots)
-        if (slot.value == input.getResult())
-          return inputBlock(slot, rank);
+      if (const ProgramArgument *argument = program.find(input.getResult()))
+        return loader.block(args[argument - program.arguments.data()], rank);
       throw Error("unknown input '" + input.getName().str() + "'");
     };
-    std::vector<Tensor> args;
-    for (auto [i, role] : llvm::enumerate(roles)) {
-      auto type = cast<RankedTensorType>(function.getArgumentTypes()[i]);
-      switch (role.kind) {
-      case ArgumentRole::Input:
-        args.push_back(inputBlock(slots[role.input], rank));
-        break;
-      case ArgumentRole::Param:
-        args.push_back(paramValue(role.param, rank));
-        break;
-      case ArgumentRole::State: {
-        Shape local = shapeOf(type);
-        if (options.stateDir.empty()) {
-          args.push_back(Tensor(local, toDType(type.getElementType())));
-          break;
-        }
-        LocalBlock block = getLocalBlock(role.sharding, local, mesh, rank);
-        const Tensor &global = loadedState.at(role.stateKey);
-        if (global.shape() != block.globalShape)
-          throw Error("optimizer state '" + role.stateKey + "' in --state " +
-                      options.stateDir + " has shape " +
-                      rtxrt::shapeToString(global.shape()) +
-                      ", the program expects " +
-                      rtxrt::shapeToString(block.globalShape));
-        args.push_back(sliceBlock(global.to(toDType(type.getElementType())),
-                                  local, block.offsets));
-        break;
-      }
-      }
-    }
+    std::vector<Tensor> values;
+    for (unsigned i = 0; i < function.getNumArguments(); ++i)
+      values.push_back(loader.block(args[i], rank));
     std::vector<Tensor> results;
     for (int64_t step = 0; step < options.steps; ++step) {
-      results = interpret(function, args, env);
+      results = interpret(function, values, env);
       if (lossIndex >= 0) {
         double loss = results[lossIndex].getAsDouble(0);
         localLosses[step][rank] = loss;
@@ -397,8 +257,8 @@ ExecutionResult mlir::rtx::execute(ModuleOp module,
           options.onStep(step + 1, loss);
       }
       for (size_t i = 0; i < results.size(); ++i)
-        if (feedsArg[i] >= 0)
-          args[feedsArg[i]] = results[i];
+        if (int64_t arg = program.results[i].feedsArgument; arg >= 0)
+          values[arg] = results[i];
     }
     return results;
   };
@@ -452,9 +312,8 @@ ExecutionResult mlir::rtx::execute(ModuleOp module,
   // agree: a rank that disagrees holds a partial sum or a wrong value that
   // the sharding does not declare, a partitioning bug worth reporting.
   for (unsigned i = 0; i < function.getNumResults(); ++i) {
-    auto sharding = function.getResultAttrOfType<ShardingAttr>(
-        i, RTXDialect::getShardingAttrName());
-    Shape local = shapeOf(function.getResultTypes()[i]);
+    ShardingAttr sharding = program.results[i].sharding;
+    Shape local = shapeOf(program.results[i].type);
     Tensor global(getLocalBlock(sharding, local, mesh, 0).globalShape,
                   rankResults[0][i].dtype());
     for (int64_t rank = 0; rank < numRanks; ++rank) {

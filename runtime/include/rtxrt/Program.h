@@ -1,17 +1,20 @@
 //===- Program.h - the runtime of emitted training programs -----*- C++ -*-===//
 //
 // A program emitted by rtx-translate is a step function plus a description
-// of its arguments and results; runProgram() does the rest: reads the rank
-// from the launcher's environment, rendezvouses and creates the process
-// groups, initialises parameters exactly as rtx-run does (same counter-based
-// generator and block offsets), reads or draws the data, runs the steps with
-// a progress line on rank 0, and writes the final results on request.
+// of its arguments and results (ProgramSpec); runProgram() does the rest:
+// reads the rank from the launcher's environment, rendezvouses and creates
+// the process groups, initialises parameters exactly as rtx-run does (same
+// counter-based generator and block offsets, rtxrt/Arguments.h), reads or
+// draws the data, runs the steps with a progress line on rank 0, and writes
+// the final results and state on request. Its parts live in
+// runtime/lib/program/, one purpose each.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef RTXRT_PROGRAM_H
 #define RTXRT_PROGRAM_H
 
+#include "rtxrt/Arguments.h"
 #include "rtxrt/Block.h"
 #include "rtxrt/Kernels.h"
 #include "rtxrt/MeshLayout.h"
@@ -103,18 +106,6 @@ makeGlooCommunicator(int64_t rank, int64_t size, const std::string &store,
                      const std::vector<std::vector<int64_t>> &groups,
                      double timeoutSeconds);
 
-struct ArgSpec {
-  enum Kind { Param, State, Input } kind = Input;
-  std::string name; // parameter name, state key, or input name
-  InitKind init = InitKind::Zeros;
-  double a = 0, b = 0;
-  int64_t seed = 0;
-  Shape shape; // local shape
-  DType dtype = DType::F32;
-  Sharding sharding;
-  int64_t bound = 2; // integer inputs are drawn below this
-};
-
 struct ResultSpec {
   std::string state; // the state key it carries to the next step, or ""
   Shape shape;       // local shape
@@ -189,6 +180,7 @@ private:
   double collectiveSeconds_ = 0;
 };
 
+/// What an emitted program tells runProgram about itself.
 struct ProgramSpec {
   std::string name;
   MeshLayout mesh;
@@ -206,11 +198,6 @@ struct ProgramSpec {
 /// The program's main: parses the command line (--help lists it), runs, and
 /// returns the exit status.
 int runProgram(const ProgramSpec &spec, int argc, char **argv);
-
-/// A drawn input, the same as rtx-run --random draws: floats from a standard
-/// normal, integers uniformly below `bound`, keyed by (seed, "input:NAME").
-Tensor randomInput(const std::string &name, int64_t seed, const Shape &shape,
-                   DType dtype, int64_t bound);
 
 } // namespace rtxrt
 

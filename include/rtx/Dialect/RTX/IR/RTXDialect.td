@@ -53,6 +53,46 @@ def RTX_Dialect : Dialect {
       return "rtx.sharding";
     }
 
+    // The training-step passes mark function arguments and results:
+    /// On a parameter argument: the parameter's name (a string).
+    static constexpr ::llvm::StringLiteral getParamAttrName() {
+      return "rtx.param";
+    }
+    /// On a parameter argument: its initializer (a `#rtx.init`).
+    static constexpr ::llvm::StringLiteral getInitAttrName() {
+      return "rtx.init";
+    }
+    /// On a parameter argument: the seed of its initializer (an integer).
+    static constexpr ::llvm::StringLiteral getSeedAttrName() {
+      return "rtx.seed";
+    }
+    /// On an argument and a result: the key that links a piece of state
+    /// before and after a step (`param:NAME`, `exp_avg:NAME`, `step`, ...);
+    /// after each step the result becomes the argument with the same key.
+    static constexpr ::llvm::StringLiteral getStateAttrName() {
+      return "rtx.state";
+    }
+    /// On a gradient result: the name of the parameter it belongs to.
+    static constexpr ::llvm::StringLiteral getGradOfAttrName() {
+      return "rtx.grad_of";
+    }
+    // On ops:
+    /// On a module: "global" (logical shapes) or "local" (per-rank shapes,
+    /// after rtx-partition).
+    static constexpr ::llvm::StringLiteral getPhaseAttrName() {
+      return "rtx.phase";
+    }
+    /// A unit attribute on a function that rtx-optimizer made into a whole
+    /// training step.
+    static constexpr ::llvm::StringLiteral getTrainStepAttrName() {
+      return "rtx.train_step";
+    }
+    /// On an op: where rtx-propagate-sharding took its sharding from (a
+    /// string; debug-origin).
+    static constexpr ::llvm::StringLiteral getShardingOriginAttrName() {
+      return "rtx.sharding_origin";
+    }
+
   private:
     void registerAttributes();
     void registerTypes();

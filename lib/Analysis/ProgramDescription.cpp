@@ -1,0 +1,110 @@
+//===- ProgramDescription.cpp - what a training step takes and gives ------===//
+
+#include "rtx/Analysis/ProgramDescription.h"
+
+using namespace mlir;
+using namespace mlir::rtx;
+
+const ProgramArgument *ProgramDescription::find(Value value) const {
+  for (const ProgramArgument &argument : arguments)
+    if (argument.value == value)
+      return &argument;
+  return nullptr;
+}
+
+FailureOr<MeshOp> mlir::rtx::getProgramMesh(ModuleOp module) {
+  SmallVector<MeshOp> meshes(module.getOps<MeshOp>());
+  if (meshes.size() > 1)
+    return module.emitError("a program runs on one rtx.mesh; the module has ")
+           << meshes.size();
+  return meshes.empty() ? MeshOp() : meshes.front();
+}
+
+/// A function argument: parameter, optimizer state, or data.
+static FailureOr<ProgramArgument> describeArgument(func::FuncOp function,
+                                                   BlockArgument arg,
+                                                   int64_t &dataArgs) {
+  unsigned index = arg.getArgNumber();
+  auto attr = [&](StringRef name) { return function.getArgAttr(index, name); };
+  ProgramArgument argument;
+  argument.type = cast<RankedTensorType>(arg.getType());
+  argument.sharding = function.getArgAttrOfType<ShardingAttr>(
+      index, RTXDialect::getShardingAttrName());
+  argument.value = arg;
+  argument.argNumber = index;
+  if (auto state =
+          dyn_cast_or_null<StringAttr>(attr(RTXDialect::getStateAttrName())))
+    argument.stateKey = state.getValue().str();
+  if (auto name =
+          dyn_cast_or_null<StringAttr>(attr(RTXDialect::getParamAttrName()))) {
+    argument.role = ProgramArgument::Role::Parameter;
+    argument.name = name.getValue().str();
+    argument.init =
+        dyn_cast_or_null<InitAttr>(attr(RTXDialect::getInitAttrName()));
+    if (!argument.init)
+      return function.emitError()
+             << "parameter argument '" << argument.name << "' has no "
+             << RTXDialect::getInitAttrName() << " initializer";
+    if (auto seed = dyn_cast_or_null<IntegerAttr>(
+            attr(RTXDialect::getSeedAttrName())))
+      argument.seed = seed.getInt();
+    if (argument.stateKey.empty())
+      argument.stateKey = "param:" + argument.name;
+    return argument;
+  }
+  if (!argument.stateKey.empty()) {
+    argument.role = ProgramArgument::Role::OptimizerState;
+    argument.name = argument.stateKey;
+    return argument;
+  }
+  argument.role = ProgramArgument::Role::Data;
+  argument.name = "arg" + std::to_string(dataArgs++);
+  argument.dataBound = getIntegerDataBound(arg);
+  return argument;
+}
+
+FailureOr<ProgramDescription> mlir::rtx::describeProgram(func::FuncOp function,
+                                                         MeshOp mesh) {
+  ProgramDescription program;
+  program.function = function;
+  program.mesh = mesh;
+  Block &body = function.getBody().front();
+  int64_t dataArgs = 0;
+  for (BlockArgument arg : body.getArguments()) {
+    FailureOr<ProgramArgument> argument =
+        describeArgument(function, arg, dataArgs);
+    if (failed(argument))
+      return failure();
+    program.arguments.push_back(*argument);
+  }
+  for (InputOp input : body.getOps<InputOp>()) {
+    ProgramArgument argument;
+    argument.role = ProgramArgument::Role::Data;
+    argument.name = input.getName().str();
+    argument.type = cast<RankedTensorType>(input.getType());
+    argument.sharding =
+        input->getAttrOfType<ShardingAttr>(RTXDialect::getShardingAttrName());
+    argument.dataBound = getIntegerDataBound(input.getResult());
+    argument.value = input.getResult();
+    program.arguments.push_back(argument);
+  }
+
+  for (unsigned i = 0; i < function.getNumResults(); ++i) {
+    ProgramResult result;
+    result.type = cast<RankedTensorType>(function.getResultTypes()[i]);
+    result.sharding = function.getResultAttrOfType<ShardingAttr>(
+        i, RTXDialect::getShardingAttrName());
+    if (auto state = function.getResultAttrOfType<StringAttr>(
+            i, RTXDialect::getStateAttrName())) {
+      result.stateKey = state.getValue().str();
+      for (auto [index, argument] : llvm::enumerate(program.arguments))
+        if (argument.stateKey == result.stateKey)
+          result.feedsArgument = index;
+    } else if (program.lossResult < 0 && result.type.getRank() == 0 &&
+               isa<FloatType>(result.type.getElementType())) {
+      program.lossResult = i;
+    }
+    program.results.push_back(result);
+  }
+  return program;
+}

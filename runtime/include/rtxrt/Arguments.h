@@ -1,0 +1,113 @@
+//===- Arguments.h - where a training step's arguments come from -*- C++ -*-===//
+//
+// A step takes parameters, optimizer state and data. Emitted programs
+// (runProgram) and rtx-run's executor give them the same values from the
+// same places with the same messages: parameters from a --state directory,
+// a --params directory or their initializers; optimizer state from --state
+// or zero; data from an --inputs directory or drawn from the seeded
+// generator. Files hold global (logical) tensors; each rank takes its block.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RTXRT_ARGUMENTS_H
+#define RTXRT_ARGUMENTS_H
+
+#include "rtxrt/Block.h"
+#include "rtxrt/Kernels.h"
+#include "rtxrt/MeshLayout.h"
+
+#include <map>
+#include <mutex>
+#include <string>
+
+namespace rtxrt {
+
+/// One argument of a step: its role, where its value comes from, and its
+/// local (per-rank) shape.
+struct ArgSpec {
+  enum Kind { Param, State, Input } kind = Input;
+  std::string name; // parameter name, state key, or input name
+  /// The key of the result that replaces it after each step (param:NAME,
+  /// exp_avg:NAME, step, ...); empty for data.
+  std::string state;
+  InitKind init = InitKind::Zeros;
+  double a = 0, b = 0;
+  int64_t seed = 0;
+  Shape shape; // local shape
+  DType dtype = DType::F32;
+  Sharding sharding;
+  int64_t bound = 2; // integer inputs are drawn below this
+};
+
+/// The key of an argument's state: `state`, or for a parameter without one
+/// param:NAME (rtx-optimizer's key); empty for data.
+std::string stateKeyOf(const ArgSpec &arg);
+
+/// A drawn input, the same as rtx-run --random draws: floats from a standard
+/// normal, integers uniformly below `bound`, keyed by (seed, "input:NAME").
+Tensor randomInput(const std::string &name, int64_t seed, const Shape &shape,
+                   DType dtype, int64_t bound);
+
+/// Where arguments come from (the flags of a program or of rtx-run).
+struct ArgumentSources {
+  /// DIR/NAME.npy for inputs; empty: none.
+  std::string inputsDir;
+  /// Draw inputs that no file gives (else a missing input is an error).
+  bool drawInputs = true;
+  /// Appended to the message about a missing input (how to draw it).
+  std::string drawHint;
+  /// Seed of drawn inputs.
+  int64_t seed = 0;
+  /// DIR/NAME.npy for parameters; those not there use their initializers.
+  std::string paramsDir;
+  /// A --save-state directory: every parameter and optimizer state from
+  /// DIR/KEY.npy (stateFilePath). Excludes paramsDir.
+  std::string stateDir;
+  /// Keep the global tensors read from files, for the other ranks of this
+  /// process (rtx-run's simulated ranks read each file once).
+  bool keepGlobals = false;
+};
+
+/// Gives each rank its block of each argument. Thread-safe: rtx-run's ranks
+/// share one.
+class ArgumentLoader {
+public:
+  /// Throws Error when `sources` contradict themselves.
+  ArgumentLoader(const MeshLayout &mesh, ArgumentSources sources);
+
+  /// Global values given by the caller, by name; they come before any file
+  /// (rtx-run --compare gives the reference's inputs, gradient checks give
+  /// parameters).
+  void giveInput(const std::string &name, const Tensor &global) {
+    givenInputs_[name] = global;
+  }
+  void giveParam(const std::string &name, const Tensor &global) {
+    givenParams_[name] = global;
+  }
+
+  /// `rank`'s block of `arg` (a host tensor).
+  Tensor block(const ArgSpec &arg, int64_t rank);
+  /// The global value of an input (read, given or drawn), checked against
+  /// the program's global shape and dtype.
+  Tensor globalInput(const ArgSpec &arg);
+  /// The global shape of `arg` on this mesh.
+  Shape globalShape(const ArgSpec &arg) const;
+
+private:
+  /// The global tensor of a parameter from a file or the caller; undefined
+  /// when it comes from its initializer.
+  Tensor globalParam(const ArgSpec &arg);
+  Tensor globalState(const ArgSpec &arg);
+  /// readNpy(path), through the cache when keepGlobals is set.
+  Tensor read(const std::string &path);
+
+  MeshLayout mesh_;
+  ArgumentSources sources_;
+  std::map<std::string, Tensor> givenInputs_, givenParams_;
+  std::mutex mutex_;
+  std::map<std::string, Tensor> globals_; // by key: "input:NAME", a path
+};
+
+} // namespace rtxrt
+
+#endif // RTXRT_ARGUMENTS_H

@@ -1,0 +1,166 @@
+//===- Arguments.cpp - where a training step's arguments come from --------===//
+
+#include "rtxrt/Arguments.h"
+
+#include "rtxrt/Npy.h"
+#include "rtxrt/Random.h"
+
+#include <fstream>
+
+using namespace rtxrt;
+
+Tensor rtxrt::randomInput(const std::string &name, int64_t seed,
+                          const Shape &shape, DType dtype, int64_t bound) {
+  Tensor t(shape, dtype);
+  uint64_t key = randomKey(seed, "input:" + name);
+  if (isFloat(dtype)) {
+    for (int64_t i = 0; i < t.numel(); ++i)
+      t.setFromDouble(i, normalAt(key, i));
+    return t;
+  }
+  if (dtype == DType::I1)
+    bound = 2;
+  for (int64_t i = 0; i < t.numel(); ++i)
+    t.setFromDouble(
+        i, std::min<int64_t>(bound - 1,
+                             static_cast<int64_t>(uniformAt(key, i) * bound)));
+  return t;
+}
+
+static bool fileExists(const std::string &path) {
+  return std::ifstream(path).good();
+}
+
+std::string rtxrt::stateKeyOf(const ArgSpec &arg) {
+  if (!arg.state.empty())
+    return arg.state;
+  switch (arg.kind) {
+  case ArgSpec::Param:
+    return "param:" + arg.name;
+  case ArgSpec::State:
+    return arg.name;
+  case ArgSpec::Input:
+    break;
+  }
+  return "";
+}
+
+ArgumentLoader::ArgumentLoader(const MeshLayout &mesh, ArgumentSources sources)
+    : mesh_(mesh), sources_(std::move(sources)) {
+  if (!sources_.stateDir.empty() && !sources_.paramsDir.empty())
+    throw Error("--params and --state both give the parameters; use one");
+}
+
+Shape ArgumentLoader::globalShape(const ArgSpec &arg) const {
+  return localBlock(arg.sharding, arg.shape, mesh_, 0).globalShape;
+}
+
+Tensor ArgumentLoader::read(const std::string &path) {
+  if (!sources_.keepGlobals)
+    return readNpy(path);
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = globals_.find(path);
+  if (it == globals_.end())
+    it = globals_.emplace(path, readNpy(path)).first;
+  return it->second;
+}
+
+Tensor ArgumentLoader::globalParam(const ArgSpec &arg) {
+  Shape global = globalShape(arg);
+  if (auto it = givenParams_.find(arg.name); it != givenParams_.end()) {
+    if (it->second.shape() != global)
+      throw Error("parameter '" + arg.name + "' was given with shape " +
+                  shapeToString(it->second.shape()) +
+                  ", the program expects " + shapeToString(global));
+    return it->second.to(arg.dtype);
+  }
+  std::string path = sources_.paramsDir + "/" + arg.name + ".npy";
+  if (!sources_.stateDir.empty())
+    path = stateFilePath(sources_.stateDir, stateKeyOf(arg));
+  else if (sources_.paramsDir.empty() || !fileExists(path))
+    return Tensor(); // its initializer
+  Tensor value = read(path);
+  if (value.shape() != global)
+    throw Error("parameter '" + arg.name + "' in " + path + " has shape " +
+                shapeToString(value.shape()) + ", the program expects " +
+                shapeToString(global));
+  return value.to(arg.dtype);
+}
+
+Tensor ArgumentLoader::globalState(const ArgSpec &arg) {
+  Shape global = globalShape(arg);
+  std::string path = stateFilePath(sources_.stateDir, stateKeyOf(arg));
+  Tensor value = read(path);
+  if (value.shape() != global)
+    throw Error("optimizer state '" + arg.name + "' in " + path +
+                " has shape " + shapeToString(value.shape()) +
+                ", the program expects " + shapeToString(global));
+  return value.to(arg.dtype);
+}
+
+Tensor ArgumentLoader::globalInput(const ArgSpec &arg) {
+  std::string key = "input:" + arg.name;
+  if (sources_.keepGlobals) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (auto it = globals_.find(key); it != globals_.end())
+      return it->second;
+  }
+  Shape global = globalShape(arg);
+  std::string path = sources_.inputsDir + "/" + arg.name + ".npy";
+  Tensor value;
+  std::string source;
+  if (auto it = givenInputs_.find(arg.name); it != givenInputs_.end()) {
+    value = it->second;
+    source = "the given inputs";
+  } else if (!sources_.inputsDir.empty() && fileExists(path)) {
+    value = readNpy(path);
+    source = path;
+  } else if (sources_.drawInputs) {
+    value = randomInput(arg.name, sources_.seed, global, arg.dtype, arg.bound);
+    source = "random";
+  } else {
+    throw Error("missing input '" + arg.name + "': expected " +
+                (sources_.inputsDir.empty() ? "--inputs DIR/" + arg.name +
+                                                  ".npy"
+                                            : path) +
+                " of shape " + shapeToString(global) + " " +
+                dtypeName(arg.dtype) + sources_.drawHint);
+  }
+  if (value.shape() != global)
+    throw Error("input '" + arg.name + "' from " + source + " has shape " +
+                shapeToString(value.shape()) + ", the program expects " +
+                shapeToString(global));
+  if (value.dtype() != arg.dtype) {
+    // .npy has no bf16: accept f32 data for 16-bit float inputs.
+    bool widened = value.dtype() == DType::F32 &&
+                   (arg.dtype == DType::BF16 || arg.dtype == DType::F16);
+    if (!widened)
+      throw Error("input '" + arg.name + "' from " + source + " has dtype " +
+                  dtypeName(value.dtype()) + ", the program expects " +
+                  dtypeName(arg.dtype));
+    value = value.to(arg.dtype);
+  }
+  if (sources_.keepGlobals) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    globals_.emplace(key, value);
+  }
+  return value;
+}
+
+Tensor ArgumentLoader::block(const ArgSpec &arg, int64_t rank) {
+  LocalBlock block = localBlock(arg.sharding, arg.shape, mesh_, rank);
+  switch (arg.kind) {
+  case ArgSpec::Param:
+    if (Tensor global = globalParam(arg); global.defined())
+      return sliceBlock(global, arg.shape, block.offsets);
+    return initParameter(arg.name, arg.init, arg.a, arg.b, arg.seed, arg.shape,
+                         arg.dtype, block.globalShape, block.offsets);
+  case ArgSpec::State:
+    if (sources_.stateDir.empty())
+      return Tensor(arg.shape, arg.dtype);
+    return sliceBlock(globalState(arg), arg.shape, block.offsets);
+  case ArgSpec::Input:
+    return sliceBlock(globalInput(arg), arg.shape, block.offsets);
+  }
+  throw Error("unknown kind of argument '" + arg.name + "'");
+}

@@ -1,0 +1,32 @@
+//===- Flags.h - an emitted program's command line --------------*- C++ -*-===//
+
+#ifndef RTXRT_LIB_PROGRAM_FLAGS_H
+#define RTXRT_LIB_PROGRAM_FLAGS_H
+
+#include "rtxrt/Program.h"
+
+#include <string>
+
+namespace rtxrt::program {
+
+struct Flags {
+  int64_t steps = 1;
+  int64_t seed = 0;
+  std::string inputs, params, out, store, data, metrics, state, saveState;
+  double timeout = 60;
+  bool help = false;
+};
+
+/// Parses `--flag VALUE` and `--flag=VALUE`; --store defaults to $RTX_STORE.
+/// Throws Error on an unknown flag or a bad value.
+Flags parseFlags(const std::string &program, int argc, char **argv);
+
+/// --help.
+void printHelp(const std::string &program, const ProgramSpec &spec);
+
+/// Where the step's arguments come from, by the flags.
+ArgumentSources argumentSources(const Flags &flags);
+
+} // namespace rtxrt::program
+
+#endif // RTXRT_LIB_PROGRAM_FLAGS_H

@@ -1,0 +1,96 @@
+//===- Groups.cpp - ranks, rendezvous and process groups ------------------===//
+
+#include "Groups.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+using namespace rtxrt;
+using namespace rtxrt::program;
+
+static int64_t envInt(const char *name, int64_t fallback) {
+  const char *value = std::getenv(name);
+  return value ? std::atoll(value) : fallback;
+}
+
+Placement rtxrt::program::placementFromEnvironment() {
+  Placement self;
+  self.rank = envInt("RANK", 0);
+  self.world = envInt("WORLD_SIZE", 1);
+  self.localRank = envInt("LOCAL_RANK", self.rank);
+  return self;
+}
+
+void rtxrt::program::checkPlacement(const ProgramSpec &spec,
+                                    const Placement &self) {
+  if (self.world != spec.mesh.numRanks())
+    throw Error("this program was compiled for " +
+                std::to_string(spec.mesh.numRanks()) +
+                " ranks, but WORLD_SIZE is " + std::to_string(self.world) +
+                " (start it with rtx-launch -n " +
+                std::to_string(spec.mesh.numRanks()) + ")");
+  if (self.rank < 0 || self.rank >= self.world)
+    throw Error("RANK " + std::to_string(self.rank) + " is outside [0, " +
+                std::to_string(self.world) + ")");
+}
+
+ProgramDevice::ProgramDevice(const DeviceRuntime *runtime, const Placement &self)
+    : runtime_(runtime) {
+  if (!runtime_)
+    return;
+  std::string name = runtime_->selectDevice(self.localRank);
+  if (self.rank == 0)
+    std::printf("device: %s (%s)\n", name.c_str(), runtime_->name);
+}
+
+ProcessGroups::ProcessGroups(const ProgramSpec &spec, const Placement &self,
+                             const ProgramDevice &device, const std::string &store,
+                             double timeoutSeconds)
+    : mesh_(spec.mesh), device_(device), rank_(self.rank) {
+  for (int64_t r = 0; r < self.world; ++r)
+    world_.push_back(r);
+  if (self.world == 1) {
+    comm_ = makeLocalCommunicator();
+    return;
+  }
+  if (store.empty())
+    throw Error("several ranks need a rendezvous store: pass --store "
+                "file:DIR or set RTX_STORE (rtx-launch --store does)");
+  std::vector<std::vector<int64_t>> groups;
+  for (const auto &axes : spec.collectiveAxes)
+    groups.push_back(spec.mesh.group(self.rank, axes));
+  groups.push_back(world_);
+  const DeviceRuntime *runtime = device.runtime();
+  comm_ = runtime && runtime->makeCommunicator
+              ? runtime->makeCommunicator(self.rank, self.world, store, groups,
+                                          timeoutSeconds)
+              : makeGlooCommunicator(self.rank, self.world, store, groups,
+                                     timeoutSeconds);
+}
+
+double ProcessGroups::globalScalar(const Tensor &local,
+                                   const Sharding &sharding,
+                                   const std::string &what) {
+  std::vector<Tensor> all = comm_->exchange(world_, device_.toHost(local), what);
+  double value = 0;
+  for (int64_t r : world_)
+    if (isCanonicalReplica(sharding, mesh_, r))
+      value += all[r].getAsDouble(0);
+  return value;
+}
+
+Tensor ProcessGroups::gatherOnRankZero(const Tensor &local,
+                                       const Shape &localShape,
+                                       const Sharding &sharding,
+                                       const std::string &what) {
+  std::vector<Tensor> all = comm_->exchange(world_, device_.toHost(local), what);
+  if (rank_ != 0)
+    return Tensor();
+  Tensor global(localBlock(sharding, localShape, mesh_, 0).globalShape,
+                all[0].dtype());
+  for (int64_t r : world_)
+    if (isCanonicalReplica(sharding, mesh_, r))
+      accumulateBlock(global, all[r],
+                      localBlock(sharding, localShape, mesh_, r).offsets);
+  return global;
+}

@@ -1,0 +1,82 @@
+//===- Groups.h - ranks, rendezvous and process groups ----------*- C++ -*-===//
+//
+// Where this process stands among the ranks (the launcher's environment),
+// the device it runs on, and the process groups it joins. Elastic recovery
+// (re-forming the groups after a rank fails) belongs here.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RTXRT_LIB_PROGRAM_GROUPS_H
+#define RTXRT_LIB_PROGRAM_GROUPS_H
+
+#include "rtxrt/Program.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace rtxrt::program {
+
+/// This process's rank, from the environment that rtx-launch, torchrun,
+/// Slurm and mpirun set (RANK, WORLD_SIZE, LOCAL_RANK).
+struct Placement {
+  int64_t rank = 0, world = 1, localRank = 0;
+};
+Placement placementFromEnvironment();
+/// Throws Error unless the world is the size the program was compiled for.
+void checkPlacement(const ProgramSpec &spec, const Placement &self);
+
+/// Host or device: where the step's tensors live.
+class ProgramDevice {
+public:
+  /// Selects this rank's device (GPU programs) and names it on rank 0.
+  ProgramDevice(const DeviceRuntime *runtime, const Placement &self);
+  const DeviceRuntime *runtime() const { return runtime_; }
+  Tensor toDevice(const Tensor &t) const {
+    return runtime_ ? runtime_->toDevice(t) : t;
+  }
+  Tensor toHost(const Tensor &t) const {
+    return runtime_ ? runtime_->toHost(t) : t;
+  }
+  /// Waits for the device's queued work.
+  void synchronize() const {
+    if (runtime_)
+      runtime_->synchronize();
+  }
+
+private:
+  const DeviceRuntime *runtime_;
+};
+
+/// The process groups of a program: every group a collective of the step
+/// uses, plus the world (to assemble the loss and results).
+class ProcessGroups {
+public:
+  /// Rendezvous through `store` (file:DIR) and create every group eagerly,
+  /// in one order on every rank. One rank needs no store.
+  ProcessGroups(const ProgramSpec &spec, const Placement &self,
+                const ProgramDevice &device, const std::string &store,
+                double timeoutSeconds);
+  Communicator &communicator() { return *comm_; }
+  int64_t rank() const { return rank_; }
+
+  /// The sum of a scalar's canonical replicas over all ranks (the loss of a
+  /// step); every rank gets it.
+  double globalScalar(const Tensor &local, const Sharding &sharding,
+                      const std::string &what);
+  /// The global tensor that the ranks' blocks of a value form, on rank 0;
+  /// an undefined tensor on the other ranks. Every rank calls it.
+  Tensor gatherOnRankZero(const Tensor &local, const Shape &localShape,
+                          const Sharding &sharding, const std::string &what);
+
+private:
+  const MeshLayout &mesh_;
+  const ProgramDevice &device_;
+  int64_t rank_;
+  std::vector<int64_t> world_;
+  std::unique_ptr<Communicator> comm_;
+};
+
+} // namespace rtxrt::program
+
+#endif // RTXRT_LIB_PROGRAM_GROUPS_H

@@ -1,0 +1,35 @@
+//===- StepLoop.h - the training loop ---------------------------*- C++ -*-===//
+
+#ifndef RTXRT_LIB_PROGRAM_STEPLOOP_H
+#define RTXRT_LIB_PROGRAM_STEPLOOP_H
+
+#include "Groups.h"
+#include "Metrics.h"
+#include "TokenData.h"
+
+#include <vector>
+
+namespace rtxrt::program {
+
+/// Runs the step function again and again: each step reads its batch (with
+/// --data), runs, waits for its collectives and device work, reports its
+/// loss and time, and passes every result that carries state on to the
+/// argument with the same key.
+struct StepLoop {
+  const ProgramSpec &spec;
+  StepContext &context;
+  ProcessGroups &groups;
+  const ProgramDevice &device;
+  Progress &progress;
+  /// --data: each step's batch; null without.
+  const TokenData *data = nullptr;
+
+  /// Runs `steps` steps after the `stepsBefore` that the runs behind --state
+  /// did, on `args`; returns the last step's results.
+  std::vector<Tensor> run(std::vector<Tensor> &args, int64_t stepsBefore,
+                          int64_t steps);
+};
+
+} // namespace rtxrt::program
+
+#endif // RTXRT_LIB_PROGRAM_STEPLOOP_H

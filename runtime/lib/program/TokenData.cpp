@@ -1,0 +1,87 @@
+//===- TokenData.cpp - batches of a token file ----------------------------===//
+
+#include "TokenData.h"
+
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+using namespace rtxrt;
+using namespace rtxrt::program;
+
+std::vector<int64_t> rtxrt::program::readTokens(const std::string &path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file)
+    throw Error("cannot open the token file " + path);
+  std::vector<char> bytes((std::istreambuf_iterator<char>(file)),
+                          std::istreambuf_iterator<char>());
+  std::vector<int64_t> tokens;
+  int32_t header[256] = {};
+  size_t offset = 0, width = 2;
+  if (bytes.size() >= sizeof header) {
+    std::memcpy(header, bytes.data(), sizeof header);
+    if (header[0] == 20240520) {
+      if (header[1] != 1 && header[1] != 2)
+        throw Error("token file " + path + ": unknown llm.c version " +
+                    std::to_string(header[1]));
+      offset = sizeof header;
+      width = header[1] == 1 ? 2 : 4;
+    }
+  }
+  if ((bytes.size() - offset) % width != 0)
+    throw Error("token file " + path + ": its size is not a whole number of " +
+                std::to_string(width) + "-byte tokens");
+  for (size_t i = offset; i + width <= bytes.size(); i += width) {
+    uint32_t token = 0;
+    std::memcpy(&token, bytes.data() + i, width);
+    tokens.push_back(token);
+  }
+  return tokens;
+}
+
+TokenData::TokenData(const std::string &path, const ProgramSpec &spec,
+                     int64_t rank)
+    : path_(path), spec_(spec), rank_(rank), tokens_(readTokens(path)) {
+  for (size_t i = 0; i < spec.args.size(); ++i) {
+    if (spec.args[i].kind != ArgSpec::Input)
+      continue;
+    if (spec.args[i].name == "tokens")
+      tokensArg_ = i;
+    if (spec.args[i].name == "labels")
+      labelsArg_ = i;
+  }
+  if (tokensArg_ < 0 || labelsArg_ < 0)
+    throw Error("--data needs inputs named 'tokens' and 'labels'; this "
+                "program has other inputs");
+}
+
+void TokenData::loadBatch(int64_t step, std::vector<Tensor> &args,
+                          const ProgramDevice &device) const {
+  const ArgSpec &tokensSpec = spec_.args[tokensArg_];
+  const ArgSpec &labelsSpec = spec_.args[labelsArg_];
+  LocalBlock block =
+      localBlock(tokensSpec.sharding, tokensSpec.shape, spec_.mesh, rank_);
+  if (block.globalShape.size() != 2)
+    throw Error("--data needs [batch, seq] tokens, got " +
+                shapeToString(block.globalShape));
+  int64_t batch = block.globalShape[0], seq = block.globalShape[1];
+  int64_t n = static_cast<int64_t>(tokens_.size());
+  if (n < seq + 1)
+    throw Error("token file " + path_ + " holds " + std::to_string(n) +
+                " tokens; a window needs " + std::to_string(seq + 1));
+  Tensor tokens(block.globalShape, tokensSpec.dtype);
+  Tensor labels(block.globalShape, labelsSpec.dtype);
+  for (int64_t b = 0; b < batch; ++b) {
+    int64_t start = ((step * batch + b) * seq) % (n - seq);
+    for (int64_t t = 0; t < seq; ++t) {
+      tokens.setFromDouble(b * seq + t, tokens_[start + t]);
+      labels.setFromDouble(b * seq + t, tokens_[start + t + 1]);
+    }
+  }
+  args[tokensArg_] =
+      device.toDevice(sliceBlock(tokens, tokensSpec.shape, block.offsets));
+  args[labelsArg_] = device.toDevice(sliceBlock(
+      labels, labelsSpec.shape,
+      localBlock(labelsSpec.sharding, labelsSpec.shape, spec_.mesh, rank_)
+          .offsets));
+}

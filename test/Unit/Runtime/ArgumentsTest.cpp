@@ -1,0 +1,176 @@
+//===- ArgumentsTest.cpp - where a step's arguments come from -------------===//
+//
+// rtxrt::ArgumentLoader gives emitted programs and rtx-run the same values:
+// these tests pin its order of sources (given, file, initializer or draw)
+// and its checks on a mesh of two ranks.
+
+#include "rtxrt/Arguments.h"
+#include "rtxrt/Npy.h"
+
+#include "TestUtil.h"
+
+#include <functional>
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace rtxrt;
+using namespace rtxrt::test;
+
+namespace {
+
+class ArgumentsTest : public testing::Test {
+protected:
+  void SetUp() override {
+    dir = testing::TempDir() + "rtxrt_args_" + std::to_string(getpid());
+    mkdir(dir.c_str(), 0755);
+  }
+  void TearDown() override {
+    for (const std::string &p : created)
+      std::remove(p.c_str());
+    rmdir(dir.c_str());
+  }
+  std::string file(const std::string &name, const Tensor &t) {
+    std::string p = dir + "/" + name;
+    writeNpy(p, t);
+    created.push_back(p);
+    return p;
+  }
+  /// A [4, 3] f32 argument split over "dp" (2 ranks): local [2, 3].
+  static ArgSpec split(ArgSpec::Kind kind, const std::string &name) {
+    ArgSpec arg;
+    arg.kind = kind;
+    arg.name = name;
+    arg.shape = {2, 3};
+    arg.sharding.dims = {{"dp"}, {}};
+    return arg;
+  }
+  std::string dir;
+  std::vector<std::string> created;
+  MeshLayout mesh{{"dp"}, {2}};
+};
+
+std::string errorOf(const std::function<void()> &f) {
+  try {
+    f();
+  } catch (const Error &e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST_F(ArgumentsTest, ParamFromFileIsSlicedPerRank) {
+  Tensor global = randomTensor({4, 3}, DType::F32, 1);
+  file("w.npy", global);
+  ArgumentSources sources;
+  sources.paramsDir = dir;
+  ArgumentLoader loader(mesh, sources);
+  ArgSpec w = split(ArgSpec::Param, "w");
+  Tensor rank1 = loader.block(w, 1);
+  ASSERT_EQ(rank1.shape(), (Shape{2, 3}));
+  for (int64_t i = 0; i < 6; ++i)
+    EXPECT_EQ(rank1.getAsDouble(i), global.getAsDouble(6 + i));
+}
+
+TEST_F(ArgumentsTest, ParamWithoutFileUsesItsInitializer) {
+  ArgumentSources sources;
+  sources.paramsDir = dir; // no w.npy there
+  ArgumentLoader loader(mesh, sources);
+  ArgSpec w = split(ArgSpec::Param, "w");
+  w.init = InitKind::Constant;
+  w.a = 0.5;
+  Tensor t = loader.block(w, 0);
+  for (int64_t i = 0; i < t.numel(); ++i)
+    EXPECT_EQ(t.getAsDouble(i), 0.5);
+}
+
+TEST_F(ArgumentsTest, GivenParamComesFirstAndIsChecked) {
+  file("w.npy", Tensor({4, 3}, DType::F32));
+  ArgumentSources sources;
+  sources.paramsDir = dir;
+  ArgumentLoader loader(mesh, sources);
+  Tensor given = randomTensor({4, 3}, DType::F32, 2);
+  loader.giveParam("w", given);
+  EXPECT_EQ(loader.block(split(ArgSpec::Param, "w"), 0).getAsDouble(1),
+            given.getAsDouble(1));
+  loader.giveParam("w", Tensor({3, 4}, DType::F32));
+  EXPECT_EQ(errorOf([&] { loader.block(split(ArgSpec::Param, "w"), 0); }),
+            "parameter 'w' was given with shape [3, 4], the program expects "
+            "[4, 3]");
+}
+
+TEST_F(ArgumentsTest, StateIsZeroOrReadByItsKey) {
+  ArgSpec m = split(ArgSpec::State, "exp_avg:w");
+  {
+    ArgumentLoader loader(mesh, ArgumentSources());
+    Tensor t = loader.block(m, 1);
+    for (int64_t i = 0; i < t.numel(); ++i)
+      EXPECT_EQ(t.getAsDouble(i), 0.0);
+  }
+  Tensor global = randomTensor({4, 3}, DType::F32, 3);
+  file("exp_avg:w.npy", global);
+  file("param:w.npy", global);
+  ArgumentSources sources;
+  sources.stateDir = dir;
+  ArgumentLoader loader(mesh, sources);
+  EXPECT_EQ(loader.block(m, 1).getAsDouble(0), global.getAsDouble(6));
+  // A parameter comes from param:NAME unless its state key says otherwise.
+  EXPECT_EQ(loader.block(split(ArgSpec::Param, "w"), 0).getAsDouble(2),
+            global.getAsDouble(2));
+}
+
+TEST_F(ArgumentsTest, ParamsAndStateExcludeEachOther) {
+  ArgumentSources sources;
+  sources.paramsDir = sources.stateDir = dir;
+  EXPECT_EQ(errorOf([&] { ArgumentLoader loader(mesh, sources); }),
+            "--params and --state both give the parameters; use one");
+}
+
+TEST_F(ArgumentsTest, DrawnInputsDoNotDependOnTheRanks) {
+  ArgSpec x = split(ArgSpec::Input, "x");
+  ArgumentSources sources;
+  sources.seed = 7;
+  ArgumentLoader loader(mesh, sources);
+  Tensor whole = randomInput("x", 7, {4, 3}, DType::F32, 2);
+  EXPECT_EQ(loader.block(x, 1).getAsDouble(0), whole.getAsDouble(6));
+}
+
+TEST_F(ArgumentsTest, MissingInputNamesFileShapeAndHint) {
+  ArgSpec x = split(ArgSpec::Input, "x");
+  x.dtype = DType::I32;
+  ArgumentSources sources;
+  sources.inputsDir = dir;
+  sources.drawInputs = false;
+  sources.drawHint = " (or pass --random)";
+  ArgumentLoader loader(mesh, sources);
+  EXPECT_EQ(errorOf([&] { loader.block(x, 0); }),
+            "missing input 'x': expected " + dir +
+                "/x.npy of shape [4, 3] i32 (or pass --random)");
+}
+
+TEST_F(ArgumentsTest, InputDTypeMustMatchExceptF32For16BitFloats) {
+  file("x.npy", Tensor({4, 3}, DType::F32));
+  ArgumentSources sources;
+  sources.inputsDir = dir;
+  sources.drawInputs = false;
+  ArgumentLoader loader(mesh, sources);
+  ArgSpec x = split(ArgSpec::Input, "x");
+  x.dtype = DType::BF16;
+  EXPECT_EQ(loader.globalInput(x).dtype(), DType::BF16);
+  x.dtype = DType::I32;
+  EXPECT_EQ(errorOf([&] { loader.globalInput(x); }),
+            "input 'x' from " + dir +
+                "/x.npy has dtype f32, the program expects i32");
+}
+
+TEST(StateKeyTest, ParamsDefaultToParamColonName) {
+  ArgSpec arg;
+  arg.kind = ArgSpec::Param;
+  arg.name = "w";
+  EXPECT_EQ(stateKeyOf(arg), "param:w");
+  arg.state = "other";
+  EXPECT_EQ(stateKeyOf(arg), "other");
+  arg = ArgSpec();
+  EXPECT_EQ(stateKeyOf(arg), "");
+}
+
+} // namespace
