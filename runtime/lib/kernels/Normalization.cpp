@@ -105,23 +105,7 @@ Tensor rtxrt::softmax(const Tensor &input, int64_t dim) {
     parallelFor(lanes, rowGrain(n), [&](int64_t begin, int64_t end) {
       for (int64_t lane = begin; lane < end; ++lane) {
         int64_t base = (lane / inner) * n * inner + lane % inner;
-        const T *xl = px + base;
-        T *yl = py + base;
-        T max = -std::numeric_limits<T>::infinity();
-        if (inner == 1)
-          max = laneMax(xl, n);
-        else
-          for (int64_t i = 0; i < n; ++i)
-            max = std::fmax(max, xl[i * inner]);
-        // A row that is all -inf has no finite max: exp(x - max) is NaN,
-        // as in PyTorch, rather than a silent uniform distribution.
-        for (int64_t i = 0; i < n; ++i)
-          yl[i * inner] = expApprox(xl[i * inner] - max);
-        double sum =
-            laneSum(n, [&](int64_t i) { return double(yl[i * inner]); });
-        T inv = T(1.0 / sum);
-        for (int64_t i = 0; i < n; ++i)
-          yl[i * inner] *= inv;
+        softmaxRow(px + base, py + base, n, inner);
       }
     });
     return 0;
