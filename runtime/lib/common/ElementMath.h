@@ -22,22 +22,21 @@
 // Why these: the row exponentials and GELU-tanh are the hot loops of a
 // transformer step, and libm's expf/tanhf are opaque calls that keep those
 // loops scalar; the Cephes algorithms are plain arithmetic, so the loops
-// vectorise, and they give the same bits in a vector body, a scalar tail,
-// the host emulation and (with --fmad=false) CUDA. The ops that *are* exp or
-// tanh keep libm's results (and range: expApprox overflows at 88.38 where
-// expf does at 88.72), as do the rarer functions. Both devices follow this
-// table: there is no GPU-only or CPU-only variant of any function.
+// vectorise, and they give the same bits in a vector body, a scalar tail and
+// the host emulation. The ops that *are* exp or tanh keep libm's results
+// (and range: expApprox overflows at 88.38 where expf does at 88.72), as do
+// the rarer functions. Both devices follow this table: there is no GPU-only
+// or CPU-only variant of any function.
 //
-// What "the same bits" needs besides the same source: no contraction of
-// a * b + c into a fused multiply-add on one side only. librtxrt is built
-// for the host CPU (-march=native: FMA on AVX2 and AVX-512 machines) and
-// the emulation for baseline x86-64 (no FMA), so both are built with
-// -ffp-contract=off and the CUDA library with --fmad=false
-// (runtime/CMakeLists.txt, runtime/lib/gpu/*/CMakeLists.txt); this header
-// also turns contraction off for itself under clang, for any other user.
-// libm calls are the same glibc functions on both host sides; on a real
-// GPU they are CUDA's (within their documented ulp), so GPU and CPU agree
-// there to rounding, not bit for bit.
+// What "the same bits" needs besides the same source: the same decisions to
+// fuse a * b + c into one FMA. librtxrt and the emulation are built with the
+// same floating-point flags (RTXRT_FLOAT_FLAGS in runtime/CMakeLists.txt:
+// -march=native, -fno-math-errno; clang fuses within an expression, decided
+// per source expression, so both fuse alike; with GCC, whose fusing depends
+// on the surrounding code, contraction is off). libm calls are the same
+// glibc functions on both host sides. A real GPU computes these formulas too,
+// but nvcc fuses on its own, CUDA's libm has its own ulp and cuBLAS its own
+// summation order, so GPU and CPU agree there to rounding, not bit for bit.
 //
 // NaN: every function here returns NaN for a NaN input (relu and its
 // derivative included, as torch.relu does).
@@ -53,14 +52,14 @@
 #include <stdint.h>
 #include <string.h>
 
+// Always inlined: each library then compiles every formula with its own
+// flags. An inline function left out of line is one COMDAT copy per
+// program, taken from whichever object the linker saw first, which may be
+// one built with other flags (a test, say) and then computes other bits.
 #if defined(__CUDACC__)
-#define RTX_MATH_FN __host__ __device__ inline
+#define RTX_MATH_FN __host__ __device__ __forceinline__
 #else
-#define RTX_MATH_FN inline
-#endif
-
-#if defined(__clang__) && !defined(__CUDACC__)
-#pragma clang fp contract(off)
+#define RTX_MATH_FN inline __attribute__((always_inline))
 #endif
 
 namespace rtxrt {
@@ -451,19 +450,32 @@ RTX_MATH_FN T laneMax(const T *x, int64_t n, int64_t stride = 1) {
 
 // --- rows ----------------------------------------------------------------------
 
+namespace detail {
+/// softmaxRow's body; Unit makes the stride the constant 1 (a loop over
+/// contiguous elements, which vectorises).
+template <bool Unit, typename T>
+RTX_MATH_FN void softmaxRowWith(const T *x, T *y, int64_t n, int64_t stride) {
+  const int64_t s = Unit ? 1 : stride;
+  T max = laneMax(x, n, s);
+  for (int64_t i = 0; i < n; ++i)
+    y[i * s] = rowExp(x[i * s] - max);
+  double sum = laneSum(n, [&](int64_t i) { return double(y[i * s]); });
+  T inv = T(1.0 / sum);
+  for (int64_t i = 0; i < n; ++i)
+    y[i * s] *= inv;
+}
+} // namespace detail
+
 /// Softmax over x[0], x[stride], ..., x[(n-1) stride] into y (same
 /// strides; y may be x). A row that is all -inf has no finite max:
 /// exp(x - max) is NaN, as in PyTorch, rather than a silent uniform
 /// distribution.
 template <typename T>
 RTX_MATH_FN void softmaxRow(const T *x, T *y, int64_t n, int64_t stride) {
-  T max = laneMax(x, n, stride);
-  for (int64_t i = 0; i < n; ++i)
-    y[i * stride] = rowExp(x[i * stride] - max);
-  double sum = laneSum(n, [&](int64_t i) { return double(y[i * stride]); });
-  T inv = T(1.0 / sum);
-  for (int64_t i = 0; i < n; ++i)
-    y[i * stride] *= inv;
+  if (stride == 1)
+    detail::softmaxRowWith<true>(x, y, n, stride);
+  else
+    detail::softmaxRowWith<false>(x, y, n, stride);
 }
 
 /// rtx.softmax_grad along one row: dx = y (dy - sum(dy y)).
@@ -548,9 +560,5 @@ RTX_MATH_FN void crossEntropyGradRow(const T *row, T *drow, int64_t n, T max,
 
 } // namespace math
 } // namespace rtxrt
-
-#if defined(__clang__) && !defined(__CUDACC__)
-#pragma clang fp contract(on)
-#endif
 
 #endif // RTXRT_LIB_COMMON_ELEMENTMATH_H
