@@ -508,6 +508,40 @@ RTX_MATH_FN void attentionGradRow(const T *p, T *dp, int64_t length) {
   softmaxGradRow(p, dp, dp, length, int64_t{1});
 }
 
+/// The statistics of rtx.layernorm (centred) and rtx.rmsnorm over one row
+/// x[0..d), in double: the mean (0 when not centred) and 1/sqrt(mean of
+/// (x - mean)^2 + epsilon). Two passes, not E[x^2] - mean^2: no
+/// cancellation for large means.
+template <typename T>
+RTX_MATH_FN void normStatistics(const T *x, int64_t d, double epsilon,
+                                bool centred, double &mean, double &rstd) {
+  double m = 0.0;
+  if (centred)
+    m = laneSum(d, [&](int64_t i) { return double(x[i]); }) / double(d);
+  double sq = laneSum(d, [&](int64_t i) {
+    double c = x[i] - m;
+    return c * c;
+  });
+  mean = m;
+  rstd = 1.0 / libSqrt(sq / double(d) + epsilon);
+}
+
+/// One element of rtx.layernorm, centred in double (rounding the mean to
+/// f32 would shift every element by up to half an ulp of the mean, a large
+/// relative error when the mean is large against the spread).
+template <typename T>
+RTX_MATH_FN T layerNormValue(T x, double mean, double rstd, T scale, T bias) {
+  return T((x - mean) * rstd) * scale + bias;
+}
+template <typename T>
+RTX_MATH_FN T layerNormValue(T x, double mean, double rstd, T scale) {
+  return T((x - mean) * rstd) * scale;
+}
+/// One element of rtx.rmsnorm, with s = T(rstd).
+template <typename T> RTX_MATH_FN T rmsNormValue(T x, T s, T scale) {
+  return x * s * scale;
+}
+
 /// The statistics of a softmax over row[0..n): its max, and the sum of
 /// exp(row - max) in double, summed a chunk of kStatsChunk at a time in
 /// fixed lanes, in chunk order. rtx.cross_entropy, rtx.vocab_logit_stats'

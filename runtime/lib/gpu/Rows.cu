@@ -32,31 +32,26 @@ using rtxrt::detail::normalizeDim;
 
 namespace {
 
-/// Mean and 1/std (layernorm) or 1/rms (rmsnorm) of each row, in double.
-void rowStatistics(const Tensor &x, int64_t rows, int64_t d, double epsilon,
-                   bool centred, Tensor &mean, Tensor &rstd) {
+/// Mean and 1/std (layernorm) or 1/rms (rmsnorm) of each row, in double,
+/// by the CPU kernels' row function.
+template <typename T>
+void rowStatisticsT(const Tensor &x, int64_t rows, int64_t d, double epsilon,
+                    bool centred, Tensor &mean, Tensor &rstd) {
   mean = empty({rows}, DType::F64);
   rstd = empty({rows}, DType::F64);
-  const void *px = x.raw();
-  int dtype = static_cast<int>(x.dtype());
+  const T *px = static_cast<const T *>(x.raw());
   double *pm = static_cast<double *>(mean.raw());
   double *pr = static_cast<double *>(rstd.raw());
   forEach(
       rows, RTX_GPU_BODY(int64_t r) {
-        double m = 0.0;
-        if (centred) {
-          for (int64_t i = 0; i < d; ++i)
-            m += loadElement(px, dtype, r * d + i);
-          m /= static_cast<double>(d);
-        }
-        double sq = 0.0;
-        for (int64_t i = 0; i < d; ++i) {
-          double c = loadElement(px, dtype, r * d + i) - m;
-          sq += c * c;
-        }
-        pm[r] = m;
-        pr[r] = 1.0 / sqrt(sq / static_cast<double>(d) + epsilon);
+        math::normStatistics(px + r * d, d, epsilon, centred, pm[r], pr[r]);
       });
+}
+
+void rowStatistics(const Tensor &x, int64_t rows, int64_t d, double epsilon,
+                   bool centred, Tensor &mean, Tensor &rstd) {
+  RTX_GPU_COMPUTE(x.dtype(), rowStatisticsT, x, rows, d, epsilon, centred, mean,
+                  rstd);
 }
 
 template <typename T>
@@ -72,12 +67,11 @@ void normalizeT(const Tensor &x, const Tensor &g, const Tensor &b,
   forEach(
       x.numel(), RTX_GPU_BODY(int64_t e) {
         int64_t r = e / d, i = e % d;
-        if (layerNorm) {
-          T v = T((px[e] - pm[r]) * pr[r]) * pg[i];
-          py[e] = pb ? v + pb[i] : v;
-        } else {
-          py[e] = px[e] * T(pr[r]) * pg[i];
-        }
+        if (layerNorm)
+          py[e] = pb ? math::layerNormValue(px[e], pm[r], pr[r], pg[i], pb[i])
+                     : math::layerNormValue(px[e], pm[r], pr[r], pg[i]);
+        else
+          py[e] = math::rmsNormValue(px[e], T(pr[r]), pg[i]);
       });
 }
 
