@@ -1,4 +1,4 @@
-//===- ElementMath.h - the element math of the CPU and GPU kernels -*- C++ -*-===//
+//===- ElementMath.h - element math of the CPU and GPU kernels -*- C++ -*-===//
 //
 // Private to the runtime, header-only, compiled for the host and (under
 // nvcc) for the device. Every formula of the elementwise ops, their
@@ -65,7 +65,7 @@
 namespace rtxrt {
 namespace math {
 
-// --- libm, overloaded for f32 and f64, callable on both sides ---------------
+// --- libm, overloaded for f32 and f64, callable on both sides ----------------
 RTX_MATH_FN float libExp(float v) { return ::expf(v); }
 RTX_MATH_FN double libExp(double v) { return ::exp(v); }
 RTX_MATH_FN float libLog(float v) { return ::logf(v); }
@@ -79,7 +79,7 @@ RTX_MATH_FN double libErf(double v) { return ::erf(v); }
 RTX_MATH_FN float fmaxOf(float a, float b) { return ::fmaxf(a, b); }
 RTX_MATH_FN double fmaxOf(double a, double b) { return ::fmax(a, b); }
 
-// --- the approximations -------------------------------------------------------
+// --- the approximations ------------------------------------------------------
 
 /// exp for f32: Cephes' expf (range reduction by ln 2 in two parts, degree-6
 /// polynomial, scaling by 2^n built in the exponent bits); within 2 ulp of
@@ -341,7 +341,7 @@ template <typename T> RTX_MATH_FN T unaryGradValue(UnaryFn fn, T v, T g) {
   return visitUnaryFn(fn, detail::ApplyGrad<T>{v, g});
 }
 
-// --- the binary functions (also used on integers) ---------------------------
+// --- the binary functions (also used on integers) ----------------------------
 
 struct Add {
   template <typename T> RTX_MATH_FN static T value(T u, T v) { return u + v; }
@@ -448,7 +448,7 @@ RTX_MATH_FN T laneMax(const T *x, int64_t n, int64_t stride = 1) {
   return max;
 }
 
-// --- rows ----------------------------------------------------------------------
+// --- rows --------------------------------------------------------------------
 
 namespace detail {
 /// softmaxRow's body; Unit makes the stride the constant 1 (a loop over
@@ -588,8 +588,8 @@ RTX_MATH_FN void crossEntropyGradRow(const T *row, T *drow, int64_t n, T max,
                                      double scale, double factor,
                                      int64_t label) {
   for (int64_t i = 0; i < n; ++i)
-    drow[i] = T(double(rowExp(row[i] - max)) * scale -
-                (i == label ? factor : 0.0));
+    drow[i] =
+        T(double(rowExp(row[i] - max)) * scale - (i == label ? factor : 0.0));
 }
 
 } // namespace math

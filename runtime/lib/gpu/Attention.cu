@@ -107,8 +107,8 @@ void attentionGradT(const AttentionShape &s, const Tensor &q, const Tensor &k,
   gemmBatched<T>(false, false, rows, d, skv, T(scale), pds, skv, rows * skv, pk,
                  d, skv * d, T(0), static_cast<T *>(dq.raw()), d, rows * d,
                  blocks);
-  gemmBatched<T>(true, false, skv, d, rows, T(scale), pds, skv, rows * skv, pq, d,
-                 rows * d, T(0), static_cast<T *>(dk.raw()), d, skv * d,
+  gemmBatched<T>(true, false, skv, d, rows, T(scale), pds, skv, rows * skv, pq,
+                 d, rows * d, T(0), static_cast<T *>(dk.raw()), d, skv * d,
                  blocks);
 }
 

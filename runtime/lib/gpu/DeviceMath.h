@@ -1,4 +1,4 @@
-//===- DeviceMath.h - loads and stores for the GPU kernels -------*- C++ -*-===//
+//===- DeviceMath.h - loads and stores for the GPU kernels ------*- C++ -*-===//
 //
 // Private to the GPU runtime: loads and stores of any dtype, callable from
 // device code and from the host emulation. The element functions, their

@@ -38,13 +38,12 @@ Tensor dev(const Tensor &t) { return gpu::toDevice(t); }
 /// infinities, NaN, and a sweep over [-30, 30].
 std::vector<double> specialInputs() {
   const double inf = std::numeric_limits<double>::infinity();
-  std::vector<double> v = {0.0,    -0.0,   1e-40, -1e-40, 1e-30,   -1e-30,
-                           1e-8,   -1e-8,  0.5,   -0.5,   0.625,   -0.625,
-                           1.0,    -1.0,   3.0,   -3.0,   9.0,     -9.0,
-                           20.0,   -20.0,  44.0,  -44.0,  87.0,    -87.0,
-                           87.5,   -87.5,  88.5,  -88.5,  89.0,    -89.0,
-                           104.0,  -104.0, 1e10,  -1e10,  3e38,    -3e38,
-                           1e300,  -1e300, inf,   -inf,   std::nan("")};
+  std::vector<double> v = {
+      0.0,   -0.0,   1e-40,  -1e-40, 1e-30,       -1e-30, 1e-8,  -1e-8, 0.5,
+      -0.5,  0.625,  -0.625, 1.0,    -1.0,        3.0,    -3.0,  9.0,   -9.0,
+      20.0,  -20.0,  44.0,   -44.0,  87.0,        -87.0,  87.5,  -87.5, 88.5,
+      -88.5, 89.0,   -89.0,  104.0,  -104.0,      1e10,   -1e10, 3e38,  -3e38,
+      1e300, -1e300, inf,    -inf,   std::nan("")};
   for (int i = 0; i <= 600; ++i)
     v.push_back(-30.0 + 0.1 * i + 1e-3 * (i % 7));
   return v;
@@ -73,8 +72,8 @@ void expectBitEqual(const Tensor &gpuResult, const Tensor &cpu,
     if (std::isnan(x) && std::isnan(y))
       continue;
     if (std::memcmp(a + i * size, b + i * size, size) != 0 && reported++ < 5)
-      ADD_FAILURE() << what << ": element " << i << ": emulated GPU "
-                    << x << " != CPU " << y;
+      ADD_FAILURE() << what << ": element " << i << ": emulated GPU " << x
+                    << " != CPU " << y;
   }
 }
 
@@ -144,8 +143,8 @@ TEST_P(ElementMath, SoftmaxRowsAndTheirGradientAreBitEqual) {
     x.setFromDouble(3 * n + 7, std::nan(""));
     for (int64_t i = 0; i < n; ++i)
       x.setFromDouble(4 * n + i, -inf);
-    std::string what = std::string(dtypeLabel(dtype)) + " n=" +
-                       std::to_string(n);
+    std::string what =
+        std::string(dtypeLabel(dtype)) + " n=" + std::to_string(n);
     for (int64_t dim : {0, 1}) {
       Tensor y = softmax(x, dim);
       expectBitEqual(gpu::softmax(dev(x), dim), y, "softmax " + what);
@@ -162,24 +161,24 @@ TEST_P(ElementMath, SoftmaxRowsAndTheirGradientAreBitEqual) {
                    crossEntropy(logits, labels, false, 0),
                    "cross_entropy " + what);
     Tensor dloss = Tensor::scalar(0.7, dtype);
-    expectBitEqual(gpu::crossEntropyGrad(dev(logits), dev(labels), dev(dloss),
-                                         false, 0),
-                   crossEntropyGrad(logits, labels, dloss, false, 0),
-                   "cross_entropy_grad " + what);
+    expectBitEqual(
+        gpu::crossEntropyGrad(dev(logits), dev(labels), dev(dloss), false, 0),
+        crossEntropyGrad(logits, labels, dloss, false, 0),
+        "cross_entropy_grad " + what);
     // A vocabulary shard at offset 5 of n + 9 classes.
     std::vector<Tensor> gs =
         gpu::vocabLogitStats(dev(logits), dev(labels), 5, n + 9, false, 0);
-    std::vector<Tensor> cs = vocabLogitStats(logits, labels, 5, n + 9, false, 0);
+    std::vector<Tensor> cs =
+        vocabLogitStats(logits, labels, 5, n + 9, false, 0);
     for (size_t i = 0; i < cs.size(); ++i)
       expectBitEqual(gs[i], cs[i], "vocab_logit_stats " + what);
     Tensor sumExp = test::randomTensor({3}, dtype, 70 + n, 1.0, 50.0);
-    expectBitEqual(
-        gpu::vocabCrossEntropyGrad(dev(logits), dev(labels), dev(dloss),
-                                   dev(cs[0]), dev(sumExp), 5, n + 9, false,
-                                   0),
-        vocabCrossEntropyGrad(logits, labels, dloss, cs[0], sumExp, 5, n + 9,
-                              false, 0),
-        "vocab_cross_entropy_grad " + what);
+    expectBitEqual(gpu::vocabCrossEntropyGrad(dev(logits), dev(labels),
+                                              dev(dloss), dev(cs[0]),
+                                              dev(sumExp), 5, n + 9, false, 0),
+                   vocabCrossEntropyGrad(logits, labels, dloss, cs[0], sumExp,
+                                         5, n + 9, false, 0),
+                   "vocab_cross_entropy_grad " + what);
   }
 }
 
@@ -195,7 +194,7 @@ TEST(ElementMathPolicy, ApproximationsOnlyWhereThePolicySays) {
   using namespace rtxrt::math;
   EXPECT_EQ(rowExp(0.0f), 1.0f);
   EXPECT_EQ(rowExp(-std::numeric_limits<float>::infinity()), 0.0f);
-  EXPECT_EQ(rowExp(-100.0f), 0.0f);    // expApprox flushes below -87.3
+  EXPECT_EQ(rowExp(-100.0f), 0.0f);            // expApprox flushes below -87.3
   EXPECT_EQ(rowExp(-100.0), std::exp(-100.0)); // f64 is libm's
   EXPECT_EQ(rowExp(1.5), std::exp(1.5));
   EXPECT_GT(Exp::value(-100.0f), 0.0f); // rtx.exp keeps libm's subnormal
