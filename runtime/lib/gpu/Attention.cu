@@ -60,21 +60,7 @@ Tensor probabilities(const AttentionShape &s, const T *q, const T *k,
         T *row = p + r * skv;
         // Query position within its head; causal rows see keys <= it.
         int64_t pos = r % sq;
-        int64_t visible = causal ? pos + 1 : skv;
-        T max = -INFINITY;
-        for (int64_t j = 0; j < visible; ++j)
-          max = mfmax(max, row[j]);
-        double sum = 0.0;
-        for (int64_t j = 0; j < visible; ++j) {
-          T e = mexp(row[j] - max);
-          row[j] = e;
-          sum += e;
-        }
-        T inv = T(1.0 / sum);
-        for (int64_t j = 0; j < visible; ++j)
-          row[j] *= inv;
-        for (int64_t j = visible; j < skv; ++j)
-          row[j] = T(0);
+        math::attentionSoftmaxRow(row, causal ? pos + 1 : skv, skv);
       });
   return probs;
 }
@@ -107,27 +93,22 @@ void attentionGradT(const AttentionShape &s, const Tensor &q, const Tensor &k,
   gemmBatched<T>(true, false, skv, d, rows, T(1), pp, skv, rows * skv, pdo, d,
                  rows * d, T(0), static_cast<T *>(dv.raw()), d, skv * d,
                  blocks);
-  // dp = dout v^T, then ds = p (dp - rowsum(dp p)) * scale, in place.
+  // dp = dout v^T, then ds = p (dp - rowsum(dp p)) in place, by the CPU
+  // kernel's row function; the scale is the GEMMs' alpha, as on the CPU.
   Tensor ds = gpu::zeros({blocks, rows, skv}, q.dtype());
   T *pds = static_cast<T *>(ds.raw());
   gemmBatched<T>(false, true, rows, skv, d, T(1), pdo, d, rows * d, pv, d,
                  skv * d, T(0), pds, skv, rows * skv, blocks);
   forEach(
       blocks * rows, RTX_GPU_BODY(int64_t r) {
-        T *dsr = pds + r * skv;
-        const T *pr = pp + r * skv;
-        double dot = 0.0;
-        for (int64_t j = 0; j < skv; ++j)
-          dot += static_cast<double>(dsr[j]) * pr[j];
-        for (int64_t j = 0; j < skv; ++j)
-          dsr[j] = pr[j] * (dsr[j] - T(dot)) * T(scale);
+        math::attentionGradRow(pp + r * skv, pds + r * skv, skv);
       });
-  // dq = ds k; dk = ds^T q.
-  gemmBatched<T>(false, false, rows, d, skv, T(1), pds, skv, rows * skv, pk, d,
-                 skv * d, T(0), static_cast<T *>(dq.raw()), d, rows * d,
+  // dq = scale ds k; dk = scale ds^T q.
+  gemmBatched<T>(false, false, rows, d, skv, T(scale), pds, skv, rows * skv, pk,
+                 d, skv * d, T(0), static_cast<T *>(dq.raw()), d, rows * d,
                  blocks);
-  gemmBatched<T>(true, false, skv, d, rows, T(1), pds, skv, rows * skv, pq, d,
-                 rows * d, T(0), static_cast<T *>(dk.raw()), d, skv * d,
+  gemmBatched<T>(true, false, skv, d, rows, T(scale), pds, skv, rows * skv, pq,
+                 d, rows * d, T(0), static_cast<T *>(dk.raw()), d, skv * d,
                  blocks);
 }
 

@@ -1,9 +1,9 @@
-//===- DeviceMath.h - per-element math for the GPU kernels ------*- C++ -*-===//
+//===- DeviceMath.h - loads and stores for the GPU kernels ------*- C++ -*-===//
 //
-// Private to the GPU runtime: the element functions of the elementwise ops
-// and their derivatives, the same formulas as the CPU kernels
-// (runtime/lib/kernels/Elementwise.cpp, Gradients.cpp), callable from
-// device code and from the host emulation; and loads/stores of any dtype.
+// Private to the GPU runtime: loads and stores of any dtype, callable from
+// device code and from the host emulation. The element functions, their
+// derivatives and the row math are runtime/lib/common/ElementMath.h's,
+// shared with the CPU kernels.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,123 +12,20 @@
 
 #include "Portable.h"
 
+#include "../common/ElementMath.h"
+
 #include <math.h>
 
 namespace rtxrt {
 namespace gpu {
 namespace detail {
 
-// C's names, overloaded for float and double, callable on both sides.
-RTX_GPU_FN inline float mexp(float v) { return expf(v); }
-RTX_GPU_FN inline double mexp(double v) { return exp(v); }
-RTX_GPU_FN inline float mlog(float v) { return logf(v); }
-RTX_GPU_FN inline double mlog(double v) { return log(v); }
-RTX_GPU_FN inline float msqrt(float v) { return sqrtf(v); }
-RTX_GPU_FN inline double msqrt(double v) { return sqrt(v); }
-RTX_GPU_FN inline float mtanh(float v) { return tanhf(v); }
-RTX_GPU_FN inline double mtanh(double v) { return tanh(v); }
-RTX_GPU_FN inline float merf(float v) { return erff(v); }
-RTX_GPU_FN inline double merf(double v) { return erf(v); }
-RTX_GPU_FN inline float mfmax(float a, float b) { return fmaxf(a, b); }
-RTX_GPU_FN inline double mfmax(double a, double b) { return fmax(a, b); }
-
-template <typename T> RTX_GPU_FN T unaryValue(UnaryKind kind, T v) {
-  const T one = T(1), half = T(0.5);
-  const T invSqrt2 = T(0.70710678118654752440084436210485);
-  const T sqrt2OverPi = T(0.79788456080286535587989211986876);
-  const T cubic = T(0.044715);
-  switch (kind) {
-  case UnaryKind::Neg:
-    return -v;
-  case UnaryKind::Exp:
-    return mexp(v);
-  case UnaryKind::Log:
-    return mlog(v);
-  case UnaryKind::Sqrt:
-    return msqrt(v);
-  case UnaryKind::Rsqrt:
-    return one / msqrt(v);
-  case UnaryKind::Tanh:
-    return mtanh(v);
-  case UnaryKind::Sigmoid:
-    return one / (one + mexp(-v));
-  case UnaryKind::Relu:
-    return v > T(0) || v != v ? v : T(0);
-  case UnaryKind::Silu:
-    return v / (one + mexp(-v));
-  case UnaryKind::Gelu:
-    return half * v * (one + merf(v * invSqrt2));
-  case UnaryKind::GeluTanh:
-    return half * v * (one + mtanh(sqrt2OverPi * (v + cubic * v * v * v)));
-  }
-  return v;
-}
-
-/// max/min that propagate NaN like torch.maximum/minimum.
-template <typename T> RTX_GPU_FN T binaryValue(BinaryKind kind, T u, T v) {
-  switch (kind) {
-  case BinaryKind::Add:
-    return u + v;
-  case BinaryKind::Sub:
-    return u - v;
-  case BinaryKind::Mul:
-    return u * v;
-  case BinaryKind::Div:
-    return u / v;
-  case BinaryKind::Maximum:
-    return (u > v || u != u) ? u : v;
-  case BinaryKind::Minimum:
-    return (u < v || u != u) ? u : v;
-  }
-  return u;
-}
-
-/// g * f'(v) for rtx.unary_grad, written as the CPU kernels write it.
-template <typename T> RTX_GPU_FN T unaryGradValue(UnaryFn fn, T v, T g) {
-  const T one = T(1), half = T(0.5);
-  const T invSqrt2 = T(0.70710678118654752440084436210485);
-  const T invSqrt2Pi = T(0.39894228040143267793994605993438);
-  const T sqrt2OverPi = T(0.79788456080286535587989211986876);
-  const T cubic = T(0.044715);
-  switch (fn) {
-  case UnaryFn::Exp:
-    return g * mexp(v);
-  case UnaryFn::Log:
-    return g / v;
-  case UnaryFn::Sqrt:
-    return g * half / msqrt(v);
-  case UnaryFn::Rsqrt: {
-    T r = one / msqrt(v);
-    return g * (-half) * r * r * r;
-  }
-  case UnaryFn::Tanh: {
-    T t = mtanh(v);
-    return g * (one - t * t);
-  }
-  case UnaryFn::Sigmoid: {
-    T s = one / (one + mexp(-v));
-    return g * s * (one - s);
-  }
-  case UnaryFn::Relu:
-    return v > T(0) ? g : (v != v ? v : T(0));
-  case UnaryFn::Silu: {
-    T s = one / (one + mexp(-v));
-    return g * s * (one + v * (one - s));
-  }
-  case UnaryFn::Gelu: {
-    T cdf = half * (one + merf(v * invSqrt2));
-    T pdf = invSqrt2Pi * mexp(-half * v * v);
-    return g * (cdf + v * pdf);
-  }
-  case UnaryFn::GeluTanh: {
-    T u = sqrt2OverPi * (v + cubic * v * v * v);
-    T t = mtanh(u);
-    T du = sqrt2OverPi * (one + T(3) * cubic * v * v);
-    return g * (half * (one + t) + half * v * (one - t * t) * du);
-  }
-  }
-  return g;
-}
+// The element functions of the elementwise ops and their derivatives are
+// the CPU kernels' own (runtime/lib/common/ElementMath.h): one definition,
+// compiled for both sides.
+using math::binaryValue;
+using math::unaryGradValue;
+using math::unaryValue;
 
 /// Float to integer: truncation toward zero, saturating; NaN gives 0 (as
 /// Tensor::setFromDouble).

@@ -1,11 +1,12 @@
 //===- Rows.cu - normalisation, softmax, rope, embedding, cross-entropy ---===//
 //
 // Row kernels: one body owns a whole row and accumulates its statistics in
-// double in index order, as the CPU kernels do (runtime/lib/kernels/
-// Normalization*.cpp, EmbeddingLoss*.cpp). Sums across rows (the gradients
-// of scale and bias, the embedding scatter-add, the mean loss) are one body
-// per output element looping over the rows in order: deterministic, with no
-// atomics.
+// double, as the CPU kernels do (runtime/lib/kernels/Normalization*.cpp,
+// EmbeddingLoss*.cpp); softmax, its gradient and cross-entropy run the CPU
+// kernels' own row functions (runtime/lib/common/ElementMath.h). Sums
+// across rows (the gradients of scale and bias, the embedding scatter-add,
+// the mean loss) are one body per output element looping over the rows in
+// order: deterministic, with no atomics.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,31 +32,26 @@ using rtxrt::detail::normalizeDim;
 
 namespace {
 
-/// Mean and 1/std (layernorm) or 1/rms (rmsnorm) of each row, in double.
-void rowStatistics(const Tensor &x, int64_t rows, int64_t d, double epsilon,
-                   bool centred, Tensor &mean, Tensor &rstd) {
+/// Mean and 1/std (layernorm) or 1/rms (rmsnorm) of each row, in double,
+/// by the CPU kernels' row function.
+template <typename T>
+void rowStatisticsT(const Tensor &x, int64_t rows, int64_t d, double epsilon,
+                    bool centred, Tensor &mean, Tensor &rstd) {
   mean = empty({rows}, DType::F64);
   rstd = empty({rows}, DType::F64);
-  const void *px = x.raw();
-  int dtype = static_cast<int>(x.dtype());
+  const T *px = static_cast<const T *>(x.raw());
   double *pm = static_cast<double *>(mean.raw());
   double *pr = static_cast<double *>(rstd.raw());
   forEach(
       rows, RTX_GPU_BODY(int64_t r) {
-        double m = 0.0;
-        if (centred) {
-          for (int64_t i = 0; i < d; ++i)
-            m += loadElement(px, dtype, r * d + i);
-          m /= static_cast<double>(d);
-        }
-        double sq = 0.0;
-        for (int64_t i = 0; i < d; ++i) {
-          double c = loadElement(px, dtype, r * d + i) - m;
-          sq += c * c;
-        }
-        pm[r] = m;
-        pr[r] = 1.0 / sqrt(sq / static_cast<double>(d) + epsilon);
+        math::normStatistics(px + r * d, d, epsilon, centred, pm[r], pr[r]);
       });
+}
+
+void rowStatistics(const Tensor &x, int64_t rows, int64_t d, double epsilon,
+                   bool centred, Tensor &mean, Tensor &rstd) {
+  RTX_GPU_COMPUTE(x.dtype(), rowStatisticsT, x, rows, d, epsilon, centred, mean,
+                  rstd);
 }
 
 template <typename T>
@@ -71,12 +67,11 @@ void normalizeT(const Tensor &x, const Tensor &g, const Tensor &b,
   forEach(
       x.numel(), RTX_GPU_BODY(int64_t e) {
         int64_t r = e / d, i = e % d;
-        if (layerNorm) {
-          T v = T((px[e] - pm[r]) * pr[r]) * pg[i];
-          py[e] = pb ? v + pb[i] : v;
-        } else {
-          py[e] = px[e] * T(pr[r]) * pg[i];
-        }
+        if (layerNorm)
+          py[e] = pb ? math::layerNormValue(px[e], pm[r], pr[r], pg[i], pb[i])
+                     : math::layerNormValue(px[e], pm[r], pr[r], pg[i]);
+        else
+          py[e] = math::rmsNormValue(px[e], T(pr[r]), pg[i]);
       });
 }
 
@@ -144,18 +139,7 @@ void softmaxT(const Tensor &x, Tensor &y, int64_t n, int64_t inner) {
   forEach(
       lanes, RTX_GPU_BODY(int64_t lane) {
         int64_t base = (lane / inner) * n * inner + lane % inner;
-        T max = -INFINITY;
-        for (int64_t i = 0; i < n; ++i)
-          max = mfmax(max, px[base + i * inner]);
-        double sum = 0.0;
-        for (int64_t i = 0; i < n; ++i) {
-          T e = mexp(px[base + i * inner] - max);
-          py[base + i * inner] = e;
-          sum += e;
-        }
-        T inv = T(1.0 / sum);
-        for (int64_t i = 0; i < n; ++i)
-          py[base + i * inner] *= inv;
+        math::softmaxRow(px + base, py + base, n, inner);
       });
 }
 
@@ -169,14 +153,7 @@ void softmaxGradT(const Tensor &y, const Tensor &dy, Tensor &dx, int64_t n,
   forEach(
       lanes, RTX_GPU_BODY(int64_t lane) {
         int64_t base = (lane / inner) * n * inner + lane % inner;
-        double dot = 0.0;
-        for (int64_t i = 0; i < n; ++i)
-          dot +=
-              static_cast<double>(pdy[base + i * inner]) * py[base + i * inner];
-        for (int64_t i = 0; i < n; ++i) {
-          int64_t e = base + i * inner;
-          pdx[e] = py[e] * (pdy[e] - T(dot));
-        }
+        math::softmaxGradRow(py + base, pdy + base, pdx + base, n, inner);
       });
 }
 
@@ -239,13 +216,10 @@ void crossEntropyRowsT(const Tensor &x, const Tensor &labels, Tensor &loss,
           return;
         }
         const T *row = px + t * vocab;
-        double max = -INFINITY;
-        for (int64_t i = 0; i < vocab; ++i)
-          max = fmax(max, static_cast<double>(row[i]));
-        double sum = 0.0;
-        for (int64_t i = 0; i < vocab; ++i)
-          sum += exp(static_cast<double>(row[i]) - max);
-        out[t] = max + log(sum) - static_cast<double>(row[label]);
+        T max;
+        double sum;
+        math::softmaxStatistics(row, vocab, max, sum);
+        out[t] = math::crossEntropyLoss(max, sum, row[label]);
       });
 }
 
@@ -295,20 +269,16 @@ void crossEntropyGradT(const Tensor &x, const Tensor &labels,
         }
         double factor = loadElement(pg, gtype, 0) / static_cast<double>(count);
         const T *row = px + t * vocab;
-        double max = -INFINITY, sum = 0.0;
+        T max;
+        double sum;
         if (pmax) {
-          max = loadElement(pmax, mtype, t);
+          max = T(loadElement(pmax, mtype, t));
           sum = loadElement(psum, stype, t);
         } else {
-          for (int64_t i = 0; i < vocab; ++i)
-            max = fmax(max, static_cast<double>(row[i]));
-          for (int64_t i = 0; i < vocab; ++i)
-            sum += exp(static_cast<double>(row[i]) - max);
+          math::softmaxStatistics(row, vocab, max, sum);
         }
-        double scale = factor / sum;
-        for (int64_t i = 0; i < vocab; ++i)
-          drow[i] = T(exp(static_cast<double>(row[i]) - max) * scale -
-                      (offset + i == label ? factor : 0.0));
+        math::crossEntropyGradRow(row, drow, vocab, max, factor / sum, factor,
+                                  label - offset);
       });
 }
 
@@ -326,10 +296,7 @@ void vocabLogitStatsT(const Tensor &x, const Tensor &labels, Tensor &max,
   forEach(
       tokens, RTX_GPU_BODY(int64_t t) {
         const T *row = px + t * width;
-        T m = -INFINITY;
-        for (int64_t i = 0; i < width; ++i)
-          m = mfmax(m, row[i]);
-        pmax[t] = m;
+        pmax[t] = math::laneMax(row, width);
         int64_t label = static_cast<int64_t>(loadElement(pl, ltype, t));
         int64_t local = label - offset;
         bool owned =
@@ -687,9 +654,9 @@ Tensor gpu::vocabCrossEntropy(const Tensor &max, const Tensor &sumExp,
           if (hasIgnoreIndex &&
               static_cast<int64_t>(loadElement(pl, itype, t)) == ignoreIndex)
             continue;
-          total += loadElement(pmax, mtype, t) +
-                   log(loadElement(psum, stype, t)) -
-                   loadElement(plab, ltype, t);
+          total += math::crossEntropyLoss(loadElement(pmax, mtype, t),
+                                          loadElement(psum, stype, t),
+                                          loadElement(plab, ltype, t));
           ++count;
         }
         pm[0] = count ? total / static_cast<double>(count) : 0.0;

@@ -90,15 +90,8 @@ std::vector<Tensor> rtxrt::attentionGrad(const Tensor &query, const Tensor &key,
           // dP = dO v^T, then dS = P * (dP - rowsum(P * dP)) in place.
           gemm(false, true, n, skv, d, T(1), doBlock, d, vBase, d, T(0), dp,
                skv);
-          for (int64_t r = 0; r < n; ++r) {
-            const T *prow = p + r * skv;
-            T *dprow = dp + r * skv;
-            double dot = laneSum(skv, [&](int64_t j) {
-              return static_cast<double>(prow[j]) * dprow[j];
-            });
-            for (int64_t j = 0; j < skv; ++j)
-              dprow[j] = T(static_cast<double>(prow[j]) * (dprow[j] - dot));
-          }
+          for (int64_t r = 0; r < n; ++r)
+            attentionGradRow(p + r * skv, dp + r * skv, skv);
           // dq = scale * dS k; dk += scale * dS^T q.
           gemm(false, false, n, d, skv, T(scale), dp, skv, kBase, d, T(0),
                pdq + qOffset + r0 * d, d);

@@ -1,8 +1,9 @@
 //===- Elementwise.cpp - unary, binary, compare, select, dropout ----------===//
 //
 // Each kernel switches on the op kind once, outside the element loop, so the
-// inner loops are plain and vectorisable. bf16/f16 inputs are widened to f32,
-// computed, and rounded back once.
+// inner loops are plain and vectorisable. The element functions themselves
+// are runtime/lib/common/ElementMath.h's, shared with the GPU kernels.
+// bf16/f16 inputs are widened to f32, computed, and rounded back once.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,10 +37,6 @@ void zipElements(const T *a, const T *b, T *out, int64_t n, F f) {
       out[i] = f(a[i], b[i]);
   });
 }
-
-/// max/min that propagate NaN like torch.maximum/minimum.
-template <typename T> T nanMax(T a, T b) { return (a > b || a != a) ? a : b; }
-template <typename T> T nanMin(T a, T b) { return (a < b || a != a) ? a : b; }
 
 const char *unaryName(UnaryKind kind) {
   switch (kind) {
@@ -87,64 +84,22 @@ const char *binaryName(BinaryKind kind) {
   return "rtx.binary";
 }
 
+/// One loop per function (math::visitUnary switches outside it), so the
+/// loop body is the function alone and vectorises where it can.
 template <typename T>
 void unaryLoop(UnaryKind kind, const T *x, T *y, int64_t n) {
-  // Constants in T so that f32 stays in f32.
-  const T one = T(1), half = T(0.5);
-  const T invSqrt2 = T(0.70710678118654752440084436210485);
-  const T sqrt2OverPi = T(0.79788456080286535587989211986876);
-  const T cubic = T(0.044715);
-  switch (kind) {
-  case UnaryKind::Neg:
-    return mapElements(x, y, n, [](T v) { return -v; });
-  case UnaryKind::Exp:
-    return mapElements(x, y, n, [](T v) { return std::exp(v); });
-  case UnaryKind::Log:
-    return mapElements(x, y, n, [](T v) { return std::log(v); });
-  case UnaryKind::Sqrt:
-    return mapElements(x, y, n, [](T v) { return std::sqrt(v); });
-  case UnaryKind::Rsqrt:
-    return mapElements(x, y, n, [one](T v) { return one / std::sqrt(v); });
-  case UnaryKind::Tanh:
-    return mapElements(x, y, n, [](T v) { return std::tanh(v); });
-  case UnaryKind::Sigmoid:
-    return mapElements(x, y, n,
-                       [one](T v) { return one / (one + std::exp(-v)); });
-  case UnaryKind::Relu:
-    // NaN stays NaN, as in torch.relu.
-    return mapElements(x, y, n,
-                       [](T v) { return v > T(0) || v != v ? v : T(0); });
-  case UnaryKind::Silu:
-    return mapElements(x, y, n,
-                       [one](T v) { return v / (one + std::exp(-v)); });
-  case UnaryKind::Gelu:
-    return mapElements(x, y, n, [=](T v) {
-      return half * v * (one + std::erf(v * invSqrt2));
-    });
-  case UnaryKind::GeluTanh:
-    return mapElements(x, y, n, [=](T v) {
-      return half * v *
-             (one + tanhApprox(sqrt2OverPi * (v + cubic * v * v * v)));
-    });
-  }
+  math::visitUnary(kind, [&](auto fn) {
+    using F = decltype(fn);
+    mapElements(x, y, n, [](T v) { return F::value(v); });
+  });
 }
 
 template <typename T>
 void binaryLoop(BinaryKind kind, const T *a, const T *b, T *y, int64_t n) {
-  switch (kind) {
-  case BinaryKind::Add:
-    return zipElements(a, b, y, n, [](T u, T v) { return u + v; });
-  case BinaryKind::Sub:
-    return zipElements(a, b, y, n, [](T u, T v) { return u - v; });
-  case BinaryKind::Mul:
-    return zipElements(a, b, y, n, [](T u, T v) { return u * v; });
-  case BinaryKind::Div:
-    return zipElements(a, b, y, n, [](T u, T v) { return u / v; });
-  case BinaryKind::Maximum:
-    return zipElements(a, b, y, n, [](T u, T v) { return nanMax(u, v); });
-  case BinaryKind::Minimum:
-    return zipElements(a, b, y, n, [](T u, T v) { return nanMin(u, v); });
-  }
+  math::visitBinary(kind, [&](auto fn) {
+    using F = decltype(fn);
+    zipElements(a, b, y, n, [](T u, T v) { return F::value(u, v); });
+  });
 }
 
 template <typename T>

@@ -81,8 +81,7 @@ Tensor rtxrt::crossEntropy(const Tensor &logits, const Tensor &labels,
         T max;
         double sum;
         softmaxStatistics(row, vocab, max, sum);
-        loss[t] = static_cast<double>(max) + std::log(sum) -
-                  static_cast<double>(row[lab[t]]);
+        loss[t] = crossEntropyLoss(max, sum, row[lab[t]]);
         counted[t] = 1;
       }
     });
@@ -152,8 +151,8 @@ Tensor rtxrt::vocabCrossEntropy(const Tensor &max, const Tensor &sumExp,
     if (hasIgnoreIndex &&
         static_cast<int64_t>(labels.getAsDouble(t)) == ignoreIndex)
       continue;
-    total += max.getAsDouble(t) + std::log(sumExp.getAsDouble(t)) -
-             labelLogit.getAsDouble(t);
+    total += crossEntropyLoss(max.getAsDouble(t), sumExp.getAsDouble(t),
+                              labelLogit.getAsDouble(t));
     ++count;
   }
   return Tensor::scalar(count ? total / static_cast<double>(count) : 0.0,

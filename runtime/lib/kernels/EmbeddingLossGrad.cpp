@@ -125,11 +125,8 @@ void softmaxMinusOneHot(const LossGradInputs &in, T *pdx, int64_t width,
       T max = 0;
       double sum = 1.0;
       stats(row, t, max, sum);
-      double scale = in.factor / sum, factor = in.factor;
-      int64_t label = in.labels[t] - offset;
-      for (int64_t i = 0; i < width; ++i)
-        drow[i] = T(double(expApprox(row[i] - max)) * scale -
-                    (i == label ? factor : 0.0));
+      crossEntropyGradRow(row, drow, width, max, in.factor / sum, in.factor,
+                          in.labels[t] - offset);
     }
   });
 }

@@ -3,7 +3,7 @@
 // The backward kernels that are elementwise or row-wise like their forward
 // op: each output element (or row) is computed by one thread from its own
 // inputs, so results do not depend on the thread count. Row sums accumulate
-// in double in index order, as in the forward kernels.
+// in double in a fixed order (laneSum), as in the forward kernels.
 //
 //===----------------------------------------------------------------------===//
 
@@ -55,64 +55,14 @@ void gradElements(const T *x, const T *dy, T *dx, int64_t n, F f) {
   });
 }
 
+/// g * f'(x) by runtime/lib/common/ElementMath.h's derivatives (shared
+/// with the GPU kernels), one loop per function.
 template <typename T>
 void unaryGradLoop(UnaryFn fn, const T *x, const T *dy, T *dx, int64_t n) {
-  // Constants in T so that f32 stays in f32.
-  const T one = T(1), half = T(0.5);
-  const T invSqrt2 = T(0.70710678118654752440084436210485);
-  const T invSqrt2Pi = T(0.39894228040143267793994605993438);
-  const T sqrt2OverPi = T(0.79788456080286535587989211986876);
-  const T cubic = T(0.044715);
-  switch (fn) {
-  case UnaryFn::Exp:
-    return gradElements(x, dy, dx, n, [](T v, T g) { return g * std::exp(v); });
-  case UnaryFn::Log:
-    return gradElements(x, dy, dx, n, [](T v, T g) { return g / v; });
-  case UnaryFn::Sqrt:
-    return gradElements(x, dy, dx, n,
-                        [half](T v, T g) { return g * half / std::sqrt(v); });
-  case UnaryFn::Rsqrt:
-    // -0.5 x^-1.5 as -0.5 r^3 with r = 1/sqrt(x).
-    return gradElements(x, dy, dx, n, [=](T v, T g) {
-      T r = one / std::sqrt(v);
-      return -half * g * r * r * r;
-    });
-  case UnaryFn::Tanh:
-    return gradElements(x, dy, dx, n, [one](T v, T g) {
-      T t = std::tanh(v);
-      return g * (one - t * t);
-    });
-  case UnaryFn::Sigmoid:
-    return gradElements(x, dy, dx, n, [one](T v, T g) {
-      T s = one / (one + std::exp(-v));
-      return g * s * (one - s);
-    });
-  case UnaryFn::Relu:
-    // NaN input gives a NaN gradient, as the forward gives a NaN output.
-    return gradElements(x, dy, dx, n, [](T v, T g) {
-      return v > T(0) ? g : (v != v ? v : T(0));
-    });
-  case UnaryFn::Silu:
-    return gradElements(x, dy, dx, n, [one](T v, T g) {
-      T s = one / (one + std::exp(-v));
-      return g * s * (one + v * (one - s));
-    });
-  case UnaryFn::Gelu:
-    // Phi(x) + x phi(x).
-    return gradElements(x, dy, dx, n, [=](T v, T g) {
-      T cdf = half * (one + std::erf(v * invSqrt2));
-      T pdf = invSqrt2Pi * std::exp(-half * v * v);
-      return g * (cdf + v * pdf);
-    });
-  case UnaryFn::GeluTanh:
-    // y = x/2 (1 + tanh(u)), u = k (x + c x^3):
-    // y' = (1 + tanh(u))/2 + x/2 (1 - tanh(u)^2) k (1 + 3 c x^2).
-    return gradElements(x, dy, dx, n, [=](T v, T g) {
-      T t = tanhApprox(sqrt2OverPi * (v + cubic * v * v * v));
-      return g * (half * (one + t) + half * v * (one - t * t) * sqrt2OverPi *
-                                         (one + T(3) * cubic * v * v));
-    });
-  }
+  math::visitUnaryFn(fn, [&](auto f) {
+    using F = decltype(f);
+    gradElements(x, dy, dx, n, [](T v, T g) { return F::grad(v, g); });
+  });
 }
 
 /// out[idx + low] = in[idx] on raw elements of type E, zeros elsewhere
@@ -180,14 +130,7 @@ Tensor rtxrt::softmaxGrad(const Tensor &result, const Tensor &resultGrad,
     parallelFor(lanes, rowGrain(n), [&](int64_t begin, int64_t end) {
       for (int64_t lane = begin; lane < end; ++lane) {
         int64_t base = (lane / inner) * n * inner + lane % inner;
-        const T *yl = py + base, *dyl = pdy + base;
-        T *dxl = pdx + base;
-        double dot = 0.0;
-        for (int64_t i = 0; i < n; ++i)
-          dot += static_cast<double>(dyl[i * inner]) * yl[i * inner];
-        for (int64_t i = 0; i < n; ++i)
-          dxl[i * inner] =
-              T(static_cast<double>(yl[i * inner]) * (dyl[i * inner] - dot));
+        softmaxGradRow(py + base, pdy + base, pdx + base, n, inner);
       }
     });
     return 0;

@@ -15,7 +15,7 @@
 
 #include "rtxrt/Tensor.h"
 
-#include "VectorMath.h"
+#include "../common/ElementMath.h"
 
 #include <algorithm>
 #include <cmath>
@@ -30,6 +30,24 @@
 
 namespace rtxrt {
 namespace detail {
+
+// The element math and fixed-order reductions shared with the GPU kernels
+// (runtime/lib/common/ElementMath.h), by their short names.
+using math::attentionGradRow;
+using math::attentionSoftmaxRow;
+using math::crossEntropyGradRow;
+using math::crossEntropyLoss;
+using math::expApprox;
+using math::kLanes;
+using math::laneMax;
+using math::laneSum;
+using math::layerNormValue;
+using math::normStatistics;
+using math::rmsNormValue;
+using math::softmaxGradRow;
+using math::softmaxRow;
+using math::softmaxStatistics;
+using math::tanhApprox;
 
 /// Calls body(begin, end) on disjoint ranges covering [0, n), in parallel
 /// when there are at least 2 * grain items and more than one thread. The body
@@ -205,44 +223,6 @@ ContractionDims checkBatchMatmulArguments(const std::string &op,
                                           bool transposeLhs, bool transposeRhs);
 ContractionDims checkLinearArguments(const std::string &op, const Tensor &input,
                                      const Tensor &weight, const Tensor &bias);
-
-/// One row of attention probabilities, in place: softmax over the scores
-/// row[0..visible) (the keys a causal row sees; all of them otherwise) and
-/// zeros in row[visible..length). rtx.attention_grad recomputes the
-/// probabilities with this same function, so they equal the forward's.
-template <typename T>
-void attentionSoftmaxRow(T *row, int64_t visible, int64_t length) {
-  T max = laneMax(row, visible);
-  for (int64_t j = 0; j < visible; ++j)
-    row[j] = expApprox(row[j] - max);
-  double sum = laneSum(visible, [&](int64_t j) { return double(row[j]); });
-  T inv = T(1.0 / sum);
-  for (int64_t j = 0; j < visible; ++j)
-    row[j] *= inv;
-  for (int64_t j = visible; j < length; ++j)
-    row[j] = T(0);
-}
-
-/// The statistics of a softmax over row[0..n): its max, and the sum of
-/// exp(row - max) in double. rtx.cross_entropy and its gradient both use
-/// this, so the gradient's softmax is the forward's. The exponentials are
-/// computed a chunk at a time into a buffer (a loop that vectorises) and
-/// each chunk is summed in fixed lanes, in chunk order.
-template <typename T>
-void softmaxStatistics(const T *row, int64_t n, T &max, double &sumExp) {
-  constexpr int64_t kChunk = 512;
-  max = laneMax(row, n);
-  const T m = max;
-  T e[kChunk];
-  double sum = 0.0;
-  for (int64_t c = 0; c < n; c += kChunk) {
-    int64_t len = std::min(kChunk, n - c);
-    for (int64_t i = 0; i < len; ++i)
-      e[i] = expApprox(row[c + i] - m);
-    sum += laneSum(len, [&](int64_t i) { return double(e[i]); });
-  }
-  sumExp = sum;
-}
 
 /// The operand and hyper-parameter checks of rtx.adamw_update (shared by
 /// the CPU and GPU kernels; the step's value is the caller's to check).

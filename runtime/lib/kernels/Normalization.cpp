@@ -33,23 +33,14 @@ Tensor rtxrt::layerNorm(const Tensor &input, const Tensor &scale,
       for (int64_t r = begin; r < end; ++r) {
         const T *xr = px + r * d;
         T *yr = py + r * d;
-        double mean = laneSum(d, [&](int64_t i) { return double(xr[i]); }) /
-                      static_cast<double>(d);
-        // Two passes (not E[x^2] - mean^2): no cancellation for large means.
-        double sq = laneSum(d, [&](int64_t i) {
-          double c = xr[i] - mean;
-          return c * c;
-        });
-        double rstd = 1.0 / std::sqrt(sq / static_cast<double>(d) + epsilon);
-        // Centre in double too: rounding the mean to f32 would shift every
-        // element by up to half an ulp of the mean, a large relative error
-        // when the mean is large against the spread.
+        double mean, rstd;
+        normStatistics(xr, d, epsilon, true, mean, rstd);
         if (pb)
           for (int64_t i = 0; i < d; ++i)
-            yr[i] = T((xr[i] - mean) * rstd) * pg[i] + pb[i];
+            yr[i] = layerNormValue(xr[i], mean, rstd, pg[i], pb[i]);
         else
           for (int64_t i = 0; i < d; ++i)
-            yr[i] = T((xr[i] - mean) * rstd) * pg[i];
+            yr[i] = layerNormValue(xr[i], mean, rstd, pg[i]);
       }
     });
     return 0;
@@ -72,11 +63,11 @@ Tensor rtxrt::rmsNorm(const Tensor &input, const Tensor &scale,
       for (int64_t r = begin; r < end; ++r) {
         const T *xr = px + r * d;
         T *yr = py + r * d;
-        double sq = laneSum(
-            d, [&](int64_t i) { return static_cast<double>(xr[i]) * xr[i]; });
-        T s = T(1.0 / std::sqrt(sq / static_cast<double>(d) + epsilon));
+        double mean, rstd;
+        normStatistics(xr, d, epsilon, false, mean, rstd);
+        T s = T(rstd);
         for (int64_t i = 0; i < d; ++i)
-          yr[i] = xr[i] * s * pg[i];
+          yr[i] = rmsNormValue(xr[i], s, pg[i]);
       }
     });
     return 0;
@@ -105,23 +96,7 @@ Tensor rtxrt::softmax(const Tensor &input, int64_t dim) {
     parallelFor(lanes, rowGrain(n), [&](int64_t begin, int64_t end) {
       for (int64_t lane = begin; lane < end; ++lane) {
         int64_t base = (lane / inner) * n * inner + lane % inner;
-        const T *xl = px + base;
-        T *yl = py + base;
-        T max = -std::numeric_limits<T>::infinity();
-        if (inner == 1)
-          max = laneMax(xl, n);
-        else
-          for (int64_t i = 0; i < n; ++i)
-            max = std::fmax(max, xl[i * inner]);
-        // A row that is all -inf has no finite max: exp(x - max) is NaN,
-        // as in PyTorch, rather than a silent uniform distribution.
-        for (int64_t i = 0; i < n; ++i)
-          yl[i * inner] = expApprox(xl[i * inner] - max);
-        double sum =
-            laneSum(n, [&](int64_t i) { return double(yl[i * inner]); });
-        T inv = T(1.0 / sum);
-        for (int64_t i = 0; i < n; ++i)
-          yl[i * inner] *= inv;
+        softmaxRow(px + base, py + base, n, inner);
       }
     });
     return 0;

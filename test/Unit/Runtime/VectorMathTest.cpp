@@ -1,9 +1,9 @@
 //===- VectorMathTest.cpp - expApprox, tanhApprox, laneSum, laneMax -------===//
 //
-// The vectorisable helpers of the CPU kernels (runtime/lib/kernels/
-// VectorMath.h) against libm in double and against sums in a known order.
+// The vectorisable helpers of the CPU and GPU kernels (runtime/lib/common/
+// ElementMath.h) against libm in double and against sums in a known order.
 
-#include "VectorMath.h"
+#include "../common/ElementMath.h"
 
 #include <gtest/gtest.h>
 
@@ -12,7 +12,7 @@
 #include <random>
 #include <vector>
 
-using namespace rtxrt::detail;
+using namespace rtxrt::math;
 
 namespace {
 
