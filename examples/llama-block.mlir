@@ -29,14 +29,13 @@ func.func @llama_block() -> tensor<f32> {
   %v25 = rtx.rmsnorm %v23, %v24 eps 1.0e-06 : tensor<2x8x32xf32>, tensor<32xf32>
   %v26 = rtx.param "layers.0.feed_forward.w1.weight" normal(0.0, 0.02) seed 0 : tensor<64x32xf32>
   %v27 = rtx.linear %v25, %v26 : tensor<2x8x32xf32>, tensor<64x32xf32> -> tensor<2x8x64xf32>
-  %v28 = rtx.silu %v27 : tensor<2x8x64xf32>
-  %v29 = rtx.param "layers.0.feed_forward.w3.weight" normal(0.0, 0.02) seed 0 : tensor<64x32xf32>
-  %v30 = rtx.linear %v25, %v29 : tensor<2x8x32xf32>, tensor<64x32xf32> -> tensor<2x8x64xf32>
-  %v31 = rtx.mul %v28, %v30 : tensor<2x8x64xf32>
-  %v32 = rtx.param "layers.0.feed_forward.w2.weight" normal(0.0, 0.02) seed 0 : tensor<32x64xf32>
-  %v33 = rtx.linear %v31, %v32 : tensor<2x8x64xf32>, tensor<32x64xf32> -> tensor<2x8x32xf32>
-  %v34 = rtx.add %v23, %v33 : tensor<2x8x32xf32>
-  %v35 = rtx.mul %v34, %v34 : tensor<2x8x32xf32>
-  %v36 = rtx.reduce mean %v35 dims [0, 1, 2] : tensor<2x8x32xf32> -> tensor<f32>
-  return %v36 : tensor<f32>
+  %v28 = rtx.param "layers.0.feed_forward.w3.weight" normal(0.0, 0.02) seed 0 : tensor<64x32xf32>
+  %v29 = rtx.linear %v25, %v28 : tensor<2x8x32xf32>, tensor<64x32xf32> -> tensor<2x8x64xf32>
+  %v30 = rtx.swiglu %v27, %v29 : tensor<2x8x64xf32>
+  %v31 = rtx.param "layers.0.feed_forward.w2.weight" normal(0.0, 0.02) seed 0 : tensor<32x64xf32>
+  %v32 = rtx.linear %v30, %v31 : tensor<2x8x64xf32>, tensor<32x64xf32> -> tensor<2x8x32xf32>
+  %v33 = rtx.add %v23, %v32 : tensor<2x8x32xf32>
+  %v34 = rtx.mul %v33, %v33 : tensor<2x8x32xf32>
+  %v35 = rtx.reduce mean %v34 dims [0, 1, 2] : tensor<2x8x32xf32> -> tensor<f32>
+  return %v35 : tensor<f32>
 }

@@ -230,6 +230,9 @@ class Function:
     def div(self, a, b): return self._binary("div", a, b)
     def maximum(self, a, b): return self._binary("maximum", a, b)
     def minimum(self, a, b): return self._binary("minimum", a, b)
+    def swiglu(self, gate, up):
+        """Llama's silu(gate) * up as one fused op."""
+        return self._binary("swiglu", gate, up)
 
     def _unary(self, op: str, x: Value, suffix: str = "") -> Value:
         v = self._new(x.shape, x.dtype)

@@ -32,7 +32,7 @@ import torch
 
 from .builder import BuildError, Function, Init, Module, Value, constant, normal, ones, zeros
 from .errors import TorchImportError, UnsupportedOpError
-from .torch_fusion import fuse_attention
+from .torch_fusion import fuse_attention, fuse_swiglu
 from .torch_graph import Graph, Leaf, Meta, Node, Ref, Tracer, flatten, refs
 from .torch_ops import CONVERTERS, DTYPES, Operand, Unsupported, rtx_dtype, supported_ops
 
@@ -302,7 +302,9 @@ def import_module(model: torch.nn.Module, example_inputs: Union[Sequence[Any], M
 
     results = _select_outputs(graph, out)
     if fuse:
-        fuse_attention(graph, tuple(graph.ids[id(t)] for t in results))
+        returned = tuple(graph.ids[id(t)] for t in results)
+        fuse_attention(graph, returned)
+        fuse_swiglu(graph, returned)
     module = Module()
     module.comment(f"Imported from PyTorch: {type(model).__module__}.{type(model).__qualname__}.")
     fname = name or _identifier(type(model).__name__.lower())

@@ -150,9 +150,9 @@ def llama_block(c: LlamaConfig = LlamaConfig(), name: str = "llama_block") -> Mo
     y = _merge_heads(f, f.attention(q, k, v, causal=True))
     x = f.add(x, f.linear(y, p("attention.wo.weight", [c.width, c.heads * hd])))
     h = f.rmsnorm(x, p("ffn_norm.weight", [c.width], ones()))
-    gate = f.silu(f.linear(h, p("feed_forward.w1.weight", [c.hidden, c.width])))
+    gate = f.linear(h, p("feed_forward.w1.weight", [c.hidden, c.width]))
     up = f.linear(h, p("feed_forward.w3.weight", [c.hidden, c.width]))
-    x = f.add(x, f.linear(f.mul(gate, up), p("feed_forward.w2.weight", [c.width, c.hidden])))
+    x = f.add(x, f.linear(f.swiglu(gate, up), p("feed_forward.w2.weight", [c.width, c.hidden])))
     f.ret(f.reduce("mean", f.mul(x, x), [0, 1, 2]))
     return m
 

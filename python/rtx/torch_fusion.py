@@ -25,7 +25,9 @@ import torch
 
 from .torch_graph import Graph, Node, Ref, users
 
-ATTENTION = "rtx.attention"       # the op name of a fused node (see torch_ops)
+ATTENTION = "rtx.attention"       # the op names of fused nodes (see torch_ops)
+SWIGLU = "rtx.swiglu"
+_SILU = {"torch.nn.functional.silu"}
 
 _MATMUL = {"torch.matmul", "torch.Tensor.matmul", "torch.Tensor.__matmul__"}
 _SOFTMAX = {"torch.nn.functional.softmax", "torch.softmax", "torch.Tensor.softmax"}
@@ -55,6 +57,33 @@ def fuse_attention(graph: Graph, results: Tuple[int, ...]) -> int:
             graph.nodes[index] = Node(ATTENTION, (q, k, v), {"causal": causal, "scale": scale},
                                       node.outputs, node.tensors, node.where)
             fused += 1
+    return fused
+
+
+def fuse_swiglu(graph: Graph, results: Tuple[int, ...]) -> int:
+    """Rewrites every `silu(gate) * up` (Llama's MLP activation, both
+    factors of one shape and dtype, the silu read by the product only) into
+    a SWIGLU call (gate, up); the silu becomes dead. Returns the number
+    fused."""
+    matcher = _Matcher(graph, set(results))
+    fused = 0
+    for index, node in enumerate(graph.nodes):
+        if node.op not in _MUL or len(node.args) != 2 or node.kwargs:
+            continue
+        for silu_side, up in ((0, 1), (1, 0)):
+            silu, other = node.args[silu_side], node.args[up]
+            producer = matcher.producer(silu)
+            if producer is None or producer.op not in _SILU or not matcher.private(silu) or \
+                    not isinstance(other, Ref) or _arg(producer, 1, "inplace", False):
+                continue
+            gate = _arg(producer, 0, "input")
+            if not isinstance(gate, Ref) or \
+                    not matcher.shape(gate) == matcher.shape(other) == matcher.shape(silu) or \
+                    not matcher.dtype(gate) == matcher.dtype(other) == matcher.dtype(silu):
+                continue
+            graph.nodes[index] = Node(SWIGLU, (gate, other), {}, node.outputs, node.tensors, node.where)
+            fused += 1
+            break
     return fused
 
 

@@ -698,6 +698,13 @@ def _fused_attention(ctx, query, key, value, causal=False, scale=None):
     return ctx.f.attention(q, k, v, causal=bool(causal), scale=scale)
 
 
+@_converts("rtx.swiglu")
+def _fused_swiglu(ctx, gate, up):
+    """silu(gate) * up recognised by rtx.torch_fusion."""
+    dtype = _float_result(ctx, "swiglu")
+    return ctx.f.swiglu(ctx.operand(gate, ctx.out_shape, dtype), ctx.operand(up, ctx.out_shape, dtype))
+
+
 @_converts("torch.ones_like", "torch.zeros_like", "torch.full_like", "torch.empty_like", "torch.Tensor.new_ones",
            "torch.Tensor.new_zeros", "torch.Tensor.new_full", "torch.Tensor.new_empty", "torch.Tensor.new_tensor")
 def _constant_like(ctx, *args, **kwargs):

@@ -94,6 +94,30 @@ def test_attention_is_recognised(name, expected):
     assert "rtx.softmax" not in text and "rtx.batch_matmul" not in text
 
 
+def test_swiglu_is_recognised_in_the_llama_block():
+    model, inputs = torch_models.EXAMPLES["llama"]()
+    text = import_module(model, inputs).text()
+    # w2(silu(w1(x)) * w3(x)): one fused op, no silu and product left.
+    assert len([line for line in text.splitlines() if "= rtx.swiglu" in line]) == 1
+    assert "rtx.silu" not in text
+    unfused = import_module(model, inputs, fuse=False).text()
+    assert "rtx.swiglu" not in unfused and "rtx.silu" in unfused
+
+
+class SiluTwice(torch.nn.Module):
+    """silu(g) * u where the silu is also returned: it must stay op by op."""
+
+    def forward(self, g, u):
+        s = torch.nn.functional.silu(g)
+        return s * u, s
+
+
+def test_swiglu_is_not_fused_when_the_silu_is_read_elsewhere():
+    g, u = torch.randn(3, 4), torch.randn(3, 4)
+    text = import_module(SiluTwice(), (g, u)).text()
+    assert "rtx.swiglu" not in text and "rtx.silu" in text
+
+
 class Probe(torch.nn.Module):
     """Attention that must stay op by op: a mask that is not causal, or
     probabilities that are also returned."""

@@ -367,6 +367,15 @@ struct Minimum {
   }
 };
 
+/// Llama's gated linear unit, silu(gate) * up: one definition for the fused
+/// rtx.swiglu kernels of both devices (its gradient is composed of Silu's
+/// and a product by the op's VJP).
+struct SwiGLU {
+  template <typename T> RTX_MATH_FN static T value(T gate, T up) {
+    return Silu::value(gate) * up;
+  }
+};
+
 template <typename Visitor>
 RTX_MATH_FN auto visitBinary(BinaryKind kind, Visitor &&visit)
     -> decltype(visit(Add{})) {

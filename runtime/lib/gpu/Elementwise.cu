@@ -47,6 +47,16 @@ void binaryT(BinaryKind kind, const Tensor &a, const Tensor &b, Tensor &y) {
 }
 
 template <typename T>
+void swigluT(const Tensor &g, const Tensor &u, Tensor &y) {
+  const T *pg = static_cast<const T *>(g.raw());
+  const T *pu = static_cast<const T *>(u.raw());
+  T *py = static_cast<T *>(y.raw());
+  forEach(
+      g.numel(),
+      RTX_GPU_BODY(int64_t i) { py[i] = math::SwiGLU::value(pg[i], pu[i]); });
+}
+
+template <typename T>
 void compareT(CompareKind kind, const Tensor &a, const Tensor &b, Tensor &y) {
   const T *pa = static_cast<const T *>(a.raw());
   const T *pb = static_cast<const T *>(b.raw());
@@ -200,6 +210,23 @@ Tensor gpu::unary(UnaryKind kind, const Tensor &input) {
   else
     unaryT<float>(kind, x, y);
   return fromCompute(y, input.dtype());
+}
+
+Tensor gpu::swiglu(const Tensor &gate, const Tensor &up) {
+  std::string op = "rtx.swiglu";
+  checkFloat(op, gate, "gate");
+  checkFloat(op, up, "up");
+  checkSameDType(op, gate, "gate", up, "up");
+  checkSameShape(op, gate, "gate", up, "up");
+  checkOnGpu(op, gate, "gate");
+  checkOnGpu(op, up, "up");
+  Tensor g = toCompute(gate), u = toCompute(up);
+  Tensor y = empty(gate.shape(), g.dtype());
+  if (g.dtype() == DType::F64)
+    swigluT<double>(g, u, y);
+  else
+    swigluT<float>(g, u, y);
+  return fromCompute(y, gate.dtype());
 }
 
 Tensor gpu::binary(BinaryKind kind, const Tensor &lhs, const Tensor &rhs) {

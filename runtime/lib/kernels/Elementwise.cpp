@@ -179,6 +179,23 @@ Tensor rtxrt::binary(BinaryKind kind, const Tensor &lhs, const Tensor &rhs) {
   return fromCompute(y, lhs.dtype());
 }
 
+Tensor rtxrt::swiglu(const Tensor &gate, const Tensor &up) {
+  const std::string op = "rtx.swiglu";
+  checkFloat(op, gate, "gate");
+  checkFloat(op, up, "up");
+  checkSameDType(op, gate, "gate", up, "up");
+  checkSameShape(op, gate, "gate", up, "up");
+  Tensor g = toCompute(gate), u = toCompute(up);
+  Tensor y = Tensor::uninitialized(gate.shape(), g.dtype());
+  dispatchCompute(gate.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    zipElements(g.data<T>(), u.data<T>(), y.data<T>(), g.numel(),
+                [](T a, T b) { return math::SwiGLU::value(a, b); });
+    return 0;
+  });
+  return fromCompute(y, gate.dtype());
+}
+
 Tensor rtxrt::compare(CompareKind kind, const Tensor &lhs, const Tensor &rhs) {
   const std::string op = "rtx.compare";
   checkDefined(op, lhs, "lhs");

@@ -183,3 +183,16 @@ func.func @dropout_rates(%x: tensor<8x13x65xf32>) -> tensor<8x13x65xf32> {
   %2 = rtx.dropout %1 rate 0.75 seed -7 : tensor<8x13x65xf32>
   return %2 : tensor<8x13x65xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @swiglu
+// CHECK: %[[H:.*]] = rtx.swiglu %{{.*}}, %{{.*}} : tensor<2x5x12xf32>
+// CHECK: rtx.swiglu %{{.*}}, %{{.*}} : tensor<3xbf16>
+func.func @swiglu(%gate: tensor<2x5x12xf32>, %up: tensor<2x5x12xf32>,
+                  %g16: tensor<3xbf16>, %u16: tensor<3xbf16>)
+    -> (tensor<2x5x12xf32>, tensor<3xbf16>) {
+  %0 = rtx.swiglu %gate, %up : tensor<2x5x12xf32>
+  %1 = rtx.swiglu %g16, %u16 : tensor<3xbf16>
+  return %0, %1 : tensor<2x5x12xf32>, tensor<3xbf16>
+}

@@ -204,3 +204,20 @@ func.func @dropout_missing_seed(%x: tensor<7xf32>) -> tensor<7xf32> {
   %0 = rtx.dropout %x rate 0.5 : tensor<7xf32>
   return %0 : tensor<7xf32>
 }
+
+// -----
+
+// swiglu's gate and up are one shape: the product is not broadcast.
+func.func @swiglu_shapes_differ(%g: tensor<7x13xf32>, %u: tensor<13xf32>) -> tensor<7x13xf32> {
+  // expected-error @+1 {{'rtx.swiglu' op all non-scalar operands/results must have the same shape and base type}}
+  %0 = "rtx.swiglu"(%g, %u) : (tensor<7x13xf32>, tensor<13xf32>) -> tensor<7x13xf32>
+  return %0 : tensor<7x13xf32>
+}
+
+// -----
+
+func.func @swiglu_on_integers(%g: tensor<4xi32>, %u: tensor<4xi32>) -> tensor<4xi32> {
+  // expected-error @+1 {{'rtx.swiglu' op operand #0 must be statically shaped tensor of}}
+  %0 = "rtx.swiglu"(%g, %u) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  return %0 : tensor<4xi32>
+}

@@ -173,6 +173,9 @@ const GradientCase cases[] = {
      "  %ru = rtx.mul %r, %u : tensor<13xf64>\n"
      "  %y = rtx.add %ts, %ru : tensor<13xf64>",
      "tensor<13xf64>"},
+    {"swiglu", P("g", "13", N) P("u", "13", N)
+     "  %y = rtx.swiglu %g, %u : tensor<13xf64>",
+     "tensor<13xf64>"},
     {"gelu_exact_and_tanh", P("a", "13", N)
      "  %g = rtx.gelu %a : tensor<13xf64>\n"
      "  %t = rtx.gelu %a approximate : tensor<13xf64>\n"

@@ -117,6 +117,23 @@ TEST(GpuKernelsTest, Elementwise) {
   }
 }
 
+TEST(GpuKernelsTest, SwiGLUIsSiluTimesUpOnBothDevices) {
+  Tensor g = randomTensor({5, 12}, DType::F32, 40, -4.0, 4.0);
+  Tensor u = randomTensor({5, 12}, DType::F32, 41, -2.0, 2.0);
+  // One element definition (ElementMath.h): the devices agree bit for bit.
+  expectSame(gpu::swiglu(dev(g), dev(u)), swiglu(g, u), 0.0);
+  // The fused op is the composition it replaces, to rounding.
+  EXPECT_LE(
+      relNorm(toDoubles(swiglu(g, u)),
+              toDoubles(binary(BinaryKind::Mul, unary(UnaryKind::Silu, g), u))),
+      1e-6);
+  Tensor g64 = g.to(DType::F64), u64 = u.to(DType::F64);
+  expectSame(gpu::swiglu(dev(g64), dev(u64)), swiglu(g64, u64), 0.0);
+  Tensor bg = g.to(DType::BF16), bu = u.to(DType::BF16);
+  expectSame(gpu::swiglu(dev(bg), dev(bu)), swiglu(bg, bu), 0.0);
+  EXPECT_THROW(swiglu(g, randomTensor({5, 11}, DType::F32, 42)), Error);
+}
+
 TEST(GpuKernelsTest, DropoutDrawsTheCpuMaskForEveryShard) {
   Tensor x = randomTensor({6, 10}, DType::F32, 16);
   expectSame(gpu::dropout(dev(x), 0.3, 42), dropout(x, 0.3, 42), 0.0);

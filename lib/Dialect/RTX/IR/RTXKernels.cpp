@@ -1,5 +1,4 @@
-//===- RTXKernels.cpp - each op's binding to its runtime kernel
-//------------===//
+//===- RTXKernels.cpp - each op's binding to its runtime kernel ------===//
 //
 // KernelOpInterface for the rtx ops: which kernel of
 // runtime/include/rtxrt/KernelApi.def an op runs, and how its operands and
@@ -126,6 +125,10 @@ KernelCall GeluOp::getKernelCall() {
       .enumerator(getApproximate() ? rtxrt::UnaryKind::GeluTanh
                                    : rtxrt::UnaryKind::Gelu)
       .tensor(getInput());
+}
+
+KernelCall SwiGLUOp::getKernelCall() {
+  return KernelCall("swiglu").tensor(getGate()).tensor(getUp());
 }
 
 KernelCall ConvertOp::getKernelCall() {

@@ -122,8 +122,8 @@ static void contractionVJP(VJPBuilder &v, Value a, Value bv, Value dc, bool ta,
   };
   Value da, db;
   if (!ta && !tb) {
-    da = product(dc, bv, false, true, a);  // dC B^T
-    db = product(a, dc, true, false, bv);  // A^T dC
+    da = product(dc, bv, false, true, a); // dC B^T
+    db = product(a, dc, true, false, bv); // A^T dC
   } else if (ta && !tb) {
     da = product(bv, dc, false, true, a);  // B dC^T
     db = product(a, dc, false, false, bv); // A dC
@@ -131,8 +131,8 @@ static void contractionVJP(VJPBuilder &v, Value a, Value bv, Value dc, bool ta,
     da = product(dc, bv, false, false, a); // dC B
     db = product(dc, a, true, false, bv);  // dC^T A
   } else {
-    da = product(bv, dc, true, true, a);   // B^T dC^T
-    db = product(dc, a, true, true, bv);   // dC^T A^T
+    da = product(bv, dc, true, true, a); // B^T dC^T
+    db = product(dc, a, true, true, bv); // dC^T A^T
   }
   grads.assign({da, db});
 }
@@ -218,7 +218,7 @@ static LogicalResult selectVJP(OpBuilder &b, Operation *op,
   Value mask = CompareOp::create(b, v.loc, maskType, predicate, lhs, rhs);
   Value zeros = v.zerosLike(dy);
   grads.assign({WhereOp::create(b, v.loc, mask, dy, zeros),
-           WhereOp::create(b, v.loc, mask, zeros, dy)});
+                WhereOp::create(b, v.loc, mask, zeros, dy)});
   return success();
 }
 LogicalResult MaximumOp::buildVJP(OpBuilder &b, ValueRange dys,
@@ -241,7 +241,7 @@ LogicalResult NegOp::buildVJP(OpBuilder &b, ValueRange dys,
   LogicalResult OpClass::buildVJP(OpBuilder &b, ValueRange dys,                \
                                   SmallVectorImpl<Value> &grads) {             \
     VJPBuilder v(b, *this);                                                    \
-    grads.assign({v.unaryGrad(UnaryFn::Fn, getInput(), dys[0])});                    \
+    grads.assign({v.unaryGrad(UnaryFn::Fn, getInput(), dys[0])});              \
     return success();                                                          \
   }
 RTX_UNARY_VJP(ExpOp, Exp)
@@ -254,11 +254,22 @@ RTX_UNARY_VJP(ReluOp, Relu)
 RTX_UNARY_VJP(SiluOp, Silu)
 #undef RTX_UNARY_VJP
 
+// y = silu(g) * u: dg = silu'(g) * (dy * u), du = dy * silu(g).
+LogicalResult SwiGLUOp::buildVJP(OpBuilder &b, ValueRange dys,
+                                 SmallVectorImpl<Value> &grads) {
+  VJPBuilder v(b, *this);
+  Value silu = SiluOp::create(b, v.loc, getGate());
+  grads.assign({v.unaryGrad(UnaryFn::Silu, getGate(), v.mul(dys[0], getUp())),
+                v.mul(dys[0], silu)});
+  return success();
+}
+
 LogicalResult GeluOp::buildVJP(OpBuilder &b, ValueRange dys,
                                SmallVectorImpl<Value> &grads) {
   VJPBuilder v(b, *this);
-  grads.assign({v.unaryGrad(getApproximate() ? UnaryFn::GeluTanh : UnaryFn::Gelu,
-                       getInput(), dys[0])});
+  grads.assign(
+      {v.unaryGrad(getApproximate() ? UnaryFn::GeluTanh : UnaryFn::Gelu,
+                   getInput(), dys[0])});
   return success();
 }
 
@@ -274,16 +285,17 @@ LogicalResult WhereOp::buildVJP(OpBuilder &b, ValueRange dys,
                                 SmallVectorImpl<Value> &grads) {
   VJPBuilder v(b, *this);
   Value zeros = v.zerosLike(dys[0]);
-  grads.assign({Value(), (Value)WhereOp::create(b, v.loc, getCondition(), dys[0], zeros),
-           WhereOp::create(b, v.loc, getCondition(), zeros, dys[0])});
+  grads.assign({Value(),
+                (Value)WhereOp::create(b, v.loc, getCondition(), dys[0], zeros),
+                WhereOp::create(b, v.loc, getCondition(), zeros, dys[0])});
   return success();
 }
 
 LogicalResult MaskedFillOp::buildVJP(OpBuilder &b, ValueRange dys,
                                      SmallVectorImpl<Value> &grads) {
   grads.assign({MaskedFillOp::create(b, getLoc(), dys[0], getMask(),
-                                b.getF64FloatAttr(0.0)),
-           Value()});
+                                     b.getF64FloatAttr(0.0)),
+                Value()});
   return success();
 }
 
@@ -291,8 +303,8 @@ LogicalResult MaskedFillOp::buildVJP(OpBuilder &b, ValueRange dys,
 // with the same rate and seed applies the same mask and scale.
 LogicalResult DropoutOp::buildVJP(OpBuilder &b, ValueRange dys,
                                   SmallVectorImpl<Value> &grads) {
-  auto dropout = DropoutOp::create(b, getLoc(), dys[0], getRateAttr(),
-                                   getSeedAttr());
+  auto dropout =
+      DropoutOp::create(b, getLoc(), dys[0], getRateAttr(), getSeedAttr());
   if (Attribute sharding = (*this)->getAttr(RTXDialect::getShardingAttrName()))
     dropout->setAttr(RTXDialect::getShardingAttrName(), sharding);
   grads.assign({dropout});
@@ -315,31 +327,31 @@ LogicalResult LayerNormOp::buildVJP(OpBuilder &b, ValueRange dys,
 
 LogicalResult RMSNormOp::buildVJP(OpBuilder &b, ValueRange dys,
                                   SmallVectorImpl<Value> &grads) {
-  auto grad = RMSNormGradOp::create(b, getLoc(), getInput(), getScale(),
-                                    dys[0], getEpsilonAttr());
+  auto grad = RMSNormGradOp::create(b, getLoc(), getInput(), getScale(), dys[0],
+                                    getEpsilonAttr());
   grads.assign({grad.getInputGrad(), grad.getScaleGrad()});
   return success();
 }
 
 LogicalResult SoftmaxOp::buildVJP(OpBuilder &b, ValueRange dys,
                                   SmallVectorImpl<Value> &grads) {
-  grads.assign({SoftmaxGradOp::create(b, getLoc(), getResult(), dys[0],
-                                 getDimAttr())});
+  grads.assign(
+      {SoftmaxGradOp::create(b, getLoc(), getResult(), dys[0], getDimAttr())});
   return success();
 }
 
 LogicalResult RopeOp::buildVJP(OpBuilder &b, ValueRange dys,
                                SmallVectorImpl<Value> &grads) {
   grads.assign({RopeGradOp::create(b, getLoc(), dys[0], getThetaAttr(),
-                              getOffsetAttr())});
+                                   getOffsetAttr())});
   return success();
 }
 
 LogicalResult AttentionOp::buildVJP(OpBuilder &b, ValueRange dys,
                                     SmallVectorImpl<Value> &grads) {
-  auto grad = AttentionGradOp::create(b, getLoc(), getQuery(), getKey(),
-                                      getValue(), dys[0], getCausalAttr(),
-                                      getScaleAttr());
+  auto grad =
+      AttentionGradOp::create(b, getLoc(), getQuery(), getKey(), getValue(),
+                              dys[0], getCausalAttr(), getScaleAttr());
   grads.assign({grad.getQueryGrad(), grad.getKeyGrad(), grad.getValueGrad()});
   return success();
 }
@@ -359,9 +371,10 @@ LogicalResult EmbeddingOp::buildVJP(OpBuilder &b, ValueRange dys,
 
 LogicalResult CrossEntropyOp::buildVJP(OpBuilder &b, ValueRange dys,
                                        SmallVectorImpl<Value> &grads) {
-  grads.assign({CrossEntropyGradOp::create(b, getLoc(), getLogits(), getLabels(),
-                                      dys[0], getIgnoreIndexAttr()),
-           Value()});
+  grads.assign(
+      {CrossEntropyGradOp::create(b, getLoc(), getLogits(), getLabels(), dys[0],
+                                  getIgnoreIndexAttr()),
+       Value()});
   return success();
 }
 
@@ -386,7 +399,7 @@ LogicalResult TransposeOp::buildVJP(OpBuilder &b, ValueRange dys,
   for (auto [i, p] : llvm::enumerate(perm))
     inverse[p] = i;
   grads.assign({TransposeOp::create(b, getLoc(), getInput().getType(), dys[0],
-                               b.getDenseI64ArrayAttr(inverse))});
+                                    b.getDenseI64ArrayAttr(inverse))});
   return success();
 }
 
@@ -400,7 +413,7 @@ LogicalResult SliceOp::buildVJP(OpBuilder &b, ValueRange dys,
   for (auto [size, limit] : llvm::zip(in, getLimits()))
     high.push_back(size - limit);
   grads.assign({PadOp::create(b, getLoc(), getInput().getType(), dys[0],
-                         getStartsAttr(), b.getDenseI64ArrayAttr(high))});
+                              getStartsAttr(), b.getDenseI64ArrayAttr(high))});
   return success();
 }
 
@@ -413,7 +426,7 @@ LogicalResult SplitOp::buildVJP(OpBuilder &b, ValueRange dys,
   for (auto [result, dy] : llvm::zip(getResults(), dys))
     pieces.push_back(dy ? dy : v.zerosLike(result));
   grads.assign({ConcatOp::create(b, getLoc(), getInput().getType(), pieces,
-                            getDimAttr())});
+                                 getDimAttr())});
   return success();
 }
 
@@ -463,7 +476,8 @@ LogicalResult ReduceOp::buildVJP(OpBuilder &b, ValueRange dys,
     int64_t count = 1;
     for (int64_t d : getDims())
       count *= inType.getDimSize(d);
-    grads.assign({v.mul(dy, v.splat(inType, 1.0 / static_cast<double>(count)))});
+    grads.assign(
+        {v.mul(dy, v.splat(inType, 1.0 / static_cast<double>(count)))});
     break;
   }
   case ReductionKind::Max:

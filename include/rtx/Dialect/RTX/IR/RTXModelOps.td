@@ -332,6 +332,35 @@ def RTX_SiluOp : RTX_UnaryOp<"silu", 4, "Silu"> {
   }];
 }
 
+def RTX_SwiGLUOp : RTX_DifferentiableOp<"swiglu",
+    [Pure, Elementwise, SameOperandsAndResultType]> {
+  let summary = "Llama's gated linear unit: `silu(gate) * up`, fused";
+  let description = [{
+    `result[i] = gate[i] * sigmoid(gate[i]) * up[i]`: the activation of
+    Llama's MLP, `down(silu(gate(x)) * up(x))`, in one pass over memory
+    instead of three (silu, its result written and read back, the product).
+    `gate` and `up` have one shape and float type. Elementwise, so every
+    sharding passes through it; under tensor parallelism both projections are
+    column-parallel and the op runs on each rank's columns.
+
+    Example:
+
+    ```mlir
+    %h = rtx.swiglu %gate, %up : tensor<4x16x64xf32>
+    ```
+  }];
+  let arguments = (ins RTX_FloatTensor:$gate, RTX_FloatTensor:$up);
+  let results = (outs RTX_FloatTensor:$result);
+  let assemblyFormat = "$gate `,` $up attr-dict `:` type($result)";
+  let extraClassDefinition = [{
+    ::mlir::rtx::OpShardingRule $cppClass::getShardingRule() {
+      return ::mlir::rtx::getElementwiseShardingRule(getOperation());
+    }
+    // silu (4 per element) and the product.
+    int64_t $cppClass::getFlops() { return 5 * getType().getNumElements(); }
+  }];
+}
+
 def RTX_GeluOp : RTX_DifferentiableOp<"gelu",
     [Pure, Elementwise, SameOperandsAndResultType]> {
   let summary = "elementwise GELU, exact or tanh-approximated";
