@@ -17,7 +17,7 @@
 // FORWARD: rtx.attention {{.*}}tensor<2x2x8x8xf32>
 // FORWARD: rtx.linear {{.*}}partial = ["tp"]
 // FORWARD-NEXT: rtx.all_reduce
-// FORWARD: rtx.silu
+// FORWARD: rtx.swiglu
 // FORWARD: rtx.linear {{.*}}partial = ["tp"]
 // FORWARD-NEXT: rtx.all_reduce
 //

@@ -102,3 +102,10 @@ SmallVector<int64_t> mlir::rtx::localShape(ArrayRef<int64_t> global,
     local[d] /= mesh.product(layout.dims[d]);
   return local;
 }
+
+std::string Layout::axesStr(ArrayRef<std::string> axes) {
+  std::string s = "[";
+  for (size_t i = 0; i < axes.size(); ++i)
+    s += (i ? ", \"" : "\"") + axes[i] + "\"";
+  return s + "]";
+}

@@ -40,6 +40,8 @@ struct Layout {
   /// True when `axis` splits a dimension or is partial.
   bool uses(llvm::StringRef axis) const;
   std::string str() const;
+  /// `["dp", "tp"]`, for diagnostics.
+  static std::string axesStr(llvm::ArrayRef<std::string> axes);
 };
 
 /// Sizes of a mesh's axes by name.

@@ -39,13 +39,6 @@ static std::optional<Layout> layoutOf(Value v) {
   return std::nullopt;
 }
 
-static std::string axesStr(ArrayRef<std::string> axes) {
-  std::string s = "[";
-  for (size_t i = 0; i < axes.size(); ++i)
-    s += (i ? ", \"" : "\"") + axes[i] + "\"";
-  return s + "]";
-}
-
 /// Describes operand/result `index` of `op` for diagnostics.
 static std::string valueName(bool isResult, unsigned index) {
   return (isResult ? "result " : "operand ") + std::to_string(index);
@@ -97,7 +90,7 @@ static LogicalResult verifyModelOp(Operation *op, ShardingRuleOpInterface rule,
         layout && !layout->partial.empty())
       return op->emitOpError()
              << "adds its bias to partial sums over "
-             << axesStr(layout->partial)
+             << Layout::axesStr(layout->partial)
              << ": the bias would be counted once per rank";
   OpShardingRule r = getGlobalRule(op, rule, mesh);
   // Every tensor that has a factor as the major part of a dimension must
@@ -122,16 +115,16 @@ static LogicalResult verifyModelOp(Operation *op, ShardingRuleOpInterface rule,
       if (!axes.empty() && r.factorKinds[f] == FactorKind::NeedReplication)
         return op->emitOpError()
                << valueName(isResult, index) << " splits dimension " << d
-               << " over " << axesStr(axes)
+               << " over " << Layout::axesStr(axes)
                << ", which this op needs whole";
       auto [it, inserted] =
           seen.try_emplace(f, Seen{axes, valueName(isResult, index), (int64_t)d});
       if (!inserted && it->second.axes != axes)
         return op->emitOpError()
                << valueName(isResult, index) << " splits dimension " << d
-               << " over " << axesStr(axes) << " but " << it->second.where
+               << " over " << Layout::axesStr(axes) << " but " << it->second.where
                << " splits dimension " << it->second.dim
-               << " (the same loop) over " << axesStr(it->second.axes);
+               << " (the same loop) over " << Layout::axesStr(it->second.axes);
     }
     return success();
   };
@@ -145,27 +138,36 @@ static LogicalResult verifyModelOp(Operation *op, ShardingRuleOpInterface rule,
   return success();
 }
 
+/// An all-reduce or a reduce-scatter, in either form.
+static bool reduces(Operation *op) {
+  auto collective = dyn_cast<CollectiveOpInterface>(op);
+  return collective &&
+         (collective.getCollectiveKind() == CollectiveKind::AllReduce ||
+          collective.getCollectiveKind() == CollectiveKind::ReduceScatter);
+}
+
 /// A partial sum may only be added, moved, or reduced.
 static LogicalResult verifyPartialUse(Operation *user, Value v,
                                       unsigned index) {
   std::optional<Layout> layout = layoutOf(v);
   if (!layout || layout->partial.empty())
     return success();
-  if (isa<AddOp, SubOp, NegOp, ReshapeOp, TransposeOp, func::ReturnOp>(user))
+  // The partitioner keeps partial sums through the same ops (the trait).
+  if (user->hasTrait<PassesPartialSums>() || isa<func::ReturnOp>(user))
     return success();
-  // Scaling a partial sum by a value that is not one is linear.
+  // Scaling a partial sum by a value that is not one is linear. (The
+  // partitioner never emits this, but a hand-written local program may.)
   if (isa<MulOp>(user)) {
     std::optional<Layout> other = layoutOf(user->getOperand(1 - index));
     if (other && other->partial.empty())
       return success();
   }
   // Reductions are checked against their axes in verifyCollective.
-  if (isa<AllReduceOp, ReduceScatterOp, AllReduceStartOp,
-          ReduceScatterStartOp>(user))
+  if (reduces(user))
     return success();
   return user->emitOpError()
          << "operand " << index << " holds partial sums over "
-         << axesStr(layout->partial)
+         << Layout::axesStr(layout->partial)
          << " that must be reduced before this op";
 }
 
@@ -177,8 +179,7 @@ static LogicalResult verifyCollective(Operation *op) {
   SmallVector<std::string, 2> axes;
   for (Attribute axis : op->getAttrOfType<ArrayAttr>("axes"))
     axes.push_back(cast<StringAttr>(axis).getValue().str());
-  if (isa<AllReduceOp, AllReduceStartOp, ReduceScatterOp,
-          ReduceScatterStartOp>(op))
+  if (reduces(op))
     for (const std::string &axis : axes)
       if (!llvm::is_contained(layout->partial, axis))
         return op->emitOpError()
@@ -186,15 +187,16 @@ static LogicalResult verifyCollective(Operation *op) {
                << "\", but its operand holds no partial sums over it: the "
                   "result would count every value "
                << "that many times";
-  if (isa<AllGatherOp, AllGatherStartOp>(op)) {
+  if (cast<CollectiveOpInterface>(op).getCollectiveKind() ==
+      CollectiveKind::AllGather) {
     int64_t dim =
         op->getAttrOfType<IntegerAttr>("gather_dim").getValue().getSExtValue();
     auto &have = layout->dims[dim];
     if (have.size() < axes.size() ||
         !std::equal(axes.begin(), axes.end(), have.end() - axes.size()))
       return op->emitOpError()
-             << "gathers dimension " << dim << " over " << axesStr(axes)
-             << ", but its operand splits it over " << axesStr(have);
+             << "gathers dimension " << dim << " over " << Layout::axesStr(axes)
+             << ", but its operand splits it over " << Layout::axesStr(have);
   }
   return success();
 }
@@ -237,9 +239,9 @@ static LogicalResult verifyVocabShard(Operation *op) {
     return success();
   return op->emitOpError() << valueName(isResult, 0) << " splits the vocabulary"
                            << " (dimension " << dim << ") over "
-                           << axesStr(have) << ", but the op "
+                           << Layout::axesStr(have) << ", but the op "
                            << (embedding ? "offsets ids" : "offsets labels")
-                           << " by the rank over " << axesStr(offsetBy);
+                           << " by the rank over " << Layout::axesStr(offsetBy);
 }
 
 namespace {
@@ -258,8 +260,7 @@ struct RTXVerifyDistributionPass
       if (auto rule = dyn_cast<ShardingRuleOpInterface>(op))
         ok &= succeeded(verifyModelOp(op, rule, mesh));
       ok &= succeeded(verifyVocabShard(op));
-      if (isa<AllReduceOp, AllReduceStartOp, ReduceScatterOp,
-              ReduceScatterStartOp, AllGatherOp, AllGatherStartOp>(op))
+      if (isa<CollectiveOpInterface>(op))
         ok &= succeeded(verifyCollective(op));
     });
     if (!ok)

@@ -98,6 +98,15 @@ int64_t getDefaultBytesAccessed(Operation *op);
 } // namespace rtx
 } // namespace mlir
 
+namespace mlir::rtx {
+class Partitioner;
+
+/// RTX_PassesPartialSums (RTXInterfaces.td): partial sums pass through the op.
+template <typename ConcreteType>
+class PassesPartialSums
+    : public OpTrait::TraitBase<ConcreteType, PassesPartialSums> {};
+} // namespace mlir::rtx
+
 #include "rtx/Dialect/RTX/IR/RTXInterfaces.h.inc"
 
 #endif // RTX_DIALECT_RTX_IR_RTXINTERFACES_H

@@ -96,4 +96,35 @@ def RTX_CollectiveOpInterface : OpInterface<"CollectiveOpInterface"> {
   ];
 }
 
+def RTX_PartitionOpInterface : OpInterface<"PartitionOpInterface"> {
+  let cppNamespace = "::mlir::rtx";
+  let description = [{
+    How `rtx-partition` turns an op of the global program into its per-rank
+    form, for the ops whose sharding rule alone does not say it. An op
+    without this interface takes the default rule: its factors take mesh
+    axes from the shardings of its parameters, results and operands, its
+    operands are resharded to the layouts those axes imply, and the op is
+    cloned with local types (results lacking a split factor hold partial
+    sums). The overrides (a row-parallel linear with a bias, an embedding or
+    a loss over a split vocabulary, a slice of a split dimension, a mean over
+    split dimensions) are external models in one rules file,
+    lib/Dialect/RTX/Transforms/PartitionRules.cpp, which rtx-partition
+    attaches itself; they compose the default rule's steps (`Partitioner`).
+  }];
+  let methods = [
+    InterfaceMethod<"Partitions the op, whose rule and operands the "
+      "partitioner has at hand; returns failure after a diagnostic.",
+      "::llvm::LogicalResult", "partition",
+      (ins "::mlir::rtx::Partitioner &":$partitioner)>
+  ];
+}
+
+// An op that is linear in each operand jointly with the others (an addition,
+// a subtraction, a negation, data movement): partial sums pass through it
+// unreduced, when all its operands hold them over the same axes. The
+// partitioner keeps them; the distribution verifier accepts them.
+def RTX_PassesPartialSums : NativeOpTrait<"PassesPartialSums"> {
+  let cppNamespace = "::mlir::rtx";
+}
+
 #endif // RTX_DIALECT_RTX_IR_RTXINTERFACES_TD

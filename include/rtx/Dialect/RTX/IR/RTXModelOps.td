@@ -167,7 +167,7 @@ def RTX_LinearOp : RTX_DifferentiableOp<"linear", [Pure]> {
 // Elementwise
 //===----------------------------------------------------------------------===//
 
-def RTX_AddOp : RTX_BinaryOp<"add", "Add", [Commutative]> {
+def RTX_AddOp : RTX_BinaryOp<"add", "Add", [Commutative, RTX_PassesPartialSums]> {
   let summary = "elementwise sum";
   let description = [{
     Elementwise `lhs + rhs` on operands of one type; broadcast first with
@@ -180,7 +180,7 @@ def RTX_AddOp : RTX_BinaryOp<"add", "Add", [Commutative]> {
     ```
   }];
 }
-def RTX_SubOp : RTX_BinaryOp<"sub", "Sub"> {
+def RTX_SubOp : RTX_BinaryOp<"sub", "Sub", [RTX_PassesPartialSums]> {
   let summary = "elementwise difference";
   let description = [{
     Elementwise `lhs - rhs`.
@@ -241,7 +241,7 @@ def RTX_MinimumOp : RTX_BinaryOp<"minimum", "Minimum", [Commutative]> {
   }];
 }
 
-def RTX_NegOp : RTX_UnaryOp<"neg", 1, "Neg"> {
+def RTX_NegOp : RTX_UnaryOp<"neg", 1, "Neg", [RTX_PassesPartialSums]> {
   let summary = "elementwise negation";
   let description = [{
     Example:
@@ -685,7 +685,7 @@ def RTX_CrossEntropyOp : RTX_DifferentiableOp<"cross_entropy", [Pure]> {
 // Shape manipulation
 //===----------------------------------------------------------------------===//
 
-def RTX_ReshapeOp : RTX_DifferentiableOp<"reshape", [Pure]> {
+def RTX_ReshapeOp : RTX_DifferentiableOp<"reshape", [Pure, RTX_PassesPartialSums]> {
   let summary = "same elements, another shape (row-major)";
   let description = [{
     Reinterprets the elements in row-major order under a new shape with the
@@ -705,7 +705,7 @@ def RTX_ReshapeOp : RTX_DifferentiableOp<"reshape", [Pure]> {
   let hasVerifier = 1;
 }
 
-def RTX_TransposeOp : RTX_DifferentiableOp<"transpose", [Pure]> {
+def RTX_TransposeOp : RTX_DifferentiableOp<"transpose", [Pure, RTX_PassesPartialSums]> {
   let summary = "permutes dimensions";
   let description = [{
     `result.shape[i] = input.shape[permutation[i]]`.
