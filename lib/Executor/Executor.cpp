@@ -109,7 +109,7 @@ static rtxrt::ArgSpec paramArgSpec(const std::string &name, InitAttr init,
   rtxrt::ArgSpec spec;
   spec.kind = rtxrt::ArgSpec::Param;
   spec.name = name;
-  spec.init = static_cast<rtxrt::InitKind>(init.getKind());
+  spec.init = toRuntime(init.getKind());
   spec.a = init.getA().convertToDouble();
   spec.b = init.getB().convertToDouble();
   spec.seed = seed;
