@@ -12,6 +12,9 @@
 #include "rtx/Dialect/RTX/IR/RTXDialect.h"
 #include "rtxrt/KernelEnums.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
+
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -43,6 +46,17 @@ inline std::string strings(ArrayRef<StringRef> values) {
   for (size_t i = 0; i < values.size(); ++i)
     s += (i ? ", " : "") + quoted(values[i]);
   return s + "}";
+}
+inline std::string strings(ArrayRef<std::string> values) {
+  return strings(llvm::to_vector(llvm::map_range(
+      values, [](const std::string &v) { return StringRef(v); })));
+}
+
+/// Mesh axes, an array of strings such as a collective's `axes`:
+/// `{"dp", "tp"}`.
+inline std::string axes(ArrayAttr names) {
+  return strings(llvm::to_vector(llvm::map_range(
+      names, [](Attribute n) { return cast<StringAttr>(n).getValue(); })));
 }
 
 /// A double that reads back exactly.
