@@ -7,9 +7,11 @@
 
 #include "rtx/Analysis/ProgramDescription.h"
 #include "rtxrt/Arguments.h"
+#include "rtxrt/Metrics.h"
 
 #include "mlir/IR/Diagnostics.h"
 
+#include <chrono>
 #include <thread>
 
 using namespace mlir;
@@ -107,7 +109,7 @@ static rtxrt::ArgSpec paramArgSpec(const std::string &name, InitAttr init,
   rtxrt::ArgSpec spec;
   spec.kind = rtxrt::ArgSpec::Param;
   spec.name = name;
-  spec.init = static_cast<rtxrt::InitKind>(init.getKind());
+  spec.init = toRuntime(init.getKind());
   spec.a = init.getA().convertToDouble();
   spec.b = init.getB().convertToDouble();
   spec.seed = seed;
@@ -223,13 +225,33 @@ ExecutionResult mlir::rtx::execute(ModuleOp module,
     if (arg.kind == rtxrt::ArgSpec::Input)
       result.inputs[arg.name] = loader.globalInput(arg);
 
+  // Each step is reported (options.onStep, the metrics file) as rank 0
+  // finishes it, unless its loss holds partial sums: that one is assembled
+  // from every rank after the run, and all steps are reported then.
+  rtxrt::MetricsFile metrics(options.metricsPath);
+  int64_t tokens = rtxrt::tokensPerStep(args, mesh);
+  auto report = [&](const rtxrt::StepRecord &record) {
+    metrics.step(record, rtxrt::tokensPerSecond(tokens, record.ms));
+    if (options.onStep)
+      options.onStep(record);
+  };
   ShardingAttr lossSharding =
       lossIndex >= 0 ? program.results[lossIndex].sharding : ShardingAttr();
-  bool liveLoss = lossIndex >= 0 && options.onStep &&
-                  (!lossSharding || lossSharding.getPartialAxes().empty());
-  // Per step, per rank: the local loss (assembled after the run).
+  bool liveReport =
+      lossIndex < 0 || !lossSharding || lossSharding.getPartialAxes().empty();
+  // Per step, per rank: the local loss (assembled after the run); per step,
+  // rank 0's time.
   std::vector<std::vector<double>> localLosses(
       options.steps, std::vector<double>(numRanks, 0.0));
+  std::vector<double> stepMs(options.steps, 0.0);
+  auto recordOf = [&](int64_t step, double loss) {
+    rtxrt::StepRecord record;
+    record.step = step + 1;
+    record.hasLoss = lossIndex >= 0;
+    record.loss = loss;
+    record.ms = stepMs[step];
+    return record;
+  };
 
   auto runRank = [&](int64_t rank, InProcessWorld *world) {
     RankEnvironment env;
@@ -249,13 +271,16 @@ ExecutionResult mlir::rtx::execute(ModuleOp module,
       values.push_back(loader.block(args[i], rank));
     std::vector<Tensor> results;
     for (int64_t step = 0; step < options.steps; ++step) {
+      auto start = std::chrono::steady_clock::now();
       results = interpret(function, values, env);
-      if (lossIndex >= 0) {
-        double loss = results[lossIndex].getAsDouble(0);
-        localLosses[step][rank] = loss;
-        if (liveLoss && rank == 0)
-          options.onStep(step + 1, loss);
-      }
+      if (rank == 0)
+        stepMs[step] = std::chrono::duration<double, std::milli>(
+                           std::chrono::steady_clock::now() - start)
+                           .count();
+      double loss = lossIndex >= 0 ? results[lossIndex].getAsDouble(0) : 0;
+      localLosses[step][rank] = loss;
+      if (liveReport && rank == 0)
+        report(recordOf(step, loss));
       for (size_t i = 0; i < results.size(); ++i)
         if (int64_t arg = program.results[i].feedsArgument; arg >= 0)
           values[arg] = results[i];
@@ -303,8 +328,8 @@ ExecutionResult mlir::rtx::execute(ModuleOp module,
         if (isCanonicalReplica(lossSharding, mesh, rank))
           loss += localLosses[step][rank];
       result.losses.push_back(loss);
-      if (options.onStep && !liveLoss)
-        options.onStep(step + 1, loss);
+      if (!liveReport)
+        report(recordOf(step, loss));
     }
   }
 

@@ -1,7 +1,8 @@
 //===- CppText.h - C++ source text of rtx values ----------------*- C++ -*-===//
 //
-// How the emitter spells shapes, dtypes, shardings and numbers in the C++ it
-// writes (the runtime's types: rtxrt::Shape, DType, Sharding).
+// How the emitter spells shapes, dtypes, shardings, numbers and enumerators
+// in the C++ it writes (the runtime's types: rtxrt::Shape, DType, Sharding,
+// the kernel API's enums).
 //
 //===----------------------------------------------------------------------===//
 
@@ -9,6 +10,10 @@
 #define RTX_LIB_TARGET_CPPTEXT_H
 
 #include "rtx/Dialect/RTX/IR/RTXDialect.h"
+#include "rtxrt/KernelEnums.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
 
 #include <cmath>
 #include <cstdio>
@@ -41,6 +46,17 @@ inline std::string strings(ArrayRef<StringRef> values) {
   for (size_t i = 0; i < values.size(); ++i)
     s += (i ? ", " : "") + quoted(values[i]);
   return s + "}";
+}
+inline std::string strings(ArrayRef<std::string> values) {
+  return strings(llvm::to_vector(llvm::map_range(
+      values, [](const std::string &v) { return StringRef(v); })));
+}
+
+/// Mesh axes, an array of strings such as a collective's `axes`:
+/// `{"dp", "tp"}`.
+inline std::string axes(ArrayAttr names) {
+  return strings(llvm::to_vector(llvm::map_range(
+      names, [](Attribute n) { return cast<StringAttr>(n).getValue(); })));
 }
 
 /// A double that reads back exactly.
@@ -83,6 +99,13 @@ inline std::string sharding(ShardingAttr attr) {
   for (int64_t d = 0; d < attr.getRank(); ++d)
     s += (d ? ", " : "") + strings(attr.getDimAxes(d));
   return s + "}, " + strings(attr.getPartialAxes()) + "}";
+}
+
+/// An enumerator of the kernel API (rtxrt/KernelEnums.h) as C++ names it,
+/// `InitKind::Normal`; a dialect enum reaches it through toRuntime.
+template <typename Enum> std::string enumerator(Enum value) {
+  return std::string(rtxrt::enumName(value)) +
+         "::" + rtxrt::enumeratorName(value);
 }
 
 } // namespace mlir::rtx::cpp

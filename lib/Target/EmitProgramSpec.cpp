@@ -13,22 +13,6 @@ using namespace mlir;
 using namespace mlir::rtx;
 using namespace mlir::rtx::cpp;
 
-static const char *initKind(InitKind kind) {
-  switch (kind) {
-  case InitKind::Zeros:
-    return "InitKind::Zeros";
-  case InitKind::Ones:
-    return "InitKind::Ones";
-  case InitKind::Constant:
-    return "InitKind::Constant";
-  case InitKind::Normal:
-    return "InitKind::Normal";
-  case InitKind::Uniform:
-    return "InitKind::Uniform";
-  }
-  llvm_unreachable("unknown InitKind");
-}
-
 static const char *argKind(ProgramArgument::Role role) {
   switch (role) {
   case ProgramArgument::Role::Parameter:
@@ -48,7 +32,7 @@ static void emitArgument(const ProgramArgument &argument, raw_ostream &os) {
     os << "    a.state = " << quoted(argument.stateKey) << ";\n";
   switch (argument.role) {
   case ProgramArgument::Role::Parameter:
-    os << "    a.init = " << initKind(argument.init.getKind())
+    os << "    a.init = " << enumerator(toRuntime(argument.init.getKind()))
        << ";\n    a.a = " << number(argument.init.getA().convertToDouble())
        << ";\n    a.b = " << number(argument.init.getB().convertToDouble())
        << ";\n    a.seed = " << argument.seed << ";\n";

@@ -16,6 +16,7 @@
 
 #include "rtx/Target/Cpp.h"
 
+#include "CppText.h"
 #include "EmitProgramSpec.h"
 
 #include "rtx/Analysis/ProgramDescription.h"
@@ -25,11 +26,10 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include <algorithm>
-#include <cmath>
-#include <cstdio>
 
 using namespace mlir;
 using namespace mlir::rtx;
+using namespace mlir::rtx::cpp;
 
 namespace {
 class Emitter {
@@ -50,83 +50,16 @@ private:
     return n;
   }
   std::string opt(Value v) { return v ? name(v) : std::string("Tensor()"); }
-  static std::string shape(Type type) {
-    std::string s = "{";
-    auto t = cast<RankedTensorType>(type);
-    for (int64_t i = 0; i < t.getRank(); ++i)
-      s += (i ? ", " : "") + std::to_string(t.getDimSize(i));
-    return s + "}";
-  }
-  static std::string ints(ArrayRef<int64_t> values) {
-    std::string s = "{";
-    for (size_t i = 0; i < values.size(); ++i)
-      s += (i ? ", " : "") + std::to_string(values[i]);
-    return s + "}";
-  }
-  static std::string number(double v) {
-    if (std::isinf(v))
-      return v < 0 ? "-INFINITY" : "INFINITY";
-    char buffer[64];
-    std::snprintf(buffer, sizeof buffer, "%.17g", v);
-    return buffer;
-  }
-  static std::string dtype(Type type) {
-    Type e = cast<RankedTensorType>(type).getElementType();
-    if (e.isF32())
-      return "DType::F32";
-    if (e.isF64())
-      return "DType::F64";
-    if (e.isBF16())
-      return "DType::BF16";
-    if (e.isF16())
-      return "DType::F16";
-    if (e.isInteger(1))
-      return "DType::I1";
-    if (e.isInteger(32))
-      return "DType::I32";
-    return "DType::I64";
-  }
-  static std::string sharding(ShardingAttr attr) {
-    if (!attr)
-      return "Sharding{}";
-    std::string s = "Sharding{{";
-    for (int64_t d = 0; d < attr.getRank(); ++d) {
-      s += (d ? ", {" : "{");
-      auto axes = attr.getDimAxes(d);
-      for (size_t i = 0; i < axes.size(); ++i)
-        s += (i ? ", \"" : "\"") + axes[i].str() + "\"";
-      s += "}";
-    }
-    s += "}, {";
-    auto partial = attr.getPartialAxes();
-    for (size_t i = 0; i < partial.size(); ++i)
-      s += (i ? ", \"" : "\"") + partial[i].str() + "\"";
-    return s + "}}";
-  }
-  static std::string axes(Operation *op, StringRef attrName = "axes") {
-    std::string s = "{";
-    auto attr = op->getAttrOfType<ArrayAttr>(attrName);
-    for (size_t i = 0; i < attr.size(); ++i)
-      s += (i ? ", \"" : "\"") + cast<StringAttr>(attr[i]).getValue().str() +
-           "\"";
-    return s + "}";
-  }
-  template <typename Enum> static std::string enumerator(Enum value) {
-    return std::string(rtxrt::enumName(value)) +
-           "::" + rtxrt::enumeratorName(value);
-  }
-  static std::string reduceKind(ReductionKind kind) {
-    return enumerator(toRuntime(kind));
-  }
-  std::string where(Operation *op) {
+  /// The op and its location, as a string literal for error messages.
+  static std::string where(Operation *op) {
     std::string s;
     llvm::raw_string_ostream stream(s);
     stream << op->getName() << " at " << op->getLoc();
-    std::string escaped;
-    for (char c : s)
-      escaped +=
-          (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
-    return "\"" + escaped + "\"";
+    return quoted(s);
+  }
+  /// The mesh axes of a collective or mesh slice.
+  static std::string axesOf(Operation *op) {
+    return axes(op->getAttrOfType<ArrayAttr>("axes"));
   }
   int64_t intAttr(Operation *op, StringRef n) {
     return op->getAttrOfType<IntegerAttr>(n).getValue().getSExtValue();
@@ -184,10 +117,7 @@ std::string Emitter::argument(const KernelArg &arg) {
         } else if constexpr (std::is_same_v<T, KernelArg::ElementType>) {
           return dtype(RankedTensorType::get({}, v.type));
         } else if constexpr (std::is_same_v<T, RankDependent>) {
-          std::string group = "{";
-          for (auto [i, axis] : llvm::enumerate(v.axes))
-            group += (i ? ", \"" : "\"") + axis + "\"";
-          group += "}";
+          std::string group = strings(v.axes);
           std::string block =
               "ctx.block(" +
               sharding(dyn_cast_or_null<ShardingAttr>(v.sharding)) + ", " +
@@ -233,10 +163,11 @@ LogicalResult Emitter::emitKernelCall(Operation *op, const KernelCall &call) {
 
 LogicalResult Emitter::emitCollective(Operation *op,
                                       CollectiveOpInterface collective) {
-  std::string group = axes(op), input = name(op->getOperand(0));
+  std::string group = axesOf(op), input = name(op->getOperand(0));
   useAxes(group);
   auto kind = [&] {
-    return reduceKind(op->getAttrOfType<ReductionKindAttr>("kind").getValue());
+    return enumerator(
+        toRuntime(op->getAttrOfType<ReductionKindAttr>("kind").getValue()));
   };
   auto dim = [&](StringRef attr) { return std::to_string(intAttr(op, attr)); };
   if (collective.isAsync()) {
@@ -324,7 +255,7 @@ LogicalResult Emitter::emitOp(Operation *op) {
            << ");\n";
       })
       .Case([&](MeshSliceOp m) {
-        assign(m, "ctx.meshSlice(" + axes(m) + ", " +
+        assign(m, "ctx.meshSlice(" + axesOf(m) + ", " +
                       std::to_string(m.getDim()) + ", " + name(m.getInput()) +
                       ")");
       })

@@ -4,7 +4,8 @@ Both run through rtx.tools.call: a failure is a ToolError carrying the
 tool's diagnostic, and every warning a tool prints on success reaches the
 caller as an RtxToolWarning. rtx-run's results are read from the resultN.npy
 files it writes to --out, and marked with the rtx.grad_of / rtx.state
-attributes of the entry function's signature.
+attributes of the entry function's signature; the loss and time of each step
+from the JSON lines it writes to --metrics. Nothing here reads its stdout.
 """
 from __future__ import annotations
 
@@ -14,10 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Union
 
+from .results import StepMetrics, losses_of, read_metrics
 from .tools import PathLike, RtxToolWarning, ToolError, call, find_tool
 
 __all__ = ["Result", "RunResult", "RtxToolWarning", "ToolError", "find_tool", "opt", "run",
-           "rtx_run_step_losses", "training_passes"]
+           "training_passes"]
 
 
 # --- rtx-opt ---------------------------------------------------------------------------
@@ -76,8 +78,9 @@ class Result:
 @dataclass
 class RunResult:
     results: List[Result]
-    losses: List[float] = field(default_factory=list)   # per step, with steps > 1
+    losses: List[float] = field(default_factory=list)   # per step (NaN: no loss, or not finite)
     stdout: str = ""
+    metrics: List[StepMetrics] = field(default_factory=list)  # per step, from --metrics
 
     def grads(self) -> Dict[str, object]:
         """Gradients by parameter name (results marked rtx.grad_of)."""
@@ -86,21 +89,6 @@ class RunResult:
     def states(self) -> Dict[str, object]:
         """State after the run by key ("param:NAME", "exp_avg:NAME", "step")."""
         return {r.state: r.value for r in self.results if r.state is not None}
-
-
-def rtx_run_step_losses(stdout: str) -> List[float]:
-    """The loss of each step of `rtx-run --steps N`, read from its progress
-    lines ("step 3/10: loss=1.234567e+00").
-
-    The one place that reads a tool's stdout for a result: rtx-run writes
-    only the last step's results as files (--out), and no per-step loss in
-    a structured form (emitted programs write --metrics JSON lines; rtx-run
-    has no --metrics yet). Replace this when it does."""
-    losses = []
-    for line in stdout.splitlines():
-        if line.startswith("step ") and ": loss=" in line:
-            losses.append(float(line.split(": loss=", 1)[1].split()[0]))
-    return losses
 
 
 def run(program: PathLike, *, inputs: Optional[PathLike] = None, params: Optional[PathLike] = None,
@@ -113,8 +101,8 @@ def run(program: PathLike, *, inputs: Optional[PathLike] = None, params: Optiona
     from `state`/KEY.npy (to continue a run); results are written to `out` (with
     read_results and no `out`, a temporary directory) and, with
     read_results, loaded as numpy arrays. Returns the results (their types
-    and attributes from the entry function's signature) and, for steps > 1,
-    the loss of each step."""
+    and attributes from the entry function's signature) and each step's
+    loss and time, read from rtx-run's --metrics file."""
     argv = [find_tool("rtx-run", build_dir), str(program)]
     if not Path(program).is_file():
         raise ToolError(f"rtx-run: no such file: {program}")
@@ -137,12 +125,15 @@ def run(program: PathLike, *, inputs: Optional[PathLike] = None, params: Optiona
         if out_dir is not None:
             out_dir.mkdir(parents=True, exist_ok=True)
             argv.append(f"--out={out_dir}")
+        metrics_file = Path(scratch) / "metrics.jsonl"
+        argv.append(f"--metrics={metrics_file}")
         stdout = call(argv).stdout
+        metrics = read_metrics(metrics_file)
         results = [Result(i, _type_of(attrs)) for i, attrs in enumerate(signature)]
         if read_results:
             results = _read_results(out_dir, results)
     _annotate(results, signature)
-    return RunResult(results, rtx_run_step_losses(stdout) if steps > 1 else [], stdout)
+    return RunResult(results, losses_of(metrics, steps, "rtx-run"), stdout, metrics)
 
 
 def _read_results(out_dir: Path, results: List[Result]) -> List[Result]:

@@ -25,7 +25,6 @@ from .config import (AdamW, ConfigError, ElasticConfig, NotYetSupportedError, Op
                      ProcessGroup, SGD, ShardingConfig, check_supported, init)
 from .native import NativeProgram
 from .results import TrainResult, params_of
-from .tools import ToolError
 
 __all__ = ["InputSpec", "Program", "TrainResult", "compile"]
 
@@ -82,11 +81,7 @@ class Program:
                              ranks=self.parallel.ranks)
         states = run.states()
         params = params_of(states)
-        # The last step's loss is result 0 (--out); the earlier ones only
-        # rtx-run's progress lines give (driver.rtx_run_step_losses).
-        losses = run.losses if steps > 1 else [float(run.results[0].value)]
-        if len(losses) != steps:
-            raise ToolError(f"rtx-run reported {len(losses)} losses for {steps} steps")
+        losses = run.losses   # one per step, from rtx-run's --metrics file
         self._keep_state(states)
         self.params = self._state_params = params
         return TrainResult(losses, params)

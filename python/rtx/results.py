@@ -4,7 +4,8 @@ An emitted program writes one JSON object per step to --metrics FILE (step,
 loss, step_time_ms, tokens_per_s, collective_ms, collective_pct; rank 0)
 and its parameters and optimizer state to --save-state DIR (KEY.npy:
 "param:NAME", "exp_avg:NAME", ...; steps_done last). rtx-run writes
-resultN.npy to --out DIR. These readers turn those files into TrainResult;
+resultN.npy to --out DIR and the same --metrics lines, without the
+collective figures it cannot measure. These readers turn those files into TrainResult;
 nothing here reads a tool's stdout. numpy is imported on first use.
 """
 from __future__ import annotations
@@ -21,8 +22,9 @@ PARAM_PREFIX = "param:"
 
 @dataclass(frozen=True)
 class StepMetrics:
-    """One line of a program's --metrics file. A number the program could
-    not give (no loss, a non-finite value; JSON null) is NaN."""
+    """One line of a program's (or rtx-run's) --metrics file. A number the
+    program could not give (no loss, a non-finite value: JSON null; a figure
+    it does not measure: left out, as rtx-run's collective_*) is NaN."""
     step: int
     loss: float
     step_time_ms: float
@@ -55,8 +57,8 @@ def read_metrics(path: Path) -> List[StepMetrics]:
         try:
             row = json.loads(line)
             rows.append(StepMetrics(int(row["step"]), _number(row["loss"]), _number(row["step_time_ms"]),
-                                    _number(row["tokens_per_s"]), _number(row["collective_ms"]),
-                                    _number(row["collective_pct"])))
+                                    _number(row["tokens_per_s"]), _number(row.get("collective_ms")),
+                                    _number(row.get("collective_pct"))))
         except (ValueError, KeyError, TypeError) as error:
             raise ToolError(f"{path}:{number}: not a metrics line ({error}): {line[:200]}") from None
     return rows

@@ -2,12 +2,15 @@
 //
 //   rtx-run FILE.mlir [--entry F] [--seed S] [--inputs DIR | --random]
 //           [--params DIR] [--out DIR] [--ranks N] [--steps N]
+//           [--metrics FILE]
 //   rtx-run --compare REF.mlir DIST.mlir --ranks N [--tolerance T]
 //
 // Interprets a function on the CPU kernels of librtxrt, on one rank or as N
 // simulated ranks of a partitioned module, and prints one line per result.
 // With --compare, runs a reference (single-device) and a distributed program
 // on the same global inputs and parameters and reports their difference.
+// --metrics FILE writes one JSON line per step in the format of the emitted
+// programs' --metrics (docs/rtx-run.md says which figures it leaves out).
 //
 //===----------------------------------------------------------------------===//
 
@@ -77,6 +80,11 @@ static cl::opt<int64_t>
                    "marked rtx.state back into its argument (a "
                    "training loop); prints the loss per step"),
           cl::init(1), cl::cat(category));
+static cl::opt<std::string> metricsPath(
+    "metrics",
+    cl::desc("Write one JSON line per step (step, loss, step_time_ms, "
+             "tokens_per_s) into FILE, as emitted programs' --metrics does"),
+    cl::value_desc("FILE"), cl::cat(category));
 static cl::opt<double>
     timeout("timeout", cl::desc("Seconds a rank may wait in a collective"),
             cl::init(60.0), cl::cat(category));
@@ -193,6 +201,11 @@ int main(int argc, char **argv) {
                  << "\n";
     return 2;
   }
+  if (compare && !metricsPath.empty()) {
+    llvm::errs() << "rtx-run: error: --metrics is for a run, not for "
+                    "--compare\n";
+    return 2;
+  }
   if (!outDir.empty())
     llvm::sys::fs::create_directories(outDir);
 
@@ -210,11 +223,14 @@ int main(int argc, char **argv) {
   options.stateDir = stateDir;
   options.collectiveTimeoutSeconds = timeout;
   options.steps = steps;
+  options.metricsPath = metricsPath;
   if (steps > 1)
-    options.onStep = [](int64_t step, double loss) {
+    options.onStep = [](const rtxrt::StepRecord &record) {
+      if (!record.hasLoss)
+        return;
       llvm::outs() << llvm::format("step %lld/%lld: loss=%.6e\n",
-                                   (long long)step, (long long)steps.getValue(),
-                                   loss);
+                                   (long long)record.step,
+                                   (long long)steps.getValue(), record.loss);
       llvm::outs().flush();
     };
 

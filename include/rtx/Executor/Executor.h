@@ -10,6 +10,7 @@
 #ifndef RTX_EXECUTOR_EXECUTOR_H
 #define RTX_EXECUTOR_EXECUTOR_H
 
+#include "rtxrt/Metrics.h"
 #include "rtxrt/Tensor.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -53,10 +54,18 @@ struct ExecutorOptions {
   /// Runs of the function; after each, every result marked `rtx.state = K`
   /// becomes the argument marked with the same key (a training loop).
   int64_t steps = 1;
-  /// Called after each step with the step number (1-based) and the loss,
-  /// when the function has one (its first scalar float result without
-  /// `rtx.state`).
-  std::function<void(int64_t, double)> onStep;
+  /// Called after each step (on the calling thread or rank 0's) with its
+  /// number (1-based), its loss when the function has one (its first scalar
+  /// float result without `rtx.state`), and rank 0's time in the
+  /// interpreter. A loss that holds partial sums is known only once every
+  /// rank has finished: then all calls come after the run. No collective
+  /// time: the simulated ranks share the CPUs and wait for one another's
+  /// interpretation, which says nothing about a real program's collectives.
+  std::function<void(const rtxrt::StepRecord &)> onStep;
+  /// Where to write each step as a JSON line (rtxrt::MetricsFile, the
+  /// format of the emitted programs' --metrics, without the collective
+  /// figures); empty: nowhere. The file is opened before the first step.
+  std::string metricsPath;
 };
 
 /// Global (reassembled) inputs and results of one run, by name.

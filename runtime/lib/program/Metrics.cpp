@@ -34,48 +34,54 @@ static std::string jsonNumber(double value, const char *format) {
 void MetricsFile::step(const StepRecord &r, double tokensPerSecond) {
   if (!file_)
     return;
-  std::fprintf(
-      file_,
-      "{\"step\": %lld, \"loss\": %s, \"step_time_ms\": %s, "
-      "\"tokens_per_s\": %s, \"collective_ms\": %s, "
-      "\"collective_pct\": %s}\n",
-      static_cast<long long>(r.step),
-      jsonNumber(r.hasLoss ? r.loss : std::nan(""), "%.9g").c_str(),
-      jsonNumber(r.ms, "%.3f").c_str(),
-      jsonNumber(tokensPerSecond, "%.1f").c_str(),
-      jsonNumber(r.collectiveMs, "%.3f").c_str(),
-      jsonNumber(r.ms > 0 ? 100.0 * r.collectiveMs / r.ms : std::nan(""),
-                 "%.2f")
-          .c_str());
+  std::string line =
+      "{\"step\": " + std::to_string(r.step) +
+      ", \"loss\": " + jsonNumber(r.hasLoss ? r.loss : std::nan(""), "%.9g") +
+      ", \"step_time_ms\": " + jsonNumber(r.ms, "%.3f") +
+      ", \"tokens_per_s\": " + jsonNumber(tokensPerSecond, "%.1f");
+  if (r.collectiveMs)
+    line += ", \"collective_ms\": " + jsonNumber(*r.collectiveMs, "%.3f") +
+            ", \"collective_pct\": " +
+            jsonNumber(r.ms > 0 ? 100.0 * *r.collectiveMs / r.ms : std::nan(""),
+                       "%.2f");
+  std::fprintf(file_, "%s}\n", line.c_str());
   std::fflush(file_); // a run that dies keeps the steps it finished
+}
+
+int64_t rtxrt::tokensPerStep(const std::vector<ArgSpec> &args,
+                             const MeshLayout &mesh) {
+  for (const ArgSpec &arg : args)
+    if (arg.kind == ArgSpec::Input && arg.name == "tokens")
+      return numElements(
+          localBlock(arg.sharding, arg.shape, mesh, 0).globalShape);
+  return 0;
+}
+
+double rtxrt::tokensPerSecond(int64_t tokensPerStep, double ms) {
+  return tokensPerStep > 0 && ms > 0 ? tokensPerStep * 1000.0 / ms
+                                     : std::nan("");
 }
 
 Progress::Progress(const ProgramSpec &spec, int64_t rank, int64_t steps,
                    const std::string &metricsPath)
     : rank_(rank), steps_(steps), world_(spec.mesh.numRanks()),
+      tokensPerStep_(tokensPerStep(spec.args, spec.mesh)),
       metrics_(rank == 0 ? metricsPath : std::string()),
-      start_(std::chrono::steady_clock::now()) {
-  for (const ArgSpec &arg : spec.args)
-    if (arg.kind == ArgSpec::Input && arg.name == "tokens")
-      tokensPerStep_ = numElements(
-          localBlock(arg.sharding, arg.shape, spec.mesh, rank).globalShape);
-}
+      start_(std::chrono::steady_clock::now()) {}
 
 void Progress::step(const StepRecord &r) {
   totalMs_ += r.ms;
-  totalCollectiveMs_ += r.collectiveMs;
-  double tokensPerSecond = tokensPerStep_ > 0 && r.ms > 0
-                               ? tokensPerStep_ * 1000.0 / r.ms
-                               : std::nan("");
-  metrics_.step(r, tokensPerSecond);
+  totalCollectiveMs_ += r.collectiveMs.value_or(0.0);
+  double perSecond = tokensPerSecond(tokensPerStep_, r.ms);
+  metrics_.step(r, perSecond);
   if (!r.hasLoss)
     return;
   if (rank_ == 0) {
     std::printf("step %lld/%lld: loss=%.6e time=%.1fms",
                 static_cast<long long>(r.step),
                 static_cast<long long>(steps_), r.loss, r.ms);
-    if (tokensPerStep_ > 0 && r.ms > 0)
-      std::printf(" tokens/s=%.0f", tokensPerSecond);
+    if (std::isfinite(perSecond))
+      std::printf(" tokens/s=%.0f", perSecond);
     std::printf("\n");
   }
   std::fflush(stdout);

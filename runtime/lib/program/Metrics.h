@@ -1,45 +1,20 @@
 //===- Metrics.h - what a run reports about its steps -----------*- C++ -*-===//
 //
-// Rank 0's progress lines on stdout and the --metrics file (one JSON line
-// per step, the names of design.md's metrics). Traces belong next to them.
+// Rank 0's progress lines on stdout and the --metrics file (its writer,
+// rtxrt/Metrics.h, is shared with rtx-run). Traces belong next to them.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef RTXRT_LIB_PROGRAM_METRICS_H
 #define RTXRT_LIB_PROGRAM_METRICS_H
 
+#include "rtxrt/Metrics.h"
 #include "rtxrt/Program.h"
 
 #include <chrono>
-#include <cstdio>
 #include <string>
 
 namespace rtxrt::program {
-
-/// What one step measured.
-struct StepRecord {
-  int64_t step = 0; // 1-based, in this run
-  bool hasLoss = false;
-  double loss = 0;
-  double ms = 0;           // the step's time, its queued device work included
-  double collectiveMs = 0; // time the step waited in collectives
-};
-
-/// --metrics FILE: one JSON object per line and step. Non-finite numbers
-/// are written as null, which JSON can hold.
-class MetricsFile {
-public:
-  /// No file when `path` is empty.
-  explicit MetricsFile(const std::string &path);
-  ~MetricsFile();
-  MetricsFile(const MetricsFile &) = delete;
-  MetricsFile &operator=(const MetricsFile &) = delete;
-
-  void step(const StepRecord &record, double tokensPerSecond);
-
-private:
-  std::FILE *file_ = nullptr;
-};
 
 /// Reports each step and the run: lines on stdout and the metrics file on
 /// rank 0, nothing on the others.

@@ -66,7 +66,7 @@ static LogicalResult verifyShardingOfValue(Operation *anchor,
 LogicalResult RTXDialect::verifyOperationAttribute(Operation *op,
                                                    NamedAttribute attr) {
   // Marks a function that rtx-optimizer made into a whole training step.
-  if (attr.getName() == "rtx.train_step") {
+  if (attr.getName() == getTrainStepAttrName()) {
     if (!isa<UnitAttr>(attr.getValue()) || !isa<FunctionOpInterface>(op))
       return op->emitError() << "'rtx.train_step' is a unit attribute of "
                                 "functions";
@@ -74,10 +74,10 @@ LogicalResult RTXDialect::verifyOperationAttribute(Operation *op,
   }
   // Where propagation took a sharding from (rtx-propagate-sharding
   // debug-origin).
-  if (attr.getName() == "rtx.sharding_origin")
+  if (attr.getName() == getShardingOriginAttrName())
     return success(isa<StringAttr>(attr.getValue()));
   // Whether a module's types are global (logical) or per-rank.
-  if (attr.getName() == "rtx.phase") {
+  if (attr.getName() == getPhaseAttrName()) {
     auto phase = dyn_cast<StringAttr>(attr.getValue());
     if (!phase || (phase.getValue() != "global" && phase.getValue() != "local"))
       return op->emitError() << "'rtx.phase' must be \"global\" or \"local\"";
@@ -131,11 +131,13 @@ static LogicalResult verifyValueAttribute(Operation *op, NamedAttribute attr,
     return op->emitError() << "'" << name << "' on " << what << " must be "
                            << kind << ", got " << attr.getValue();
   };
-  if (name == "rtx.grad_of" || name == "rtx.state" || name == "rtx.param")
+  if (name == RTXDialect::getGradOfAttrName() ||
+      name == RTXDialect::getStateAttrName() ||
+      name == RTXDialect::getParamAttrName())
     return expect(isa<StringAttr>(attr.getValue()), "a string");
-  if (name == "rtx.init")
+  if (name == RTXDialect::getInitAttrName())
     return expect(isa<InitAttr>(attr.getValue()), "a #rtx.init");
-  if (name == "rtx.seed")
+  if (name == RTXDialect::getSeedAttrName())
     return expect(isa<IntegerAttr>(attr.getValue()), "an integer");
   if (attr.getName() != RTXDialect::getShardingAttrName())
     return op->emitError() << "unknown rtx attribute '"

@@ -172,8 +172,8 @@ LogicalResult RTXAutodiffPass::differentiate(func::FuncOp function) {
               type, builder.getFloatAttr(type.getElementType(), 0.0)));
     }
     results.push_back(grad);
-    SmallVector<NamedAttribute> attrs = {
-        builder.getNamedAttr("rtx.grad_of", param.getNameAttr())};
+    SmallVector<NamedAttribute> attrs = {builder.getNamedAttr(
+        RTXDialect::getGradOfAttrName(), param.getNameAttr())};
     if (Attribute sharding =
             param->getAttr(RTXDialect::getShardingAttrName()))
       attrs.push_back(

@@ -18,9 +18,6 @@ namespace mlir::rtx {
 using namespace mlir;
 using namespace mlir::rtx;
 
-static constexpr StringLiteral kGradOf = "rtx.grad_of";
-static constexpr StringLiteral kState = "rtx.state";
-
 namespace {
 /// One piece of state: a new function argument and the value that replaces
 /// it after the step.
@@ -50,7 +47,7 @@ struct RTXOptimizerPass : mlir::rtx::impl::RTXOptimizerBase<RTXOptimizerPass> {
 
   static bool hasGradients(func::FuncOp function) {
     for (unsigned i = 0; i < function.getNumResults(); ++i)
-      if (function.getResultAttr(i, kGradOf))
+      if (function.getResultAttr(i, RTXDialect::getGradOfAttrName()))
         return true;
     return false;
   }
@@ -81,7 +78,8 @@ LogicalResult RTXOptimizerPass::buildTrainStep(func::FuncOp function) {
   SmallVector<Value> keptResults;
   SmallVector<DictionaryAttr> keptAttrs;
   for (unsigned i = 0; i < function.getNumResults(); ++i) {
-    if (auto name = function.getResultAttrOfType<StringAttr>(i, kGradOf)) {
+    if (auto name = function.getResultAttrOfType<StringAttr>(
+            i, RTXDialect::getGradOfAttrName())) {
       gradOf[name.getValue()] = ret.getOperand(i);
       continue;
     }
@@ -105,10 +103,12 @@ LogicalResult RTXOptimizerPass::buildTrainStep(func::FuncOp function) {
     StateSlot slot;
     slot.key = ("param:" + name).str();
     slot.type = argType;
-    slot.argAttrs = {b.getNamedAttr("rtx.param", param.getNameAttr()),
-                     b.getNamedAttr("rtx.init", param.getInitAttr())};
+    slot.argAttrs = {
+        b.getNamedAttr(RTXDialect::getParamAttrName(), param.getNameAttr()),
+        b.getNamedAttr(RTXDialect::getInitAttrName(), param.getInitAttr())};
     if (param.getSeedAttr())
-      slot.argAttrs.push_back(b.getNamedAttr("rtx.seed", param.getSeedAttr()));
+      slot.argAttrs.push_back(
+          b.getNamedAttr(RTXDialect::getSeedAttrName(), param.getSeedAttr()));
     if (Attribute sharding = param->getAttr(RTXDialect::getShardingAttrName()))
       slot.argAttrs.push_back(
           b.getNamedAttr(RTXDialect::getShardingAttrName(), sharding));
@@ -148,8 +148,8 @@ LogicalResult RTXOptimizerPass::buildTrainStep(func::FuncOp function) {
   SmallVector<DictionaryAttr> attrs;
   SmallVector<Location> locs(all.size(), loc);
   for (StateSlot *slot : all) {
-    slot->argAttrs.push_back(
-        b.getNamedAttr(kState, b.getStringAttr(slot->key)));
+    slot->argAttrs.push_back(b.getNamedAttr(RTXDialect::getStateAttrName(),
+                                            b.getStringAttr(slot->key)));
     types.push_back(slot->type);
     attrs.push_back(b.getDictionaryAttr(slot->argAttrs));
   }
@@ -237,8 +237,8 @@ LogicalResult RTXOptimizerPass::buildTrainStep(func::FuncOp function) {
     resultAttrs.push_back(attrs ? attrs : b.getDictionaryAttr({}));
   auto addResult = [&](const StateSlot &slot) {
     results.push_back(slot.next);
-    SmallVector<NamedAttribute> attrs = {
-        b.getNamedAttr(kState, b.getStringAttr(slot.key))};
+    SmallVector<NamedAttribute> attrs = {b.getNamedAttr(
+        RTXDialect::getStateAttrName(), b.getStringAttr(slot.key))};
     for (const NamedAttribute &attr : slot.argAttrs)
       if (attr.getName() == RTXDialect::getShardingAttrName())
         attrs.push_back(attr);
@@ -255,6 +255,6 @@ LogicalResult RTXOptimizerPass::buildTrainStep(func::FuncOp function) {
   function.setFunctionType(b.getFunctionType(function.getArgumentTypes(),
                                              ValueRange(results).getTypes()));
   function.setAllResultAttrs(resultAttrs);
-  function->setAttr("rtx.train_step", b.getUnitAttr());
+  function->setAttr(RTXDialect::getTrainStepAttrName(), b.getUnitAttr());
   return success();
 }

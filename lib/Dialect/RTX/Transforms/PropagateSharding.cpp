@@ -66,8 +66,8 @@ void Propagator::seed() {
   for (BlockArgument arg : body.getArguments())
     if (auto attr = function.getArgAttrOfType<ShardingAttr>(
             arg.getArgNumber(), RTXDialect::getShardingAttrName())) {
-      bool isParam = static_cast<bool>(
-          function.getArgAttr(arg.getArgNumber(), "rtx.param"));
+      bool isParam = static_cast<bool>(function.getArgAttr(
+          arg.getArgNumber(), RTXDialect::getParamAttrName()));
       known[arg] = {Layout::fromAttr(attr), isParam ? 0 : 1};
     }
   for (Operation &op : body) {
@@ -209,7 +209,8 @@ void Propagator::write() {
         llvm::raw_string_ostream os(text);
         os << "propagated through '" << it->second->getName() << "' at "
            << it->second->getLoc();
-        op.setAttr("rtx.sharding_origin", StringAttr::get(ctx, text));
+        op.setAttr(RTXDialect::getShardingOriginAttrName(),
+                   StringAttr::get(ctx, text));
       }
     }
   }

@@ -133,7 +133,8 @@ StringAttr Seeder::paramName(Value v) {
   if (auto arg = dyn_cast<BlockArgument>(v))
     if (arg.getOwner()->isEntryBlock() &&
         arg.getOwner()->getParentOp() == f.getOperation())
-      return f.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "rtx.param");
+      return f.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                            RTXDialect::getParamAttrName());
   return {};
 }
 
@@ -160,7 +161,8 @@ void Seeder::collectForward() {
   auto ret = cast<func::ReturnOp>(f.getBody().front().getTerminator());
   SmallVector<Value> work;
   for (auto [i, operand] : llvm::enumerate(ret.getOperands()))
-    if (!f.getResultAttr(i, "rtx.grad_of") && !f.getResultAttr(i, "rtx.state"))
+    if (!f.getResultAttr(i, RTXDialect::getGradOfAttrName()) &&
+        !f.getResultAttr(i, RTXDialect::getStateAttrName()))
       work.push_back(operand);
   while (!work.empty()) {
     Operation *op = work.pop_back_val().getDefiningOp();
@@ -172,7 +174,8 @@ void Seeder::collectForward() {
 
 void Seeder::collectParams() {
   for (unsigned i = 0; i < f.getNumArguments(); ++i)
-    if (auto name = f.getArgAttrOfType<StringAttr>(i, "rtx.param"))
+    if (auto name =
+            f.getArgAttrOfType<StringAttr>(i, RTXDialect::getParamAttrName()))
       params[name] = cast<RankedTensorType>(f.getArgumentTypes()[i]);
   for (auto param : f.getOps<ParamOp>())
     params[param.getNameAttr()] = param.getType();
@@ -373,9 +376,11 @@ void Seeder::seedTensorParallel() {
   }
   for (unsigned i = 0; i < f.getNumArguments(); ++i) {
     StringRef name;
-    if (auto state = f.getArgAttrOfType<StringAttr>(i, "rtx.state"))
+    if (auto state =
+            f.getArgAttrOfType<StringAttr>(i, RTXDialect::getStateAttrName()))
       name = state.getValue().split(':').second;
-    else if (auto param = f.getArgAttrOfType<StringAttr>(i, "rtx.param"))
+    else if (auto param = f.getArgAttrOfType<StringAttr>(
+                 i, RTXDialect::getParamAttrName()))
       name = param.getValue();
     auto it = name.empty() ? tpDim.end() : tpDim.find(name);
     if (it != tpDim.end())
@@ -416,7 +421,8 @@ void Seeder::seedData() {
   unsigned dataIndex = 0;
   for (unsigned i = 0; i < f.getNumArguments(); ++i) {
     auto type = cast<RankedTensorType>(f.getArgumentTypes()[i]);
-    if (f.getArgAttr(i, "rtx.state") || f.getArgAttr(i, "rtx.param"))
+    if (f.getArgAttr(i, RTXDialect::getStateAttrName()) ||
+        f.getArgAttr(i, RTXDialect::getParamAttrName()))
       continue;
     unsigned data = dataIndex++;
     if (dp <= 1 || type.getRank() == 0)
@@ -447,7 +453,8 @@ void Seeder::seedSequence(StringRef axis) {
     return layout.toAttr(ctx, mesh.name());
   };
   for (unsigned i = 0; i < f.getNumArguments(); ++i) {
-    if (f.getArgAttr(i, "rtx.state") || f.getArgAttr(i, "rtx.param"))
+    if (f.getArgAttr(i, RTXDialect::getStateAttrName()) ||
+        f.getArgAttr(i, RTXDialect::getParamAttrName()))
       continue;
     if (auto attr = seedLayout(cast<RankedTensorType>(f.getArgumentTypes()[i]),
                                argShardings[i]))
