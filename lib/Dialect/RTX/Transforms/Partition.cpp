@@ -478,7 +478,8 @@ struct RTXPartitionPass : mlir::rtx::impl::RTXPartitionBase<RTXPartitionPass> {
     for (auto function : module.getOps<func::FuncOp>())
       if (!function.isExternal() && failed(Partitioner(function, mesh).run()))
         return signalPassFailure();
-    module->setAttr("rtx.phase", StringAttr::get(module.getContext(), "local"));
+    module->setAttr(RTXDialect::getPhaseAttrName(),
+                    StringAttr::get(module.getContext(), "local"));
   }
 };
 } // namespace
