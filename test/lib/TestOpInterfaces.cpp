@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "rtx/Analysis/CostModel.h"
 #include "rtx/Dialect/RTX/IR/RTXDialect.h"
 
 #include "mlir/Pass/Pass.h"
@@ -39,8 +40,38 @@ struct TestOpInterfacesPass
     });
   }
 };
+
+/// `-rtx-test-cost-model`: the program cost model (rtx/Analysis) of every
+/// function, as a remark on it.
+struct TestCostModelPass
+    : public PassWrapper<TestCostModelPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(TestCostModelPass)
+
+  StringRef getArgument() const final { return "rtx-test-cost-model"; }
+  StringRef getDescription() const final {
+    return "Report each function's program cost as a remark (testing)";
+  }
+
+  void runOnOperation() override {
+    for (auto function : getOperation().getOps<func::FuncOp>()) {
+      ProgramCost cost = analyzeProgramCost(function);
+      auto remark = function.emitRemark();
+      remark << "flops: " << cost.flops << "; bytes: " << cost.bytes;
+      for (const auto &[op, flops] : cost.flopsByOp)
+        if (flops)
+          remark << "; " << op << ": " << flops;
+      for (const auto &[axes, bytes] : cost.collectiveBytes)
+        remark << "; collectives over " << axes << ": "
+               << cost.collectiveCount[axes] << " moving " << bytes
+               << " bytes";
+    }
+  }
+};
 } // namespace
 
 namespace rtx::test {
-void registerTestPasses() { PassRegistration<TestOpInterfacesPass>(); }
+void registerTestPasses() {
+  PassRegistration<TestOpInterfacesPass>();
+  PassRegistration<TestCostModelPass>();
+}
 } // namespace rtx::test

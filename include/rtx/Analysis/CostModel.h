@@ -1,0 +1,42 @@
+//===- CostModel.h - the cost of a whole program ---------------*- C++ -*-===//
+//
+// The program-level cost model: the per-op costs of CostOpInterface (exact
+// FLOPs and bytes of each op at its current shapes, found from the op) summed
+// over a function, with the bytes each collective moves per group of mesh
+// axes. Run on a partitioned program it is one rank's cost. This is where the
+// auto-partitioner (milestone 2, part 6) reads costs; it adds the hardware
+// (roofline, link alpha-beta) on top.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RTX_ANALYSIS_COSTMODEL_H
+#define RTX_ANALYSIS_COSTMODEL_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace mlir::rtx {
+
+struct ProgramCost {
+  /// Floating-point operations and bytes read plus written by the ops that
+  /// compute (CostOpInterface).
+  int64_t flops = 0;
+  int64_t bytes = 0;
+  /// FLOPs by op name ("rtx.linear"), for reports.
+  std::map<std::string, int64_t> flopsByOp;
+  /// Bytes of the tensors handed to collectives, by their mesh axes joined
+  /// with ',' ("tp", "dp,tp"); sync and async forms alike.
+  std::map<std::string, int64_t> collectiveBytes;
+  /// The number of collectives by the same key.
+  std::map<std::string, int64_t> collectiveCount;
+};
+
+/// The cost of one execution of `function`'s body.
+ProgramCost analyzeProgramCost(func::FuncOp function);
+
+} // namespace mlir::rtx
+
+#endif // RTX_ANALYSIS_COSTMODEL_H

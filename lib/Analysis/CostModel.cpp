@@ -1,0 +1,29 @@
+//===- CostModel.cpp - the cost of a whole program ------------------------===//
+
+#include "rtx/Analysis/CostModel.h"
+
+#include "rtx/Dialect/RTX/IR/RTXDialect.h"
+
+using namespace mlir;
+using namespace mlir::rtx;
+
+ProgramCost mlir::rtx::analyzeProgramCost(func::FuncOp function) {
+  ProgramCost cost;
+  function.walk([&](Operation *op) {
+    if (auto costOp = dyn_cast<CostOpInterface>(op)) {
+      int64_t flops = costOp.getFlops();
+      cost.flops += flops;
+      cost.bytes += costOp.getBytesAccessed();
+      cost.flopsByOp[op->getName().getStringRef().str()] += flops;
+      return;
+    }
+    if (!isa<CollectiveOpInterface>(op))
+      return;
+    std::string key;
+    for (Attribute axis : op->getAttrOfType<ArrayAttr>("axes"))
+      key += (key.empty() ? "" : ",") + cast<StringAttr>(axis).getValue().str();
+    cost.collectiveBytes[key] += getTensorBytes(op->getOperand(0).getType());
+    cost.collectiveCount[key] += 1;
+  });
+  return cost;
+}
