@@ -205,6 +205,16 @@ def RTXPartition : Pass<"rtx-partition", "mlir::ModuleOp"> {
     `rtx.vocab_cross_entropy` (`rtx.vocab_cross_entropy_grad`, from the same
     statistics): the logits are never gathered. The module is marked
     `rtx.phase = "local"`.
+
+    Where the rules live: every op takes the default rule (its sharding
+    rule's factors take the mesh axes of the shardings around it, parameters
+    first, then results, then operands; operands are resharded; the op is
+    cloned with local types), except the ops with a `PartitionOpInterface`
+    model in `PartitionRules.cpp` (linear with a bias, embedding, slice,
+    reduce mean, cross-entropy), which the pass attaches itself. Ops with the
+    `RTX_PassesPartialSums` trait keep partial sums. A declared split that
+    does not divide its dimension is an error naming the tensor, the
+    dimension and the axes (pad it first, as `rtx-pad-vocabulary` does).
   }];
   let dependentDialects = ["mlir::rtx::RTXDialect"];
 }
