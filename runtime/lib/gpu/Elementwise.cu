@@ -18,6 +18,7 @@ using namespace rtxrt;
 using namespace rtxrt::gpu::detail;
 using rtxrt::detail::checkDefined;
 using rtxrt::detail::checkFloat;
+using rtxrt::detail::checkElementwisePair;
 using rtxrt::detail::checkSameDType;
 using rtxrt::detail::checkSameShape;
 using rtxrt::detail::fail;
@@ -214,10 +215,7 @@ Tensor gpu::unary(UnaryKind kind, const Tensor &input) {
 
 Tensor gpu::swiglu(const Tensor &gate, const Tensor &up) {
   std::string op = "rtx.swiglu";
-  checkFloat(op, gate, "gate");
-  checkFloat(op, up, "up");
-  checkSameDType(op, gate, "gate", up, "up");
-  checkSameShape(op, gate, "gate", up, "up");
+  checkElementwisePair(op, gate, "gate", up, "up");
   checkOnGpu(op, gate, "gate");
   checkOnGpu(op, up, "up");
   Tensor g = toCompute(gate), u = toCompute(up);
@@ -373,10 +371,7 @@ Tensor gpu::dropout(const Tensor &input, double rate, int64_t seed,
 Tensor gpu::unaryGrad(UnaryFn fn, const Tensor &input,
                       const Tensor &resultGrad) {
   std::string op = "rtx.unary_grad";
-  checkFloat(op, input, "input");
-  checkFloat(op, resultGrad, "result_grad");
-  checkSameDType(op, input, "input", resultGrad, "result_grad");
-  checkSameShape(op, input, "input", resultGrad, "result_grad");
+  checkElementwisePair(op, input, "input", resultGrad, "result_grad");
   checkOnGpu(op, input, "input");
   checkOnGpu(op, resultGrad, "result_grad");
   Tensor x = toCompute(input), dy = toCompute(resultGrad);

@@ -181,10 +181,7 @@ Tensor rtxrt::binary(BinaryKind kind, const Tensor &lhs, const Tensor &rhs) {
 
 Tensor rtxrt::swiglu(const Tensor &gate, const Tensor &up) {
   const std::string op = "rtx.swiglu";
-  checkFloat(op, gate, "gate");
-  checkFloat(op, up, "up");
-  checkSameDType(op, gate, "gate", up, "up");
-  checkSameShape(op, gate, "gate", up, "up");
+  checkElementwisePair(op, gate, "gate", up, "up");
   Tensor g = toCompute(gate), u = toCompute(up);
   Tensor y = Tensor::uninitialized(gate.shape(), g.dtype());
   dispatchCompute(gate.dtype(), [&](auto zero) {

@@ -91,10 +91,7 @@ void padTyped(const E *in, E *out, const Shape &inShape, const Shape &outShape,
 Tensor rtxrt::unaryGrad(UnaryFn fn, const Tensor &input,
                         const Tensor &resultGrad) {
   const std::string op = unaryGradName(fn);
-  checkFloat(op, input, "input");
-  checkFloat(op, resultGrad, "result_grad");
-  checkSameDType(op, input, "input", resultGrad, "result_grad");
-  checkSameShape(op, input, "input", resultGrad, "result_grad");
+  checkElementwisePair(op, input, "input", resultGrad, "result_grad");
   Tensor x = toCompute(input), dy = toCompute(resultGrad);
   Tensor dx = Tensor::uninitialized(input.shape(), x.dtype());
   dispatchCompute(input.dtype(), [&](auto zero) {

@@ -146,6 +146,17 @@ inline void checkSameShape(const std::string &op, const Tensor &a,
                  " but " + bName + " has shape " + shapeToString(b.shape()));
 }
 
+/// Two float tensors of one dtype and shape (an elementwise pair: swiglu's
+/// gate and up, a unary gradient's input and result gradient).
+inline void checkElementwisePair(const std::string &op, const Tensor &a,
+                                 const char *aName, const Tensor &b,
+                                 const char *bName) {
+  checkFloat(op, a, aName);
+  checkFloat(op, b, bName);
+  checkSameDType(op, a, aName, b, bName);
+  checkSameShape(op, a, aName, b, bName);
+}
+
 /// Normalises a possibly negative dimension index; throws when out of range.
 inline int64_t normalizeDim(const std::string &op, int64_t dim, int64_t rank) {
   int64_t d = dim < 0 ? dim + rank : dim;
