@@ -107,18 +107,3 @@ const KernelEntry *rtxrt::findKernel(std::string_view name) {
       return &e;
   return nullptr;
 }
-
-std::vector<Tensor> rtxrt::callKernel(const KernelEntry &kernel,
-                                      const std::vector<KernelValue> &args) {
-  if (args.size() != kernel.params.size())
-    throw Error("kernel " + std::string(kernel.name) + " takes " +
-                std::to_string(kernel.params.size()) + " arguments, got " +
-                std::to_string(args.size()));
-  for (size_t i = 0; i < args.size(); ++i)
-    if (args[i].index() != static_cast<size_t>(kernel.params[i]))
-      throw Error("kernel " + std::string(kernel.name) + ": argument " +
-                  std::to_string(i) + " must be " +
-                  paramKindName(kernel.params[i]) + ", got " +
-                  paramKindName(static_cast<KernelParamKind>(args[i].index())));
-  return kernel.invoke(args);
-}

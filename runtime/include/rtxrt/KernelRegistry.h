@@ -4,9 +4,9 @@
 // give (KernelOpInterface), with arguments as values of one variant type; the
 // registry is generated from rtxrt/KernelApi.def, so a kernel declared there
 // is callable here with no further code. Each entry also records the
-// kernel's parameter kinds and whether it returns a list, which the C++
-// emitter and a unit test use to check the ops' bindings against the real
-// signatures.
+// kernel's parameter kinds and whether it returns a list, against which
+// rtx-run and the C++ emitter check the ops' bindings before calling
+// (lib/Target/KernelBinding.cpp; tested by KernelBindingTest).
 //
 //===----------------------------------------------------------------------===//
 
@@ -58,11 +58,6 @@ struct KernelEntry {
 const KernelEntry *findKernel(std::string_view name);
 /// Every registered kernel, in KernelApi.def's order.
 const std::vector<KernelEntry> &kernelEntries();
-/// Calls `kernel` after checking the arguments' count and kinds against its
-/// signature (an Error names the kernel and the parameter otherwise); a
-/// single result comes back as a list of one.
-std::vector<Tensor> callKernel(const KernelEntry &kernel,
-                               const std::vector<KernelValue> &args);
 
 } // namespace rtxrt
 

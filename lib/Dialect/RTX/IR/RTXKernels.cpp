@@ -5,8 +5,10 @@
 // attributes become the kernel's arguments. rtx-run's interpreter and the
 // C++/CUDA emitter both work from these bindings, so an op with a kernel
 // needs no code in either. (Unary and binary elementwise ops bind in
-// RTXBase.td, from their class's kind.) The unit test KernelBindingTest
-// checks every binding against the kernel's registered signature.
+// RTXBase.td, from their class's kind.) rtx-run and rtx-translate check
+// each binding against the kernel's registered signature before using it
+// (KernelBinding.cpp); KernelBindingTest checks those of the example train
+// steps.
 //
 //===----------------------------------------------------------------------===//
 
