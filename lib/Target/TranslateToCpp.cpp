@@ -3,7 +3,8 @@
 // One statement per op: an op with a kernel binding (KernelOpInterface)
 // becomes the call rtx-run's interpreter makes from the same binding, so an
 // emitted C++ program computes what rtx-run computes (bit for bit on one
-// rank). Collectives become StepContext calls over mesh axes; the program's
+// rank). Collectives and send/recv, sync and started (`rtx.*_start` then
+// `rtx.wait`), become StepContext calls over mesh axes; the program's
 // arguments, results and mesh become a ProgramSpec for rtxrt::runProgram.
 //
 // One emitter, two devices: a CUDA program is the same program with every
@@ -76,6 +77,8 @@ private:
   LogicalResult emitOp(Operation *op);
   LogicalResult emitKernelCall(Operation *op, const KernelCall &call);
   LogicalResult emitCollective(Operation *op, CollectiveOpInterface collective);
+  std::string collectiveOf(Operation *op, CollectiveOpInterface collective);
+  std::string pointToPoint(Operation *op);
   std::string argument(const KernelArg &arg);
   void useAxes(const std::string &axes) {
     if (std::find(collectiveAxes.begin(), collectiveAxes.end(), axes) ==
@@ -161,51 +164,56 @@ LogicalResult Emitter::emitKernelCall(Operation *op, const KernelCall &call) {
   return success();
 }
 
-LogicalResult Emitter::emitCollective(Operation *op,
-                                      CollectiveOpInterface collective) {
-  std::string group = axesOf(op), input = name(op->getOperand(0));
-  useAxes(group);
+/// `Collective::allGather(1)`: what the op computes, for StepContext.
+std::string Emitter::collectiveOf(Operation *op,
+                                  CollectiveOpInterface collective) {
   auto kind = [&] {
     return enumerator(
         toRuntime(op->getAttrOfType<ReductionKindAttr>("kind").getValue()));
   };
   auto dim = [&](StringRef attr) { return std::to_string(intAttr(op, attr)); };
-  if (collective.isAsync()) {
-    // The token is the pending collective; rtx.wait takes its result.
-    if (collective.getCollectiveKind() != CollectiveKind::AllReduce)
-      return op->emitError()
-             << "rtx-translate cannot emit '" << op->getName() << "' yet";
-    os << "  StepContext::Pending " << name(op->getResult(0))
-       << " = ctx.allReduceStart(" << where(op) << ", " << group << ", "
-       << kind() << ", " << input << ");\n";
-    return success();
-  }
-  std::string call;
   switch (collective.getCollectiveKind()) {
   case CollectiveKind::AllReduce:
-    call = "allReduce(" + where(op) + ", " + group + ", " + kind();
-    break;
+    return "Collective::allReduce(" + kind() + ")";
   case CollectiveKind::AllGather:
-    call = "allGather(" + where(op) + ", " + group + ", " + dim("gather_dim");
-    break;
+    return "Collective::allGather(" + dim("gather_dim") + ")";
   case CollectiveKind::ReduceScatter:
-    call = "reduceScatter(" + where(op) + ", " + group + ", " + kind() + ", " +
-           dim("scatter_dim");
-    break;
+    return "Collective::reduceScatter(" + kind() + ", " + dim("scatter_dim") +
+           ")";
   case CollectiveKind::AllToAll:
-    call = "allToAll(" + where(op) + ", " + group + ", " + dim("split_dim") +
-           ", " + dim("concat_dim");
-    break;
+    return "Collective::allToAll(" + dim("split_dim") + ", " +
+           dim("concat_dim") + ")";
   case CollectiveKind::BroadcastFrom:
-    call = "broadcastFrom(" + where(op) + ", " + group + ", " + dim("root");
-    break;
+    return "Collective::broadcastFrom(" + dim("root") + ")";
   case CollectiveKind::Permute:
-    call = "permute(" + where(op) + ", " + group + ", " +
-           ints(op->getAttrOfType<DenseI64ArrayAttr>("pairs").asArrayRef());
-    break;
+    return "Collective::permute(" +
+           ints(op->getAttrOfType<DenseI64ArrayAttr>("pairs").asArrayRef()) +
+           ")";
   }
-  assign(op->getResult(0), "ctx." + call + ", " + input + ")");
+  llvm_unreachable("unknown collective");
+}
+
+LogicalResult Emitter::emitCollective(Operation *op,
+                                      CollectiveOpInterface collective) {
+  std::string group = axesOf(op);
+  useAxes(group);
+  std::string args = where(op) + ", " + group + ", " +
+                     collectiveOf(op, collective) + ", " +
+                     name(op->getOperand(0)) + ")";
+  if (collective.isAsync()) // the token is the pending collective
+    os << "  StepContext::Pending " << name(op->getResult(0)) << " = ctx.start("
+       << args << ";\n";
+  else
+    assign(op->getResult(0), "ctx.collective(" + args);
   return success();
+}
+
+/// rtx.send / rtx.recv and their start forms: `where, axes, peer, tag`.
+std::string Emitter::pointToPoint(Operation *op) {
+  std::string group = axesOf(op);
+  useAxes(group);
+  return where(op) + ", " + group + ", " + std::to_string(intAttr(op, "peer")) +
+         ", " + std::to_string(intAttr(op, "tag"));
 }
 
 LogicalResult Emitter::emitOp(Operation *op) {
@@ -259,15 +267,31 @@ LogicalResult Emitter::emitOp(Operation *op) {
                       std::to_string(m.getDim()) + ", " + name(m.getInput()) +
                       ")");
       })
+      .Case([&](SendOp s) {
+        os << "  ctx.send(" << pointToPoint(s) << ", " << name(s.getInput())
+           << ");\n";
+      })
+      .Case([&](SendStartOp s) {
+        os << "  StepContext::Pending " << name(s.getToken())
+           << " = ctx.sendStart(" << pointToPoint(s) << ", "
+           << name(s.getInput()) << ");\n";
+      })
+      .Case([&](RecvOp r) {
+        assign(r, "ctx.recv(" + pointToPoint(r) + ", " + shape(r.getType()) +
+                      ", " + dtype(r.getType()) + ")");
+      })
+      .Case([&](RecvStartOp r) {
+        Type value = cast<TokenType>(r.getToken().getType()).getValueType();
+        os << "  StepContext::Pending " << name(r.getToken())
+           << " = ctx.recvStart(" << pointToPoint(r) << ", " << shape(value)
+           << ", " << dtype(value) << ");\n";
+      })
       .Case([&](WaitOp w) {
-        if (!w.getResult()) {
-          w.emitError(
-              "rtx-translate emits rtx.wait only for rtx.all_reduce_start");
-          ok = false;
-          return;
-        }
-        os << "  Tensor " << name(w.getResult()) << " = ctx.wait("
-           << name(w.getToken()) << ");\n";
+        if (w.getResult())
+          os << "  Tensor " << name(w.getResult()) << " = ";
+        else
+          os << "  ";
+        os << "ctx.wait(" << name(w.getToken()) << ");\n";
       })
       .Default([&](Operation *other) {
         other->emitError() << "rtx-translate cannot emit '" << other->getName()

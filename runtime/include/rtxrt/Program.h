@@ -19,13 +19,53 @@
 #include "rtxrt/Kernels.h"
 #include "rtxrt/MeshLayout.h"
 
+#include <deque>
 #include <functional>
 #include <future>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 namespace rtxrt {
+
+/// A collective as the dialect's op describes it: rtx-translate writes one
+/// per op (`Collective::allGather(1)`), rtx-run reads the same attributes.
+struct Collective {
+  enum class Kind {
+    AllReduce,
+    AllGather,
+    ReduceScatter,
+    AllToAll,
+    BroadcastFrom,
+    Permute
+  };
+  Kind kind = Kind::AllReduce;
+  ReduceKind reduce = ReduceKind::Sum;
+  /// The gathered, scattered or (all-to-all) split dimension.
+  int64_t dim = 0;
+  /// All-to-all's concatenated dimension.
+  int64_t concatDim = 0;
+  /// Broadcast's root, a group rank.
+  int64_t root = 0;
+  /// Permute's source -> target group ranks, flat.
+  std::vector<int64_t> pairs;
+
+  static Collective allReduce(ReduceKind reduce);
+  static Collective allGather(int64_t dim);
+  static Collective reduceScatter(ReduceKind reduce, int64_t dim);
+  static Collective allToAll(int64_t splitDim, int64_t concatDim);
+  static Collective broadcastFrom(int64_t root);
+  static Collective permute(std::vector<int64_t> pairs);
+  /// "all_gather", as in the dialect's op names.
+  const char *name() const;
+};
+
+/// The completion of a started operation: get() waits and returns its
+/// result (an undefined Tensor for a send), or rethrows its error.
+using Completion = std::shared_future<Tensor>;
+/// A completion that is already there.
+Completion completed(Tensor value);
 
 /// Exchanges tensors between the ranks of groups. Collectives are computed
 /// from the exchanged inputs (rtxrt/Collectives.h) unless a backend computes
@@ -54,6 +94,20 @@ public:
   /// caller stages GPU tensors through host memory.
   virtual bool takesGpuTensors() const { return false; }
 
+  /// Runs `collective` (dispatches to the methods below).
+  Tensor run(const Collective &collective, const std::vector<int64_t> &group,
+             int64_t index, const Tensor &input, const std::string &what);
+  /// Starts `collective` so that it overlaps the caller's work, when the
+  /// backend can do so itself (NCCL: on its communication stream, ordered
+  /// by CUDA events); an invalid Completion otherwise, and the caller runs
+  /// it on a communication thread.
+  virtual Completion start(const Collective & /*collective*/,
+                           const std::vector<int64_t> & /*group*/,
+                           int64_t /*index*/, const Tensor & /*input*/,
+                           const std::string & /*what*/) {
+    return Completion();
+  }
+
   // The collectives of rtx's distribution ops. The defaults exchange and
   // combine on the host.
   virtual Tensor allReduce(const std::vector<int64_t> &group, int64_t index,
@@ -74,6 +128,21 @@ public:
   virtual Tensor permute(const std::vector<int64_t> &group, int64_t index,
                          const std::vector<int64_t> &pairs, const Tensor &input,
                          const std::string &what);
+
+  /// Point to point (rtx.send / rtx.recv): posts a send of `input` to group
+  /// rank `peer` under `tag` and returns at once; the completion is there
+  /// when `input` may be reused. Sends are eager, as in rtx-run: a send
+  /// never waits for its receive to be posted before the caller goes on.
+  /// Messages between two ranks with the same tag arrive in the order they
+  /// were sent.
+  virtual Completion send(const std::vector<int64_t> &group, int64_t index,
+                          int64_t peer, int64_t tag, const Tensor &input,
+                          const std::string &what);
+  /// Posts the receive of a tensor of `shape` and `dtype` from group rank
+  /// `peer` under `tag`; the completion yields it.
+  virtual Completion recv(const std::vector<int64_t> &group, int64_t index,
+                          int64_t peer, int64_t tag, const Shape &shape,
+                          DType dtype, const std::string &what);
 };
 
 /// The device half of an emitted GPU program (rtxrt::gpu::deviceRuntime()).
@@ -120,31 +189,45 @@ public:
   ~StepContext();
   using Axes = std::vector<std::string>;
 
-  /// rtx.all_reduce_start / rtx.wait: the all-reduce runs on this context's
-  /// communication thread while the step computes on; wait() returns its
-  /// result (or rethrows its error). Started collectives run in program
-  /// order, and every synchronous collective first waits for them, so each
-  /// process group is used by one thread at a time and every rank issues
-  /// the same sequence. GPU tensors are reduced at start (NCCL orders them
-  /// on the device stream itself).
-  using Pending = std::shared_future<Tensor>;
-  Pending allReduceStart(const char *what, const Axes &axes, ReduceKind kind,
-                         const Tensor &t);
+  /// A synchronous collective over the group of `axes`.
+  Tensor collective(const char *what, const Axes &axes,
+                    const Collective &collective, const Tensor &t);
+
+  /// rtx.*_start / rtx.wait. A started collective runs while the step
+  /// computes on: on the backend's own communication stream when it has
+  /// one (NCCL), otherwise on this context's communication thread, which
+  /// runs started collectives in program order; every synchronous
+  /// collective first waits for them, so each process group is used by one
+  /// thread at a time and every rank issues the same sequence. A GPU tensor
+  /// staged through host memory is copied to the host at the start (in
+  /// program order on the device) and its result copied back at the wait.
+  /// wait() returns the result (or rethrows the error); every started
+  /// operation must be waited exactly once before the step ends.
+  struct Pending {
+    Completion completion;
+    int64_t id = -1;
+  };
+  Pending start(const char *what, const Axes &axes,
+                const Collective &collective, const Tensor &t);
+  /// rtx.send / rtx.send_start: `peer` is a rank of the group over `axes`.
+  /// A synchronous send is eager; it completes by the end of the step.
+  void send(const char *what, const Axes &axes, int64_t peer, int64_t tag,
+            const Tensor &t);
+  Pending sendStart(const char *what, const Axes &axes, int64_t peer,
+                    int64_t tag, const Tensor &t);
+  /// rtx.recv / rtx.recv_start of a tensor of `shape` and `dtype` (on the
+  /// device in a GPU program).
+  Tensor recv(const char *what, const Axes &axes, int64_t peer, int64_t tag,
+              const Shape &shape, DType dtype);
+  Pending recvStart(const char *what, const Axes &axes, int64_t peer,
+                    int64_t tag, const Shape &shape, DType dtype);
   Tensor wait(const Pending &pending);
-  /// Waits until every started collective has finished (the end of a step).
+  /// Waits until every started collective has finished (before a
+  /// synchronous collective).
   void drain();
-  Tensor allReduce(const char *what, const Axes &axes, ReduceKind kind,
-                   const Tensor &t);
-  Tensor allGather(const char *what, const Axes &axes, int64_t dim,
-                   const Tensor &t);
-  Tensor reduceScatter(const char *what, const Axes &axes, ReduceKind kind,
-                       int64_t dim, const Tensor &t);
-  Tensor allToAll(const char *what, const Axes &axes, int64_t splitDim,
-                  int64_t concatDim, const Tensor &t);
-  Tensor broadcastFrom(const char *what, const Axes &axes, int64_t root,
-                       const Tensor &t);
-  Tensor permute(const char *what, const Axes &axes,
-                 const std::vector<int64_t> &pairs, const Tensor &t);
+  /// The end of a step: drains, completes the synchronous sends, and fails
+  /// naming the op when a started operation was never waited.
+  void finishStep();
   Tensor meshSlice(const Axes &axes, int64_t dim, const Tensor &t);
   /// Seconds this thread has waited in collectives (synchronous ones, and
   /// wait()/drain() on started ones) since the last call; resets the count.
@@ -171,6 +254,9 @@ private:
   /// takes host tensors only.
   template <typename F>
   Tensor run(const Axes &axes, const Tensor &t, F &&collective);
+  Pending track(Completion completion, const char *what);
+  /// The group's peer `peer`, checked.
+  void checkPeer(const char *what, const Axes &axes, int64_t peer) const;
   int64_t rank_;
   const MeshLayout &mesh_;
   Communicator &comm_;
@@ -178,6 +264,14 @@ private:
   struct AsyncQueue;
   std::unique_ptr<AsyncQueue> async_;
   double collectiveSeconds_ = 0;
+  int64_t nextId_ = 0;
+  /// Started operations not yet waited, by id: what they are.
+  std::map<int64_t, std::string> unwaited_;
+  /// Synchronous sends, completed by finishStep().
+  std::vector<std::pair<std::string, Completion>> sends_;
+  /// Messages a rank sent to itself, by tag (process groups have no pair
+  /// from a rank to itself).
+  std::map<int64_t, std::deque<Tensor>> selfMessages_;
 };
 
 /// What an emitted program tells runProgram about itself.

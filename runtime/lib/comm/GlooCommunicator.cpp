@@ -19,10 +19,12 @@
 #include <gloo/math.h>
 #include <gloo/rendezvous/context.h>
 #include <gloo/transport/tcp/device.h>
+#include <gloo/types.h>
 
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <future>
 #include <map>
 #include <sys/stat.h>
 
@@ -36,15 +38,16 @@ public:
   GlooCommunicator(int64_t rank, const std::string &store,
                    const std::vector<std::vector<int64_t>> &groups,
                    double timeoutSeconds)
-      : rank_(rank) {
+      : rank_(rank), timeout_(std::chrono::milliseconds(
+                         static_cast<int64_t>(timeoutSeconds * 1000))) {
     detail::RunStore opened = detail::openRunStore(store);
     store_ = std::move(opened.store);
     runStore_ = std::move(opened.run);
     gloo::transport::tcp::attr attr;
     attr.hostname = "127.0.0.1";
     device_ = gloo::transport::tcp::CreateDevice(attr);
-    auto timeout = std::chrono::milliseconds(
-        static_cast<int64_t>(timeoutSeconds * 1000));
+    auto timeout =
+        std::chrono::milliseconds(static_cast<int64_t>(timeoutSeconds * 1000));
     for (const auto &group : groups) {
       std::string name = groupName(group);
       if (group.size() < 2 || contexts_.count(name))
@@ -81,10 +84,9 @@ public:
     std::vector<unsigned char> out(bytes * group.size());
     try {
       gloo::AllgatherOptions options(it->second);
-      options.setInput(
-          const_cast<unsigned char *>(
-              static_cast<const unsigned char *>(input.raw())),
-          bytes);
+      options.setInput(const_cast<unsigned char *>(
+                           static_cast<const unsigned char *>(input.raw())),
+                       bytes);
       options.setOutput(out.data(), out.size());
       gloo::allgather(options);
     } catch (const std::exception &error) {
@@ -125,8 +127,98 @@ public:
     return out;
   }
 
+  // Point to point over Gloo's unbound buffers, in the group's context
+  // (peer = group rank). Slots carry rtx's tag under a prefix that Gloo's
+  // own collectives (prefixes 1 to 8) never use. The message lives in the
+  // completion until Gloo has sent it, so a send never waits for its
+  // receive.
+  Completion send(const std::vector<int64_t> &group, int64_t, int64_t peer,
+                  int64_t tag, const Tensor &input,
+                  const std::string &what) override {
+    auto message = std::make_shared<Message>();
+    message->tensor = input.clone();
+    message->buffer = context(group, what)
+                          ->createUnboundBuffer(message->tensor.raw(),
+                                                message->tensor.nbytes());
+    message->buffer->send(static_cast<int>(peer), slot(tag, what));
+    return std::async(std::launch::deferred,
+                      [this, message, group, peer, what] {
+                        waitMessage(*message, /*sending=*/true, group, peer,
+                                    what);
+                        return Tensor();
+                      })
+        .share();
+  }
+
+  Completion recv(const std::vector<int64_t> &group, int64_t, int64_t peer,
+                  int64_t tag, const Shape &shape, DType dtype,
+                  const std::string &what) override {
+    auto message = std::make_shared<Message>();
+    message->tensor = Tensor::uninitialized(shape, dtype);
+    message->buffer = context(group, what)
+                          ->createUnboundBuffer(message->tensor.raw(),
+                                                message->tensor.nbytes());
+    message->buffer->recv(static_cast<int>(peer), slot(tag, what));
+    return std::async(std::launch::deferred,
+                      [this, message, group, peer, what] {
+                        waitMessage(*message, /*sending=*/false, group, peer,
+                                    what);
+                        return message->tensor;
+                      })
+        .share();
+  }
+
 private:
+  struct Message {
+    Tensor tensor;
+    std::unique_ptr<gloo::transport::UnboundBuffer> buffer;
+  };
+
+  std::shared_ptr<gloo::rendezvous::Context> &
+  context(const std::vector<int64_t> &group, const std::string &what) {
+    std::string name = groupName(group);
+    auto it = contexts_.find(name);
+    if (it == contexts_.end())
+      throw Error("rank " + std::to_string(rank_) + ": " + what +
+                  " uses process group " + name + ", which was not created");
+    return it->second;
+  }
+
+  uint64_t slot(int64_t tag, const std::string &what) const {
+    if (tag < 0 || tag > 0xffffffffll)
+      throw Error("rank " + std::to_string(rank_) + ": " + what + ": tag " +
+                  std::to_string(tag) + " is outside [0, 2^32)");
+    constexpr uint8_t kPointToPointSlotPrefix = 0x40;
+    return gloo::Slot::build(kPointToPointSlotPrefix,
+                             static_cast<uint32_t>(tag));
+  }
+
+  void waitMessage(Message &message, bool sending,
+                   const std::vector<int64_t> &group, int64_t peer,
+                   const std::string &what) {
+    bool done = false;
+    std::string failure;
+    try {
+      done = sending ? message.buffer->waitSend(timeout_)
+                     : message.buffer->waitRecv(timeout_);
+    } catch (const std::exception &error) {
+      failure = error.what();
+    }
+    if (!done)
+      throw Error(
+          "rank " + std::to_string(rank_) + ": " + what +
+          (sending ? " to group rank " : " from group rank ") +
+          std::to_string(peer) + " (rank " + std::to_string(group.at(peer)) +
+          ") in process group " + groupName(group) +
+          (failure.empty() ? " timed out after " +
+                                 std::to_string(timeout_.count() / 1000.0) +
+                                 " s (the peer never " +
+                                 (sending ? "received" : "sent") + " it)"
+                           : " failed: " + failure));
+  }
+
   int64_t rank_;
+  std::chrono::milliseconds timeout_;
   std::unique_ptr<gloo::rendezvous::Store> store_;
   std::unique_ptr<gloo::rendezvous::PrefixStore> runStore_;
   std::shared_ptr<gloo::transport::Device> device_;

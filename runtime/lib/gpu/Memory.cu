@@ -26,7 +26,7 @@ void gpu::detail::check(cudaError_t status, const char *what) {
                 cudaGetErrorString(status));
 }
 
-cudaStream_t gpu::detail::stream() {
+cudaStream_t gpu::detail::computeStream() {
   static cudaStream_t s = [] {
     cudaStream_t created;
     check(cudaStreamCreateWithFlags(&created, cudaStreamNonBlocking),
@@ -35,6 +35,19 @@ cudaStream_t gpu::detail::stream() {
   }();
   return s;
 }
+
+// The stream of a StreamScope on this thread; null: the compute stream.
+static thread_local cudaStream_t scopedStream = nullptr;
+
+cudaStream_t gpu::detail::stream() {
+  return scopedStream ? scopedStream : computeStream();
+}
+
+gpu::detail::StreamScope::StreamScope(cudaStream_t s)
+    : previous_(scopedStream) {
+  scopedStream = s;
+}
+gpu::detail::StreamScope::~StreamScope() { scopedStream = previous_; }
 
 const char *gpu::backendName() { return "CUDA"; }
 

@@ -13,8 +13,25 @@
 // the op and the group (the communicator is aborted first), instead of
 // hanging the job.
 //
-// Collectives run on the runtime's single stream, so they are ordered with
-// the kernels around them. Shapes: NCCL gathers and scatters along the
+// Synchronous collectives run on the compute stream, so they are ordered
+// with the kernels around them. Started ones (rtx.*_start) run on this
+// communicator's own communication stream: it waits for an event recorded
+// on the compute stream at the start (the input is ready), the collective
+// and its reshaping kernels run there while the compute stream goes on, and
+// the wait makes the compute stream wait for the event recorded after it.
+// The completion holds the input and the result until then, so the
+// stream-ordered allocator cannot hand their memory to the compute stream
+// while the communication stream still reads or writes it; temporaries are
+// freed on the communication stream (gpu::detail::StreamScope). A
+// synchronous collective first waits for every started one, so the NCCL
+// operations of a communicator run in the order every rank issued them.
+//
+// Point to point: NCCL matches a send only with a receive the peer has
+// posted, so a send is held back and posted together with the next
+// receive, in one NCCL group (or at its wait, or the end of the step):
+// ranks that all send before they receive then do not deadlock, as sends
+// are eager in rtx-run. NCCL has no tags: messages between two ranks are
+// received in the order they were sent, which is how rtx programs use them. Shapes: NCCL gathers and scatters along the
 // outermost dimension, so other dimensions are moved outward (gather) or
 // inward (scatter) with the transpose kernel.
 //
@@ -28,7 +45,9 @@
 
 #include <chrono>
 #include <cstring>
+#include <future>
 #include <map>
+#include <memory>
 #include <thread>
 
 using namespace rtxrt;
@@ -154,6 +173,8 @@ public:
   }
 
   ~NcclCommunicator() override {
+    if (commStream_)
+      (void)cudaStreamDestroy(commStream_);
     for (auto &entry : comms_)
       if (entry.second) // null: aborted, and freed by the abort
         (void)ncclCommDestroy(entry.second);
@@ -364,9 +385,214 @@ private:
       throw Error("rank " + std::to_string(rank_) + ": " + what +
                   ": the NCCL communicator of process group " + name +
                   " was aborted after an earlier failure");
+    if (starting_) { // on the communication stream; checked at the wait
+      checkNccl(enqueue(it->second), what.c_str(), name);
+      waitComm(it->second, what, name, false);
+      started_.push_back(it->second);
+      return;
+    }
+    afterStarted();
     checkNccl(enqueue(it->second), what.c_str(), name);
     waitComm(it->second, what, name, true);
   }
+
+  ncclComm_t commOf(const std::vector<int64_t> &group,
+                    const std::string &what) {
+    std::string name = rtxrt::detail::groupName(group);
+    auto it = comms_.find(name);
+    if (it == comms_.end() || !it->second)
+      throw Error("rank " + std::to_string(rank_) + ": " + what +
+                  ": process group " + name +
+                  (it == comms_.end() ? " was not created"
+                                      : " was aborted after an earlier failure"));
+    return it->second;
+  }
+
+  /// The communication stream, created at first use.
+  cudaStream_t commStream() {
+    if (!commStream_)
+      check(cudaStreamCreateWithFlags(&commStream_, cudaStreamNonBlocking),
+            "cudaStreamCreate (communication stream)");
+    return commStream_;
+  }
+
+  /// An event recorded on `s` now.
+  std::shared_ptr<CUevent_st> record(cudaStream_t s) {
+    cudaEvent_t event;
+    check(cudaEventCreateWithFlags(&event, cudaEventDisableTiming),
+          "cudaEventCreate");
+    check(cudaEventRecord(event, s), "cudaEventRecord");
+    return std::shared_ptr<CUevent_st>(
+        event, [](cudaEvent_t e) { (void)cudaEventDestroy(e); });
+  }
+
+  /// The communication stream waits for the compute stream's work so far.
+  void commAfterCompute() {
+    auto ready = record(computeStream());
+    check(cudaStreamWaitEvent(commStream(), ready.get(), 0),
+          "cudaStreamWaitEvent");
+  }
+
+  /// The compute stream waits for everything started on the communication
+  /// stream (before a synchronous collective).
+  void afterStarted() {
+    flushMessages();
+    if (!commStream_)
+      return;
+    auto done = record(commStream_);
+    check(cudaStreamWaitEvent(computeStream(), done.get(), 0),
+          "cudaStreamWaitEvent");
+  }
+
+  /// Waits on the host until `done` has happened, watching the
+  /// communicators' errors against the deadline, then orders the compute
+  /// stream after it.
+  void waitEvent(const std::shared_ptr<CUevent_st> &done,
+                 const std::vector<ncclComm_t> &comms, const std::string &what,
+                 const std::string &group) {
+    auto deadline =
+        std::chrono::steady_clock::now() +
+        std::chrono::milliseconds(static_cast<int64_t>(timeout_ * 1000));
+    for (;;) {
+      for (ncclComm_t comm : comms) {
+        ncclResult_t async = ncclSuccess;
+        ncclCommGetAsyncError(comm, &async);
+        if (async != ncclSuccess && async != ncclInProgress) {
+          abort(comm);
+          checkNccl(async, what.c_str(), group);
+        }
+      }
+      cudaError_t query = cudaEventQuery(done.get());
+      if (query == cudaSuccess)
+        break;
+      if (query != cudaErrorNotReady)
+        check(query, what.c_str());
+      if (std::chrono::steady_clock::now() > deadline) {
+        for (ncclComm_t comm : comms)
+          abort(comm);
+        throw Error("rank " + std::to_string(rank_) + ": " + what +
+                    " in process group " + group + " timed out after " +
+                    std::to_string(timeout_) +
+                    " s (a peer failed or never joined); the NCCL "
+                    "communicator was aborted");
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+    check(cudaStreamWaitEvent(computeStream(), done.get(), 0),
+          "cudaStreamWaitEvent");
+  }
+
+  /// A send or a receive not yet posted to NCCL, and, once posted, the
+  /// event after it.
+  struct Message {
+    bool sending = false;
+    ncclComm_t comm = nullptr;
+    std::string group, what;
+    Tensor tensor;
+    int64_t peer = 0;
+    std::shared_ptr<CUevent_st> done;
+  };
+
+  /// Posts every held message in one NCCL group on the communication
+  /// stream.
+  void flushMessages() {
+    if (held_.empty())
+      return;
+    std::vector<std::shared_ptr<Message>> messages;
+    messages.swap(held_);
+    commAfterCompute();
+    ncclResult_t status = ncclGroupStart();
+    for (auto &m : messages) {
+      if (status != ncclSuccess && status != ncclInProgress)
+        break;
+      Tensor &t = m->tensor;
+      status = m->sending
+                   ? ncclSend(t.raw(), t.numel(), ncclType(t.dtype()),
+                              static_cast<int>(m->peer), m->comm, commStream())
+                   : ncclRecv(t.raw(), t.numel(), ncclType(t.dtype()),
+                              static_cast<int>(m->peer), m->comm, commStream());
+    }
+    ncclResult_t end = ncclGroupEnd();
+    checkNccl(status == ncclSuccess ? end : status, messages[0]->what.c_str(),
+              messages[0]->group);
+    auto done = record(commStream());
+    for (auto &m : messages) {
+      waitComm(m->comm, m->what, m->group, false);
+      m->done = done;
+    }
+  }
+
+  Completion post(std::shared_ptr<Message> message) {
+    held_.push_back(message);
+    if (!message->sending)
+      flushMessages();
+    return std::async(std::launch::deferred, [this, message] {
+             if (!message->done)
+               flushMessages();
+             waitEvent(message->done, {message->comm}, message->what,
+                       message->group);
+             return message->sending ? Tensor() : message->tensor;
+           })
+        .share();
+  }
+
+public:
+  Completion start(const Collective &collective,
+                   const std::vector<int64_t> &group, int64_t index,
+                   const Tensor &input, const std::string &what) override {
+    flushMessages();
+    Tensor in = gpu::toDevice(input);
+    commAfterCompute();
+    Tensor out;
+    {
+      StreamScope scope(commStream());
+      starting_ = true;
+      try {
+        out = Communicator::run(collective, group, index, in, what);
+      } catch (...) {
+        starting_ = false;
+        throw;
+      }
+      starting_ = false;
+    }
+    auto done = record(commStream());
+    std::vector<ncclComm_t> comms;
+    comms.swap(started_);
+    std::string name = rtxrt::detail::groupName(group);
+    return std::async(std::launch::deferred,
+                      [this, in, out, done, comms, what, name] {
+                        waitEvent(done, comms, what, name);
+                        return out;
+                      })
+        .share();
+  }
+
+  Completion send(const std::vector<int64_t> &group, int64_t, int64_t peer,
+                  int64_t, const Tensor &input,
+                  const std::string &what) override {
+    auto message = std::make_shared<Message>();
+    message->sending = true;
+    message->comm = commOf(group, what);
+    message->group = rtxrt::detail::groupName(group);
+    message->what = what;
+    message->tensor = gpu::toDevice(input);
+    message->peer = peer;
+    return post(message);
+  }
+
+  Completion recv(const std::vector<int64_t> &group, int64_t, int64_t peer,
+                  int64_t, const Shape &shape, DType dtype,
+                  const std::string &what) override {
+    auto message = std::make_shared<Message>();
+    message->comm = commOf(group, what);
+    message->group = rtxrt::detail::groupName(group);
+    message->what = what;
+    message->tensor = gpu::empty(shape, dtype);
+    message->peer = peer;
+    return post(message);
+  }
+
+private:
 
   void waitComm(ncclComm_t comm, const std::string &what,
                 const std::string &group, bool waitStream) {
@@ -413,6 +639,13 @@ private:
   int64_t rank_;
   double timeout_;
   std::map<std::string, ncclComm_t> comms_;
+  cudaStream_t commStream_ = nullptr;
+  /// Inside start(): run() enqueues on the communication stream and does
+  /// not wait; the communicators it used are collected for the wait.
+  bool starting_ = false;
+  std::vector<ncclComm_t> started_;
+  /// Sends (and a receive) not yet posted.
+  std::vector<std::shared_ptr<Message>> held_;
 };
 
 } // namespace

@@ -49,9 +49,25 @@ using gpu::toHost;
 using gpu::zeros;
 
 #if defined(__CUDACC__)
-/// The stream every kernel, copy, cuBLAS call and NCCL collective of this
-/// process runs on, so they run in program order without extra events.
+/// The stream the calling thread queues work on: the compute stream, on
+/// which every kernel, copy, cuBLAS call and synchronous NCCL collective of
+/// this process runs in program order without extra events, or, inside a
+/// StreamScope, another stream (started collectives' communication stream).
+/// Allocations and frees are ordered on it too (cudaMallocAsync).
 cudaStream_t stream();
+/// The compute stream.
+cudaStream_t computeStream();
+/// While alive, the calling thread's work goes to `s` instead.
+class StreamScope {
+public:
+  explicit StreamScope(cudaStream_t s);
+  ~StreamScope();
+  StreamScope(const StreamScope &) = delete;
+  StreamScope &operator=(const StreamScope &) = delete;
+
+private:
+  cudaStream_t previous_;
+};
 /// Throws an Error naming `what` when `status` is not cudaSuccess.
 void check(cudaError_t status, const char *what);
 

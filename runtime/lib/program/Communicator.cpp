@@ -4,9 +4,13 @@
 
 #include "rtxrt/Collectives.h"
 
+#include <future>
+#include <map>
+
 using namespace rtxrt;
 
 namespace {
+/// One rank: exchanges return the input.
 class LocalCommunicator : public Communicator {
 public:
   std::vector<Tensor> exchange(const std::vector<int64_t> &, const Tensor &t,
@@ -15,6 +19,72 @@ public:
   }
 };
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// Collective
+//===----------------------------------------------------------------------===//
+
+Collective Collective::allReduce(ReduceKind reduce) {
+  Collective c;
+  c.kind = Kind::AllReduce;
+  c.reduce = reduce;
+  return c;
+}
+Collective Collective::allGather(int64_t dim) {
+  Collective c;
+  c.kind = Kind::AllGather;
+  c.dim = dim;
+  return c;
+}
+Collective Collective::reduceScatter(ReduceKind reduce, int64_t dim) {
+  Collective c;
+  c.kind = Kind::ReduceScatter;
+  c.reduce = reduce;
+  c.dim = dim;
+  return c;
+}
+Collective Collective::allToAll(int64_t splitDim, int64_t concatDim) {
+  Collective c;
+  c.kind = Kind::AllToAll;
+  c.dim = splitDim;
+  c.concatDim = concatDim;
+  return c;
+}
+Collective Collective::broadcastFrom(int64_t root) {
+  Collective c;
+  c.kind = Kind::BroadcastFrom;
+  c.root = root;
+  return c;
+}
+Collective Collective::permute(std::vector<int64_t> pairs) {
+  Collective c;
+  c.kind = Kind::Permute;
+  c.pairs = std::move(pairs);
+  return c;
+}
+const char *Collective::name() const {
+  switch (kind) {
+  case Kind::AllReduce:
+    return "all_reduce";
+  case Kind::AllGather:
+    return "all_gather";
+  case Kind::ReduceScatter:
+    return "reduce_scatter";
+  case Kind::AllToAll:
+    return "all_to_all";
+  case Kind::BroadcastFrom:
+    return "broadcast_from";
+  case Kind::Permute:
+    return "permute";
+  }
+  return "collective";
+}
+
+Completion rtxrt::completed(Tensor value) {
+  std::promise<Tensor> promise;
+  promise.set_value(std::move(value));
+  return promise.get_future().share();
+}
 
 std::unique_ptr<Communicator> rtxrt::makeLocalCommunicator() {
   return std::make_unique<LocalCommunicator>();
@@ -32,6 +102,39 @@ rtxrt::makeGlooCommunicator(int64_t, int64_t, const std::string &,
 //===----------------------------------------------------------------------===//
 // Communicator: collectives by exchange
 //===----------------------------------------------------------------------===//
+
+Tensor Communicator::run(const Collective &c, const std::vector<int64_t> &group,
+                         int64_t index, const Tensor &t,
+                         const std::string &what) {
+  switch (c.kind) {
+  case Collective::Kind::AllReduce:
+    return allReduce(group, index, c.reduce, t, what);
+  case Collective::Kind::AllGather:
+    return allGather(group, index, c.dim, t, what);
+  case Collective::Kind::ReduceScatter:
+    return reduceScatter(group, index, c.reduce, c.dim, t, what);
+  case Collective::Kind::AllToAll:
+    return allToAll(group, index, c.dim, c.concatDim, t, what);
+  case Collective::Kind::BroadcastFrom:
+    return broadcastFrom(group, index, c.root, t, what);
+  case Collective::Kind::Permute:
+    return permute(group, index, c.pairs, t, what);
+  }
+  throw Error(what + ": unknown collective");
+}
+
+Completion Communicator::send(const std::vector<int64_t> &, int64_t, int64_t,
+                              int64_t, const Tensor &,
+                              const std::string &what) {
+  throw Error(what + ": this process group backend has no point-to-point "
+                     "messages");
+}
+Completion Communicator::recv(const std::vector<int64_t> &, int64_t, int64_t,
+                              int64_t, const Shape &, DType,
+                              const std::string &what) {
+  throw Error(what + ": this process group backend has no point-to-point "
+                     "messages");
+}
 
 Tensor Communicator::allReduce(const std::vector<int64_t> &group, int64_t,
                                ReduceKind kind, const Tensor &t,
@@ -70,4 +173,3 @@ Tensor Communicator::permute(const std::vector<int64_t> &group, int64_t index,
                              const std::string &what) {
   return permuteGroup(exchange(group, t, what), pairs, index, t);
 }
-

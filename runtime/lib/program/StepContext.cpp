@@ -8,7 +8,6 @@
 #include <condition_variable>
 #include <deque>
 #include <mutex>
-#include <optional>
 #include <thread>
 
 using namespace rtxrt;
@@ -54,8 +53,8 @@ struct StepContext::AsyncQueue {
     changed.notify_all();
     worker.join();
   }
-  Pending push(std::packaged_task<Tensor()> job) {
-    Pending result = job.get_future().share();
+  Completion push(std::packaged_task<Tensor()> job) {
+    Completion result = job.get_future().share();
     std::lock_guard<std::mutex> lock(mutex);
     jobs.push_back(std::move(job));
     ++unfinished;
@@ -100,39 +99,160 @@ void StepContext::drain() {
   }
 }
 
-StepContext::Pending StepContext::allReduceStart(const char *what,
-                                                 const Axes &axes,
-                                                 ReduceKind kind,
-                                                 const Tensor &t) {
+StepContext::Pending StepContext::track(Completion completion,
+                                        const char *what) {
+  Pending pending{std::move(completion), nextId_++};
+  unwaited_[pending.id] = what;
+  return pending;
+}
+
+StepContext::Pending StepContext::start(const char *what, const Axes &axes,
+                                        const Collective &collective,
+                                        const Tensor &t) {
+  std::vector<int64_t> group = mesh_.group(rank_, axes);
+  int64_t index = mesh_.indexInGroup(rank_, axes);
   std::string name = what;
-  std::packaged_task<Tensor()> job([this, name, axes, kind, t] {
-    return run(axes, t, [&](const auto &group, int64_t index, const Tensor &x) {
-      return comm_.allReduce(group, index, kind, x, name);
-    });
-  });
-  if (t.onGpu()) { // device work stays on the thread that owns the device
-    Pending result = job.get_future().share();
+  if (t.onGpu() && comm_.takesGpuTensors()) {
+    // The backend orders it on the device itself (a communication stream
+    // and events); the host thread only checks its completion at the wait.
     drain();
-    job();
-    return result;
+    if (Completion started = comm_.start(collective, group, index, t, name);
+        started.valid())
+      return track(std::move(started), what);
+    return track(completed(comm_.run(collective, group, index, t, name)), what);
   }
+  if (t.onGpu() && !device_)
+    throw Error("a GPU tensor reached a collective of a host program");
+  // Staged through host memory: the input is copied now, in program order on
+  // the device, and the result goes back to the device at the wait, on the
+  // thread that owns the device.
+  Tensor input = t.onGpu() ? device_->toHost(t) : t;
+  std::packaged_task<Tensor()> job(
+      [this, name, group, index, collective, input] {
+        return comm_.run(collective, group, index, input, name);
+      });
   if (!async_)
     async_ = std::make_unique<AsyncQueue>();
-  return async_->push(std::move(job));
+  Completion onHost = async_->push(std::move(job));
+  if (!t.onGpu())
+    return track(std::move(onHost), what);
+  const DeviceRuntime *device = device_;
+  return track(
+      std::async(std::launch::deferred,
+                 [onHost, device] { return device->toDevice(onHost.get()); })
+          .share(),
+      what);
 }
 
 Tensor StepContext::wait(const Pending &pending) {
+  auto it = unwaited_.find(pending.id);
+  if (it == unwaited_.end())
+    throw Error("rank " + std::to_string(rank_) +
+                ": rtx.wait on an operation that is not pending (waited "
+                "twice, or never started)");
+  unwaited_.erase(it);
   CollectiveTimer timer(collectiveSeconds_);
-  return pending.get();
+  return pending.completion.get();
+}
+
+void StepContext::finishStep() {
+  drain();
+  {
+    CollectiveTimer timer(collectiveSeconds_);
+    for (auto &[what, completion] : sends_)
+      completion.get();
+  }
+  sends_.clear();
+  if (!unwaited_.empty()) {
+    std::string first = unwaited_.begin()->second;
+    size_t count = unwaited_.size();
+    unwaited_.clear();
+    throw Error("rank " + std::to_string(rank_) + ": " + std::to_string(count) +
+                " started operation(s) were never waited in this step, the "
+                "first " +
+                first + ": every rtx.*_start needs its rtx.wait");
+  }
+}
+
+void StepContext::checkPeer(const char *what, const Axes &axes,
+                            int64_t peer) const {
+  int64_t n = mesh_.groupSize(axes);
+  if (peer < 0 || peer >= n)
+    throw Error(std::string(what) + ": peer " + std::to_string(peer) +
+                " is outside the group of " + std::to_string(n) +
+                " ranks of rank " + std::to_string(rank_));
+}
+
+void StepContext::send(const char *what, const Axes &axes, int64_t peer,
+                       int64_t tag, const Tensor &t) {
+  Pending pending = sendStart(what, axes, peer, tag, t);
+  unwaited_.erase(pending.id);
+  sends_.emplace_back(what, pending.completion);
+}
+
+StepContext::Pending StepContext::sendStart(const char *what, const Axes &axes,
+                                            int64_t peer, int64_t tag,
+                                            const Tensor &t) {
+  checkPeer(what, axes, peer);
+  std::vector<int64_t> group = mesh_.group(rank_, axes);
+  int64_t index = mesh_.indexInGroup(rank_, axes);
+  if (peer == index) { // to itself: the message waits for its recv
+    selfMessages_[tag].push_back(t);
+    return track(completed(Tensor()), what);
+  }
+  Tensor input = t;
+  if (t.onGpu() && !comm_.takesGpuTensors()) {
+    if (!device_)
+      throw Error("a GPU tensor reached rtx.send in a host program");
+    input = device_->toHost(t);
+  }
+  return track(comm_.send(group, index, peer, tag, input, what), what);
+}
+
+Tensor StepContext::recv(const char *what, const Axes &axes, int64_t peer,
+                         int64_t tag, const Shape &shape, DType dtype) {
+  return wait(recvStart(what, axes, peer, tag, shape, dtype));
+}
+
+StepContext::Pending StepContext::recvStart(const char *what, const Axes &axes,
+                                            int64_t peer, int64_t tag,
+                                            const Shape &shape, DType dtype) {
+  checkPeer(what, axes, peer);
+  std::vector<int64_t> group = mesh_.group(rank_, axes);
+  int64_t index = mesh_.indexInGroup(rank_, axes);
+  if (peer == index) {
+    auto &queue = selfMessages_[tag];
+    if (queue.empty())
+      throw Error(std::string(what) + ": rank " + std::to_string(rank_) +
+                  " receives tag " + std::to_string(tag) +
+                  " from itself, but sent nothing under it before");
+    Tensor message = queue.front();
+    queue.pop_front();
+    if (message.shape() != shape || message.dtype() != dtype)
+      throw Error(std::string(what) + ": expected " + shapeToString(shape) +
+                  " " + dtypeName(dtype) + ", but the message under tag " +
+                  std::to_string(tag) + " is " +
+                  shapeToString(message.shape()) + " " +
+                  dtypeName(message.dtype()));
+    return track(completed(message), what);
+  }
+  Completion received = comm_.recv(group, index, peer, tag, shape, dtype, what);
+  if (!device_ || comm_.takesGpuTensors())
+    return track(std::move(received), what);
+  // A GPU program whose process groups are on the host: the message goes to
+  // the device at the wait.
+  const DeviceRuntime *device = device_;
+  return track(std::async(std::launch::deferred,
+                          [received, device] {
+                            return device->toDevice(received.get());
+                          })
+                   .share(),
+               what);
 }
 
 template <typename F>
 Tensor StepContext::run(const Axes &axes, const Tensor &t, F &&collective) {
-  // Started all-reduces run here on the communication thread: only the
-  // step's own thread counts its waiting (wait() and drain() do).
-  std::optional<CollectiveTimer> timer;
-  if (!async_ || std::this_thread::get_id() != async_->worker.get_id())
-    timer.emplace(collectiveSeconds_);
+  CollectiveTimer timer(collectiveSeconds_);
   std::vector<int64_t> group = mesh_.group(rank_, axes);
   int64_t index = mesh_.indexInGroup(rank_, axes);
   if (!t.onGpu() || comm_.takesGpuTensors())
@@ -142,49 +262,11 @@ Tensor StepContext::run(const Axes &axes, const Tensor &t, F &&collective) {
   return device_->toDevice(collective(group, index, device_->toHost(t)));
 }
 
-Tensor StepContext::allReduce(const char *what, const Axes &axes,
-                              ReduceKind kind, const Tensor &t) {
+Tensor StepContext::collective(const char *what, const Axes &axes,
+                               const Collective &collective, const Tensor &t) {
   drain();
   return run(axes, t, [&](const auto &group, int64_t index, const Tensor &x) {
-    return comm_.allReduce(group, index, kind, x, what);
-  });
-}
-Tensor StepContext::allGather(const char *what, const Axes &axes, int64_t dim,
-                              const Tensor &t) {
-  drain();
-  return run(axes, t, [&](const auto &group, int64_t index, const Tensor &x) {
-    return comm_.allGather(group, index, dim, x, what);
-  });
-}
-Tensor StepContext::reduceScatter(const char *what, const Axes &axes,
-                                  ReduceKind kind, int64_t dim,
-                                  const Tensor &t) {
-  drain();
-  return run(axes, t, [&](const auto &group, int64_t index, const Tensor &x) {
-    return comm_.reduceScatter(group, index, kind, dim, x, what);
-  });
-}
-Tensor StepContext::allToAll(const char *what, const Axes &axes,
-                             int64_t splitDim, int64_t concatDim,
-                             const Tensor &t) {
-  drain();
-  return run(axes, t, [&](const auto &group, int64_t index, const Tensor &x) {
-    return comm_.allToAll(group, index, splitDim, concatDim, x, what);
-  });
-}
-Tensor StepContext::broadcastFrom(const char *what, const Axes &axes,
-                                  int64_t root, const Tensor &t) {
-  drain();
-  return run(axes, t, [&](const auto &group, int64_t index, const Tensor &x) {
-    return comm_.broadcastFrom(group, index, root, x, what);
-  });
-}
-Tensor StepContext::permute(const char *what, const Axes &axes,
-                            const std::vector<int64_t> &pairs,
-                            const Tensor &t) {
-  drain();
-  return run(axes, t, [&](const auto &group, int64_t index, const Tensor &x) {
-    return comm_.permute(group, index, pairs, x, what);
+    return comm_.run(collective, group, index, x, what);
   });
 }
 Tensor StepContext::meshSlice(const Axes &axes, int64_t dim, const Tensor &t) {
@@ -196,4 +278,3 @@ Tensor StepContext::meshSlice(const Axes &axes, int64_t dim, const Tensor &t) {
   }
   return sliceGroup(t, dim, n, index);
 }
-

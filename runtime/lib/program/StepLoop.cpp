@@ -22,7 +22,7 @@ std::vector<Tensor> StepLoop::run(std::vector<Tensor> &args,
       data->loadBatch(stepsBefore + step - 1, args, device);
     auto start = std::chrono::steady_clock::now();
     results = spec.step(context, args);
-    context.drain();
+    context.finishStep();
     device.synchronize(); // the step's time includes its queued kernels
     StepRecord record;
     record.step = step;
