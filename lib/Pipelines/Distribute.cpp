@@ -46,7 +46,9 @@ void mlir::rtx::buildDistributePipeline(OpPassManager &pm,
     pm.addPass(createRTXPadVocabulary());
   OpPassManager &training = pm.nest<func::FuncOp>();
   training.addPass(createRTXAutodiff());
-  if (options.microBatches > 1)
+  // Not only when > 1: rtx-accumulate-gradients refuses 0 and negative
+  // counts, which would otherwise pass as "no accumulation".
+  if (options.microBatches != 1)
     training.addPass(createRTXAccumulateGradients(
         RTXAccumulateGradientsOptions{options.microBatches}));
   pm.addPass(createRTXOptimizer(options.optimizerOptions()));

@@ -10,8 +10,8 @@ Modules: builder (write rtx IR in Python), models (reference models),
 importer (PyTorch -> rtx IR; needs torch), tools (finding and running the
 tools; their errors and warnings), driver (rtx-opt / rtx-run), config
 (validated options), batch (a step's inputs as arrays and files), results
-(TrainResult, read from the files the tools write), program (compile and
-train), native (the step as a C++ or CUDA program: Program.build). PyTorch
+(TrainResult, read from the files the tools write), params (a program's
+parameters and the checks of Program.params), program (compile and train), native (the step as a C++ or CUDA program: Program.build). PyTorch
 is imported only when a torch module is imported.
 """
 from .batch import InputSpec
@@ -20,6 +20,7 @@ from .config import (AdamW, ConfigError, ElasticConfig, NotYetSupportedError, Pa
                      ShardingConfig, init)
 from .errors import TorchImportError, UnsupportedOpError
 from .native import NativeProgram
+from .params import UnknownParameterError
 from .program import Program, compile
 from .results import StepMetrics, TrainResult
 from .tools import RtxToolWarning, ToolError
@@ -35,6 +36,6 @@ __all__ = [
     "AdamW", "BuildError", "ConfigError", "ElasticConfig", "InputSpec", "Module", "NativeProgram",
     "NotYetSupportedError",
     "ParallelConfig", "ProcessGroup", "Program", "RtxToolWarning", "SGD", "ShardingConfig", "StepMetrics",
-    "ToolError", "TorchImportError", "TrainResult", "UnsupportedOpError",
+    "ToolError", "TorchImportError", "TrainResult", "UnknownParameterError", "UnsupportedOpError",
     "compile", "import_module", "init",
 ]

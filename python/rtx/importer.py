@@ -74,7 +74,8 @@ class _Lowering:
             if value is None:
                 producer = self.graph.nodes[self.graph.metas[t.ref].node]
                 raise UnsupportedOpError(producer.op, *producer.where,
-                                         "this result of it is used, and rtx cannot compute it")
+                                         "this result of it is used, and rtx cannot compute it",
+                                         source=producer.source)
             return value
         leaf = self.graph.metas[t.ref].leaf
         assert leaf is not None, "a node result is used before its node was lowered"
@@ -151,12 +152,14 @@ class _Lowering:
                 raise Unsupported("")
             result = converter(self, *self.wrap(node.args), **self.wrap(node.kwargs))
         except Unsupported as error:
-            raise UnsupportedOpError(node.op, *node.where, str(error)) from None
+            raise UnsupportedOpError(node.op, *node.where, str(error), source=node.source) from None
         except BuildError as error:
-            raise TorchImportError(f"{node.op} in module '{node.where[0]}' ({node.where[1]}): {error}") from None
-        except TypeError as error:   # the call's arguments do not match the converter's signature
-            raise UnsupportedOpError(node.op, *node.where, f"this form of the call is not supported ({error})") \
+            at = f" at {node.source}" if node.source else ""
+            raise TorchImportError(f"{node.op} in module '{node.where[0]}' ({node.where[1]}){at}: {error}") \
                 from None
+        except TypeError as error:   # the call's arguments do not match the converter's signature
+            raise UnsupportedOpError(node.op, *node.where, f"this form of the call is not supported ({error})",
+                                     source=node.source) from None
         results = list(result) if isinstance(result, (list, tuple)) else [result]
         if len(results) != len(node.outputs):
             raise TorchImportError(f"internal error: {node.op} gave {len(results)} results, "

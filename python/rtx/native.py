@@ -120,7 +120,8 @@ class NativeProgram:
         params = params_of(read_state(saved))
         shutil.rmtree(self._state, ignore_errors=True)
         saved.rename(self._state)
-        self.program.params = self._state_params = params
+        self.program.params = params      # checked by Program.params
+        self._state_params = self.program.params
         return TrainResult(losses, params, metrics)
 
 

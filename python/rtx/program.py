@@ -24,13 +24,47 @@ from .builder import Module
 from .config import (AdamW, ConfigError, ElasticConfig, NotYetSupportedError, Optimizer, ParallelConfig,
                      ProcessGroup, SGD, ShardingConfig, check_supported, init)
 from .native import NativeProgram
+from .params import UnknownParameterError, check_params, param_specs
 from .results import TrainResult, params_of
 
-__all__ = ["InputSpec", "Program", "TrainResult", "compile"]
+__all__ = ["CompiledAttributeError", "InputSpec", "Program", "TrainResult", "UnknownParameterError", "compile"]
+
+
+class CompiledAttributeError(ConfigError, AttributeError):
+    """An attribute of a Program that rtx.compile fixed was set."""
+
+
+class _Compiled:
+    """A Program attribute fixed by rtx.compile: the training step was built
+    from it, so a later assignment (program.optimizer = rtx.SGD()) would
+    change nothing; it raises CompiledAttributeError instead."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name, self.slot = name, "_" + name
+
+    def __get__(self, obj: Any, owner: Optional[type] = None) -> Any:
+        return self if obj is None else obj.__dict__[self.slot]
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        if self.slot in obj.__dict__:
+            raise CompiledAttributeError(
+                f"Program.{self.name} was fixed by rtx.compile (the training step is built for it); "
+                f"compile again with the new {self.name}")
+        obj.__dict__[self.slot] = value
 
 
 class Program:
     """A model compiled into a training step. Create it with rtx.compile."""
+
+    model_ir = _Compiled()
+    train_ir = _Compiled()
+    model_inputs = _Compiled()
+    micro_batch = _Compiled()
+    group = _Compiled()
+    parallel = _Compiled()
+    sharding = _Compiled()
+    elastic = _Compiled()
+    optimizer = _Compiled()
 
     def __init__(self, model_ir: str, train_ir: str, inputs: List[InputSpec], micro_batch: int,
                  params: Optional[Dict[str, Any]], group: ProcessGroup, parallel: ParallelConfig,
@@ -39,6 +73,7 @@ class Program:
         self.train_ir = train_ir             # the training step rtx-run executes
         self.model_inputs = inputs           # the model's inputs (one micro-batch)
         self.micro_batch = micro_batch
+        self.param_specs = param_specs(model_ir)   # the model's parameters: names, shapes, dtypes
         self.params = params                 # current parameter values; None: the IR's initializers
         self.group, self.parallel, self.sharding = group, parallel, sharding
         self.elastic, self.optimizer = elastic, optimizer
@@ -47,6 +82,18 @@ class Program:
         # self.params is still those parameters.
         self._state_dir: Optional[tempfile.TemporaryDirectory] = None
         self._state_params: Optional[Dict[str, Any]] = None
+
+    @property
+    def params(self) -> Optional[Dict[str, Any]]:
+        """The current parameter values by name (numpy arrays), or None for
+        the IR's initializers. Setting it checks the names and shapes: a
+        missing or unknown name raises UnknownParameterError (a KeyError
+        and a ConfigError) naming it and the closest names."""
+        return self._params
+
+    @params.setter
+    def params(self, value: Optional[Mapping[str, Any]]) -> None:
+        self._params = None if value is None else check_params(value, self.param_specs)
 
     @property
     def inputs(self) -> List[InputSpec]:
@@ -83,7 +130,8 @@ class Program:
         params = params_of(states)
         losses = run.losses   # one per step, from rtx-run's --metrics file
         self._keep_state(states)
-        self.params = self._state_params = params
+        self.params = params
+        self._state_params = self.params
         return TrainResult(losses, params)
 
     def _keep_state(self, states: Dict[str, Any]) -> None:

@@ -55,7 +55,7 @@ def fuse_attention(graph: Graph, results: Tuple[int, ...]) -> int:
         if match is not None:
             q, k, v, causal, scale = match
             graph.nodes[index] = Node(ATTENTION, (q, k, v), {"causal": causal, "scale": scale},
-                                      node.outputs, node.tensors, node.where)
+                                      node.outputs, node.tensors, node.where, node.source)
             fused += 1
     return fused
 
@@ -81,7 +81,8 @@ def fuse_swiglu(graph: Graph, results: Tuple[int, ...]) -> int:
                     not matcher.shape(gate) == matcher.shape(other) == matcher.shape(silu) or \
                     not matcher.dtype(gate) == matcher.dtype(other) == matcher.dtype(silu):
                 continue
-            graph.nodes[index] = Node(SWIGLU, (gate, other), {}, node.outputs, node.tensors, node.where)
+            graph.nodes[index] = Node(SWIGLU, (gate, other), {}, node.outputs, node.tensors, node.where,
+                                      node.source)
             fused += 1
             break
     return fused

@@ -9,6 +9,8 @@ recorded call uses it, becomes a constant leaf holding its value.
 from __future__ import annotations
 
 import contextlib
+import os
+import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -35,6 +37,7 @@ class Node:
     outputs: List[int]        # value ids
     tensors: List[torch.Tensor]
     where: Tuple[str, str]    # (module path, module type)
+    source: str = ""          # "FILE:LINE" of the user's code that made the call
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,33 @@ _METADATA = {f"torch.Tensor.{n}" for n in (
     "ndimension", "dim_order", "grad_fn", "is_sparse", "is_quantized", "is_meta", "output_nr", "_version")}
 # Calls that change nothing the importer models.
 _IGNORED = {"torch.Tensor.requires_grad_", "torch.Tensor.retain_grad", "torch.Tensor.register_hook"}
+
+
+# Frames in these directories are PyTorch's, the standard library's
+# (contextlib, functools) or the importer's own; the first frame outside
+# them is the user's code that made a call.
+_INTERNAL_DIRS = tuple(os.path.dirname(os.path.abspath(m.__file__)) + os.sep for m in (torch, contextlib))
+_RTX_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_internal_files: Dict[str, bool] = {}
+
+
+def _internal(filename: str) -> bool:
+    if filename not in _internal_files:
+        path = os.path.abspath(filename)
+        _internal_files[filename] = path.startswith(_INTERNAL_DIRS + (_RTX_DIR,))
+    return _internal_files[filename]
+
+
+def user_source() -> str:
+    """"FILE:LINE" of the innermost frame of the caller's stack outside
+    PyTorch (nn.Module.__call__, overrides), the standard library and rtx:
+    the user's line that made the call; "" when there is none."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if not _internal(frame.f_code.co_filename):
+            return f"{frame.f_code.co_filename}:{frame.f_lineno}"
+        frame = frame.f_back
+    return ""
 
 
 def flatten(obj: Any) -> List[torch.Tensor]:
@@ -139,8 +169,10 @@ class Graph:
         # tracer could not see; folding it would silently freeze its values.
         if _storage(t) in self.storages:
             path, kind = self.location()
+            source = user_source()
             raise TorchImportError(f"a view of a traced tensor was made by a call the importer cannot see "
-                                   f"(in module '{path}' ({kind})); please report this form")
+                                   f"(in module '{path}' ({kind}){' at ' + source if source else ''}); "
+                                   "please report this form")
         return Ref(self.add_leaf("const", "", t, t.detach().clone()))
 
     def replace(self, obj: Any) -> Any:
@@ -169,7 +201,7 @@ class Graph:
         if not outputs:
             path, kind = self.location()
             raise UnsupportedOpError(op, path, kind, "it turns a traced tensor into a Python value; "
-                                     "data-dependent control flow cannot be imported")
+                                     "data-dependent control flow cannot be imported", source=user_source())
         mutated = [t for t in outputs if any(t is i for i in inputs)]
         if mutated and (op.endswith("_") and not op.endswith("__") or op.startswith("torch.Tensor.__i")
                         or kwargs.get("inplace")):
@@ -177,8 +209,9 @@ class Graph:
                 if t._base is not None or any(a._base is t for a in self.alive):
                     path, kind = self.location()
                     raise UnsupportedOpError(op, path, kind, "an in-place update of a view (or of a tensor "
-                                             "with views) cannot be imported; use the out-of-place form")
-        node = Node(op, self.replace(args), self.replace(kwargs), [], outputs, self.location())
+                                             "with views) cannot be imported; use the out-of-place form",
+                                             source=user_source())
+        node = Node(op, self.replace(args), self.replace(kwargs), [], outputs, self.location(), user_source())
         index = len(self.nodes)
         for t in outputs:
             vid = len(self.metas)
@@ -220,7 +253,7 @@ class Tracer(TorchFunctionMode):
             if not graph.busy and (graph.traced(tensor) or (isinstance(value, torch.Tensor) and graph.traced(value))):
                 raise UnsupportedOpError("torch.Tensor.__setitem__", *graph.location(),
                                          "assignment into a tensor (x[i] = v) cannot be imported; "
-                                         "build the value with torch.cat or torch.where")
+                                         "build the value with torch.cat or torch.where", source=user_source())
             with graph.internal():
                 set_item(tensor, index, value)
 

@@ -219,7 +219,7 @@ def _getitem(ctx, input, index):
             expanded.extend([slice(None)] * (input.rank - explicit))
         else:
             expanded.append(i)
-    starts, limits, dim = [], [], 0
+    starts, limits, strided, dim = [], [], [], 0
     for i in expanded:
         if i is None:
             continue
@@ -230,10 +230,23 @@ def _getitem(ctx, input, index):
             limits.append(j + 1)
         elif isinstance(i, slice):
             start, stop, step = i.indices(size)
-            if step != 1:
+            if step < 1:
                 raise Unsupported(f"slicing with step {step}")
+            count = len(range(start, stop, step))
             starts.append(start)
-            limits.append(max(start, stop))
+            if step == 1 or count <= 1:
+                limits.append(start + count)
+            else:
+                # Rows start, start+step, ...: a window of count*step rows
+                # in which they are at offset `offset` of each step. It
+                # begins at start, or up to step-1 rows before, so as to end
+                # within the dimension (x[..., 1::2] of 2k: all 2k rows,
+                # offset 1); else it is cut short and padded.
+                missing = max(0, start + count * step - size)
+                offset = missing if missing <= start else 0
+                starts[-1] = start - offset
+                limits.append(min(size, start - offset + count * step))
+                strided.append((dim, count, step, offset))
         else:
             raise Unsupported(f"index {i!r}")
         dim += 1
@@ -242,7 +255,31 @@ def _getitem(ctx, input, index):
     value = ctx.v(input)
     if starts != [0] * input.rank or limits != list(input.shape):
         value = ctx.f.slice(value, starts, limits)
+    for d, count, step, offset in strided:
+        value = _take_every(ctx, value, d, count, step, offset)
     return ctx.reshape(value, ctx.out_shape)
+
+
+def _take_every(ctx, value, d: int, count: int, step: int, offset: int):
+    """Rows offset, offset+step, ... (count of them) of dimension d of
+    `value`, as reshape + slice: [..., count*step, ...] viewed as [...,
+    count, step, ...] keeps index `offset` of the new step dimension
+    (x[..., 0::2] on 2k features: [..., k, 2][..., 0]). A window shorter
+    than count*step rows is first padded with zeros, which the slice drops.
+    Every op here is differentiable, so the gradient is the scatter back
+    into every step-th row, as PyTorch's."""
+    shape = list(value.shape)
+    missing = count * step - shape[d]
+    if missing:
+        pad = shape[:d] + [missing] + shape[d + 1:]
+        zero = 0.0 if value.dtype in FLOATS else 0
+        value = ctx.f.concat([value, ctx.f.constant(zero, pad, value.dtype)], d)
+    grouped = shape[:d] + [count, step] + shape[d + 1:]
+    value = ctx.f.reshape(value, grouped)
+    starts, limits = [0] * len(grouped), list(grouped)
+    starts[d + 1], limits[d + 1] = offset, offset + 1
+    value = ctx.f.slice(value, starts, limits)
+    return ctx.f.reshape(value, shape[:d] + [count] + shape[d + 1:])
 
 
 @_converts("torch.Tensor.narrow", "torch.narrow")

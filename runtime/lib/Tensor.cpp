@@ -66,11 +66,45 @@ bool rtxrt::isFloat(DType dtype) {
          dtype == DType::F16;
 }
 
-int64_t rtxrt::numElements(const Shape &shape) {
-  int64_t n = 1;
+/// The element count of `shape` in `n`; false when it overflows int64.
+static bool countElements(const Shape &shape, int64_t &n) {
+  n = 1;
   for (int64_t d : shape)
-    n *= d;
+    if (d == 0) {
+      n = 0;
+      return true;
+    }
+  for (int64_t d : shape)
+    if (__builtin_mul_overflow(n, d, &n))
+      return false;
+  return true;
+}
+
+// A shape that the compiler's verifier let through can still reach the
+// runtime from a file, a plan or a kernel's arithmetic: a wrapped count
+// would allocate a small (or empty) buffer and index far past it.
+int64_t rtxrt::numElements(const Shape &shape) {
+  int64_t n;
+  if (!countElements(shape, n))
+    throw Error("shape " + shapeToString(shape) +
+                " has more elements than int64 can count");
   return n;
+}
+
+int64_t rtxrt::tensorBytes(const Shape &shape, DType dtype, const char *what) {
+  for (int64_t d : shape)
+    if (d < 0)
+      throw Error(std::string(what) + ": negative dimension in shape " +
+                  shapeToString(shape));
+  int64_t n, bytes;
+  if (!countElements(shape, n))
+    throw Error(std::string(what) + ": shape " + shapeToString(shape) +
+                " has more elements than int64 can count");
+  if (__builtin_mul_overflow(n, static_cast<int64_t>(dtypeSize(dtype)), &bytes))
+    throw Error(std::string(what) + ": a " + dtypeName(dtype) +
+                " tensor of shape " + shapeToString(shape) +
+                " has more bytes than int64 can count");
+  return bytes;
 }
 
 std::string rtxrt::shapeToString(const Shape &shape) {
@@ -250,11 +284,7 @@ Tensor Tensor::uninitialized(Shape shape, DType dtype) {
   Tensor t;
   t.shape_ = std::move(shape);
   t.dtype_ = dtype;
-  for (int64_t d : t.shape_)
-    if (d < 0)
-      throw Error("Tensor: negative dimension in shape " +
-                  shapeToString(t.shape_));
-  t.buffer_ = allocateBuffer(t.nbytes());
+  t.buffer_ = allocateBuffer(tensorBytes(t.shape_, dtype));
   // RTXRT_POISON_UNINITIALIZED=1 fills these with 0xff bytes (NaN for
   // floats), so a test run with it exposes a kernel that leaves an element
   // of its "uninitialized" result unwritten.
@@ -273,10 +303,7 @@ Tensor Tensor::wrap(Shape shape, DType dtype,
   t.shape_ = std::move(shape);
   t.dtype_ = dtype;
   t.device_ = device;
-  for (int64_t d : t.shape_)
-    if (d < 0)
-      throw Error("Tensor: negative dimension in shape " +
-                  shapeToString(t.shape_));
+  tensorBytes(t.shape_, dtype);
   if (!buffer)
     throw Error("Tensor::wrap: no buffer");
   t.buffer_ = std::move(buffer);
@@ -293,12 +320,9 @@ static void requireHost(const Tensor &t, const char *what) {
 
 Tensor::Tensor(Shape shape, DType dtype)
     : shape_(std::move(shape)), dtype_(dtype) {
-  for (int64_t d : shape_)
-    if (d < 0)
-      throw Error("Tensor: negative dimension in shape " +
-                  shapeToString(shape_));
-  buffer_ = allocateBuffer(nbytes());
-  std::memset(buffer_.get(), 0, nbytes());
+  size_t bytes = tensorBytes(shape_, dtype_);
+  buffer_ = allocateBuffer(bytes);
+  std::memset(buffer_.get(), 0, bytes);
 }
 
 namespace {

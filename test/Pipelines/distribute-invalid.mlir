@@ -4,6 +4,15 @@
 // MEGATRON-SP: error: rtx-seed-shardings: sequence-parallel=true needs a tp axis larger than 1 (Megatron sequence parallelism splits the sequence over tp)
 // RUN: not rtx-opt %s '-rtx-distribute=mesh=dp2' 2>&1 | FileCheck %s --check-prefix=SYNTAX
 // SYNTAX: error: rtx-add-mesh: bad mesh axis 'dp2'; expected name:size, e.g. mesh=dp:2,tp:2
+// RUN: not rtx-opt %s '-rtx-distribute=mesh=' 2>&1 | FileCheck %s --check-prefix=EMPTY
+// EMPTY: error: rtx-add-mesh: mesh='' names no axis; expected name:size, e.g. mesh=dp:2,tp:2
+// RUN: not rtx-opt %s '-rtx-distribute=mesh=dp:4294967296,tp:4294967296' 2>&1 | FileCheck %s --check-prefix=RANKS
+// RANKS: error: rtx-add-mesh: mesh=dp:4294967296,tp:4294967296 has more ranks than int64 can count (the product of the axis sizes overflows)
+// Micro-batch counts below 1 are refused, not taken as 1.
+// RUN: not rtx-opt %s '-rtx-distribute=mesh=dp:2 micro-batches=0' 2>&1 | FileCheck %s --check-prefix=MICRO0
+// MICRO0: error: rtx-accumulate-gradients: micro-batches=0 must be at least 1 (1: no gradient accumulation)
+// RUN: not rtx-opt %s '-rtx-distribute=mesh=dp:2 micro-batches=-2' 2>&1 | FileCheck %s --check-prefix=MICRONEG
+// MICRONEG: error: rtx-accumulate-gradients: micro-batches=-2 must be at least 1 (1: no gradient accumulation)
 // RUN: not rtx-opt %s '-rtx-distribute=mesh=pp:2' 2>&1 | FileCheck %s --check-prefix=AXIS
 // AXIS: error: rtx-seed-shardings: no seeding rule for mesh axis 'pp'; expected dp, tp or sp
 // RUN: not rtx-opt %s '-rtx-distribute=mesh=tp:2 seed-hints=fc1' 2>&1 | FileCheck %s --check-prefix=HINT

@@ -88,7 +88,8 @@ def test_a_failing_program_raises_with_its_diagnostic(tmp_path):
                           optimizer=rtx.SGD())
     native = program.build(tmp_path)
     (tmp_path / "state").mkdir()
-    native._state_params = program.params = {}        # resume from an empty state directory
+    # Resume from an empty state directory (params bypassed: {} names none).
+    native._state_params = program._params = {}
     # Every rank fails alike; rtx-launch reports the first to exit, either one.
     with pytest.raises(rtx.ToolError, match=r"program failed \(exit 1\):\n(.|\n)*rank [01]: error: --state .* "
                                             r"lacks 'param:fc1.weight'"):

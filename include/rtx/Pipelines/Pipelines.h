@@ -50,7 +50,7 @@ struct DistributeOptions : public PassPipelineOptions<DistributeOptions> {
   Option<int64_t> microBatches{
       *this, "micro-batches",
       llvm::cl::desc("Gradient accumulation: micro-batches per step "
-                     "(rtx-accumulate-gradients when > 1)"),
+                     "(rtx-accumulate-gradients when not 1; below 1: error)"),
       llvm::cl::init(RTXAccumulateGradientsOptions{}.microBatches)};
   Option<bool> sequenceParallel{
       *this, "sequence-parallel",

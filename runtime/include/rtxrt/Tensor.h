@@ -34,8 +34,14 @@ bool isFloat(DType dtype);
 
 using Shape = std::vector<int64_t>;
 
-/// Number of elements of a shape (1 for rank 0).
+/// Number of elements of a shape (1 for rank 0). Throws Error naming the
+/// shape when the count overflows int64 (a zero dimension makes it 0).
 int64_t numElements(const Shape &shape);
+/// Bytes of a tensor of `shape` and `dtype`, the size every allocation
+/// takes. Throws Error naming the shape when a dimension is negative or the
+/// element count or the byte size overflows int64 (`what` begins it).
+int64_t tensorBytes(const Shape &shape, DType dtype,
+                    const char *what = "Tensor");
 /// "[4, 8]" for diagnostics.
 std::string shapeToString(const Shape &shape);
 

@@ -165,7 +165,7 @@ static void zeroBytes(void *p, size_t bytes) { std::memset(p, 0, bytes); }
 #endif
 
 Tensor gpu::empty(const Shape &shape, DType dtype) {
-  size_t bytes = numElements(shape) * dtypeSize(dtype);
+  size_t bytes = tensorBytes(shape, dtype);
   return Tensor::wrap(shape, dtype, allocate(bytes), Device::Gpu);
 }
 

@@ -25,9 +25,9 @@ Tensor rtxrt::initParameter(const std::string &name, InitKind kind, double a,
   if (!isFloat(dtype))
     fail(op,
          std::string("parameters are float tensors, got ") + dtypeName(dtype));
-  for (int64_t d : shape)
-    if (d < 0)
-      fail(op, "negative dimension in shape " + shapeToString(shape));
+  // Negative dimensions and sizes that overflow int64, named with the
+  // parameter before anything is allocated or indexed.
+  tensorBytes(shape, dtype, op.c_str());
   if (kind == InitKind::Normal && !(b >= 0.0))
     fail(op, "normal std " + std::to_string(b) + " must be >= 0");
   if (kind == InitKind::Uniform && !(a <= b))

@@ -53,3 +53,9 @@ rtx.mesh @mesh_dp2 ["dp"=4]
 
 // expected-error @+1 {{'rtx.mesh' op attribute 'axis_names' failed to satisfy constraint: string array attribute}}
 "rtx.mesh"() <{sym_name = "mesh_int_names", axis_names = [1, 2], axis_sizes = array<i64: 2, 2>}> : () -> ()
+
+// -----
+
+// 2^32 x 2^32 ranks wrap to 0 in int64 arithmetic.
+// expected-error @+1 {{'rtx.mesh' op has more ranks than int64 can count: the product of its axis sizes overflows at axis "tp"}}
+rtx.mesh @mesh_dp4294967296_tp4294967296 ["dp"=4294967296, "tp"=4294967296]

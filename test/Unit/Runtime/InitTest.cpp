@@ -63,6 +63,24 @@ TEST(Init, ShardEqualsSliceOfTheFullTensor) {
       {"\"w\"", "[13, 65]"});
 }
 
+// A shape whose element count wraps to 0 (2^32 x 2^32) or to a small
+// number is an Error naming the parameter and the shape, not an empty
+// parameter or a write past a small buffer.
+TEST(Init, RefusesShapesWhoseSizeOverflows) {
+  const int64_t big = int64_t{1} << 32;
+  expectError(
+      [&] {
+        initParameter("w", InitKind::Normal, 0, 1, 0, {big, big}, DType::F32);
+      },
+      {"rtx.param \"w\"", "[4294967296, 4294967296]", "int64"});
+  expectError(
+      [&] {
+        initParameter("w", InitKind::Ones, 0, 1, 0, {big, big + 1},
+                      DType::BF16);
+      },
+      {"[4294967296, 4294967297]", "int64"});
+}
+
 TEST(Init, SameSeedAndNameSameValues) {
   Tensor a = initParameter("w", InitKind::Normal, 0, 1, 5, {7, 13}, DType::F32);
   Tensor b = initParameter("w", InitKind::Normal, 0, 1, 5, {7, 13}, DType::F32);

@@ -29,6 +29,48 @@ TEST(TensorTest, ZeroFilledWithShapeAndDType) {
   EXPECT_EQ(numElements({}), 1);
 }
 
+/// The message of the Error that `make` throws ("" when it throws none).
+template <typename F> std::string errorOf(F make) {
+  try {
+    make();
+  } catch (const Error &e) {
+    return e.what();
+  }
+  return "";
+}
+
+// 2^32 x 2^32 elements wrap to 0 in int64 arithmetic: without the check the
+// tensor would be "empty" and a kernel would compute on nothing (or, with
+// 2^32 x 2^31 + 1, index far past a small buffer).
+TEST(TensorTest, RefusesShapesWhoseSizeOverflows) {
+  const int64_t big = int64_t{1} << 32;
+  std::string count = errorOf([&] { Tensor t({big, big}, DType::F32); });
+  EXPECT_NE(count.find("[4294967296, 4294967296]"), std::string::npos) << count;
+  EXPECT_NE(count.find("more elements than int64 can count"), std::string::npos)
+      << count;
+  EXPECT_NE(errorOf([&] {
+              Tensor::uninitialized({big, big, 3}, DType::I1);
+            }).find("[4294967296, 4294967296, 3]"),
+            std::string::npos);
+  EXPECT_THROW(numElements({big, big}), Error);
+  // 2^62 elements fit; their 2^64 f32 bytes do not.
+  std::string bytes =
+      errorOf([&] { Tensor::uninitialized({int64_t{1} << 62}, DType::F32); });
+  EXPECT_NE(bytes.find("a f32 tensor of shape [4611686018427387904] has more "
+                       "bytes than int64 can count"),
+            std::string::npos)
+      << bytes;
+  EXPECT_NE(errorOf([&] {
+              Tensor::wrap({big, big}, DType::F32,
+                           std::make_shared<unsigned char>(0), Device::Host);
+            }).find("[4294967296, 4294967296]"),
+            std::string::npos);
+  // A zero dimension makes any shape empty, however large the others.
+  EXPECT_EQ(numElements({0, big, big}), 0);
+  EXPECT_EQ(Tensor({big, 0, big}, DType::F32).nbytes(), 0u);
+  EXPECT_EQ(tensorBytes({3, 5}, DType::BF16), 30);
+}
+
 TEST(TensorTest, CopiesShareCloneCopies) {
   Tensor a = Tensor::fromVector(std::vector<float>{1, 2, 3, 4}, {2, 2});
   Tensor view = a;

@@ -2,7 +2,10 @@
 
 #include "rtx/Dialect/RTX/IR/RTXDialect.h"
 
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <limits>
 
 #include <numeric>
 
@@ -183,6 +186,52 @@ int64_t mlir::rtx::getTensorBytes(Type type) {
     return 0;
   unsigned bits = tensor.getElementType().getIntOrFloatBitWidth();
   return tensor.getNumElements() * std::max<int64_t>(1, (bits + 7) / 8);
+}
+
+FailureOr<int64_t> mlir::rtx::getCheckedNumElements(ArrayRef<int64_t> shape) {
+  if (llvm::is_contained(shape, 0))
+    return int64_t{0};
+  int64_t count = 1;
+  for (int64_t d : shape)
+    if (d < 0 || llvm::MulOverflow(count, d, count))
+      return failure();
+  return count;
+}
+
+/// Checks one operand's or result's type; `what` is "operand" or "result".
+static LogicalResult verifyTensorSizeFits(Operation *op, Type type,
+                                          StringRef what, unsigned index) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape())
+    return success();
+  auto fail = [&](StringRef quantity) {
+    return op->emitOpError()
+           << what << " #" << index << " has type " << type << ", whose "
+           << quantity << " overflows int64 (at most "
+           << std::numeric_limits<int64_t>::max() << ")";
+  };
+  FailureOr<int64_t> count = getCheckedNumElements(tensor.getShape());
+  if (failed(count))
+    return fail("element count");
+  Type element = tensor.getElementType();
+  int64_t bytes;
+  if (element.isIntOrFloat() &&
+      llvm::MulOverflow(
+          *count,
+          std::max<int64_t>(1, (element.getIntOrFloatBitWidth() + 7) / 8),
+          bytes))
+    return fail("size in bytes");
+  return success();
+}
+
+LogicalResult mlir::rtx::verifyTensorSizesFit(Operation *op) {
+  for (auto [i, type] : llvm::enumerate(op->getOperandTypes()))
+    if (failed(verifyTensorSizeFits(op, type, "operand", i)))
+      return failure();
+  for (auto [i, type] : llvm::enumerate(op->getResultTypes()))
+    if (failed(verifyTensorSizeFits(op, type, "result", i)))
+      return failure();
+  return success();
 }
 
 int64_t mlir::rtx::getDefaultBytesAccessed(Operation *op) {

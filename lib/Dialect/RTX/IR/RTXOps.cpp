@@ -12,6 +12,7 @@
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::rtx;
@@ -710,6 +711,7 @@ LogicalResult MeshOp::verify() {
     return emitOpError() << "has " << getAxisNames().size() << " axis names but "
                          << getAxisSizes().size() << " sizes";
   llvm::StringSet<> seen;
+  int64_t ranks = 1;
   for (auto [axis, size] : llvm::zip(getAxisNames(), getAxisSizes())) {
     StringRef name = cast<StringAttr>(axis).getValue();
     if (name.empty())
@@ -719,6 +721,11 @@ LogicalResult MeshOp::verify() {
     if (size < 1)
       return emitOpError() << "axis \"" << name << "\" has size " << size
                            << "; sizes must be at least 1";
+    // Group sizes and rank indices are int64 products of axis sizes.
+    if (llvm::MulOverflow(ranks, size, ranks))
+      return emitOpError() << "has more ranks than int64 can count: the "
+                              "product of its axis sizes overflows at axis \""
+                           << name << "\"";
   }
   return success();
 }

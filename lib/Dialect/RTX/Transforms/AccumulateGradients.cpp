@@ -24,9 +24,13 @@ struct RTXAccumulateGradientsPass
   using RTXAccumulateGradientsBase::RTXAccumulateGradientsBase;
 
   void runOnOperation() override {
-    if (microBatches < 1) {
+    // The value, not the Option: streaming the cl::opt itself printed a
+    // raw byte for micro-batches=-2.
+    int64_t k = microBatches;
+    if (k < 1) {
       getOperation().emitError()
-          << "micro-batches must be at least 1, got " << microBatches;
+          << "rtx-accumulate-gradients: micro-batches=" << k
+          << " must be at least 1 (1: no gradient accumulation)";
       return signalPassFailure();
     }
     if (microBatches == 1 || getOperation().isExternal())

@@ -8,6 +8,8 @@
 
 #include "mlir/IR/Builders.h"
 
+#include "llvm/Support/MathExtras.h"
+
 namespace mlir::rtx {
 #define GEN_PASS_DEF_RTXADDMESH
 #include "rtx/Dialect/RTX/Transforms/Passes.h.inc"
@@ -26,6 +28,15 @@ struct RTXAddMeshPass : mlir::rtx::impl::RTXAddMeshBase<RTXAddMeshPass> {
     SmallVector<int64_t> sizes;
     SmallVector<StringRef> parts;
     StringRef(mesh).split(parts, ',', -1, false);
+    // An empty `mesh=` (a shell variable that was not set, say) would give
+    // a mesh without axes: a single-device program where N were meant.
+    if (parts.empty()) {
+      mlir::emitError(module.getLoc())
+          << "rtx-add-mesh: mesh='" << mesh
+          << "' names no axis; expected name:size, e.g. mesh=dp:2,tp:2";
+      return signalPassFailure();
+    }
+    int64_t ranks = 1;
     for (StringRef part : parts) {
       auto [name, size] = part.trim().split(':');
       int64_t value;
@@ -38,6 +49,13 @@ struct RTXAddMeshPass : mlir::rtx::impl::RTXAddMeshBase<RTXAddMeshPass> {
       if (llvm::is_contained(names, name)) {
         mlir::emitError(module.getLoc())
             << "rtx-add-mesh: mesh axis '" << name << "' given twice";
+        return signalPassFailure();
+      }
+      if (llvm::MulOverflow(ranks, value, ranks)) {
+        mlir::emitError(module.getLoc())
+            << "rtx-add-mesh: mesh=" << mesh
+            << " has more ranks than int64 can count (the product of the "
+               "axis sizes overflows)";
         return signalPassFailure();
       }
       names.push_back(name);

@@ -28,8 +28,12 @@ def RTX_Tensor : StaticShapeTensorOf<[F32, BF16, F16, F64, I1, I32, I64]>;
 // Op base classes
 //===----------------------------------------------------------------------===//
 
+// Every rtx op refuses tensor types whose element count or byte size does
+// not fit in int64 (RTX_TensorSizesFit, RTXInterfaces.td), before its own
+// verifier computes with them: the kernels, rtx-run and the emitter index
+// and allocate in int64, and a wrapped count would run on a wrong buffer.
 class RTX_Op<string mnemonic, list<Trait> traits = []>
-    : Op<RTX_Dialect, mnemonic, traits>;
+    : Op<RTX_Dialect, mnemonic, !listconcat([RTX_TensorSizesFit], traits)>;
 
 // An op that runs a runtime kernel: its binding (KernelOpInterface) is in
 // lib/Dialect/RTX/IR/RTXKernels.cpp.

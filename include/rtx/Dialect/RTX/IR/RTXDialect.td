@@ -22,7 +22,10 @@ def RTX_Dialect : Dialect {
     * **Model ops** (`rtx.matmul`, `rtx.attention`, `rtx.layernorm`, ...) work on
       ranked tensors of f32, bf16, f16 (and integer tensors for indices).
       Broadcasting is always explicit (`rtx.broadcast`), so every elementwise op
-      has operands of one shape.
+      has operands of one shape. Every rtx op refuses a tensor type whose
+      element count or size in bytes overflows int64
+      (`tensor<4294967296x4294967296xf32>`), as the runtime refuses to
+      allocate one.
     * **Meshes** (`rtx.mesh @mesh_dp2_tp4 ["dp"=2, "tp"=4]`) are symbols with named
       axes.
     * **Shardings** (`#rtx.sharding<@mesh_dp2_tp4, [["dp"], []], partial = ["tp"]>`)

@@ -101,6 +101,24 @@ int64_t getDefaultBytesAccessed(Operation *op);
 namespace mlir::rtx {
 class Partitioner;
 
+/// The element count of a static `shape`, or failure when it does not fit
+/// in int64 (a zero dimension makes it 0, whatever the others are).
+FailureOr<int64_t> getCheckedNumElements(llvm::ArrayRef<int64_t> shape);
+
+/// Verifies that each ranked tensor operand and result of `op` has an
+/// element count and a byte size that fit in int64; the diagnostic names
+/// the operand or result and its type.
+LogicalResult verifyTensorSizesFit(Operation *op);
+
+/// RTX_TensorSizesFit (RTXInterfaces.td): see verifyTensorSizesFit.
+template <typename ConcreteType>
+class TensorSizesFit : public OpTrait::TraitBase<ConcreteType, TensorSizesFit> {
+public:
+  static LogicalResult verifyTrait(Operation *op) {
+    return verifyTensorSizesFit(op);
+  }
+};
+
 /// RTX_PassesPartialSums (RTXInterfaces.td): partial sums pass through the op.
 template <typename ConcreteType>
 class PassesPartialSums

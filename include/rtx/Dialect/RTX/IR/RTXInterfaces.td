@@ -127,4 +127,12 @@ def RTX_PassesPartialSums : NativeOpTrait<"PassesPartialSums"> {
   let cppNamespace = "::mlir::rtx";
 }
 
+// Every ranked tensor operand and result has an element count and a byte
+// size that fit in int64 (`tensor<4294967296x4294967296xf32>` does not).
+// RTX_Op gives it to every rtx op; its verifier runs after the ODS type
+// constraints and before the op's own verifier.
+def RTX_TensorSizesFit : NativeOpTrait<"TensorSizesFit"> {
+  let cppNamespace = "::mlir::rtx";
+}
+
 #endif // RTX_DIALECT_RTX_IR_RTXINTERFACES_TD

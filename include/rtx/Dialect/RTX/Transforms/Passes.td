@@ -91,6 +91,7 @@ def RTXAccumulateGradients
     the gradients are summed and divided by the count, in f32 for 16-bit
     parameters. With equal micro-batches this equals one step on the whole
     batch (exactly so when the loss is a mean over equally many tokens).
+    `micro-batches=1` changes nothing; a count below 1 is an error.
 
     Example: `rtx-opt -rtx-autodiff '-rtx-accumulate-gradients=micro-batches=4'
     -rtx-optimizer`.
@@ -251,8 +252,9 @@ def RTXAddMesh : Pass<"rtx-add-mesh", "mlir::ModuleOp"> {
 
     so that `rtx-pad-vocabulary`, `rtx-seed-shardings`,
     `rtx-propagate-sharding` and `rtx-partition` find it. An axis given
-    twice, a size below 1, a malformed entry, or a module that already has a
-    mesh is an error.
+    twice, a size below 1, a malformed entry, an empty `mesh=`, sizes whose
+    product (the number of ranks) overflows int64, or a module that already
+    has a mesh is an error.
 
     Example: `rtx-opt '-rtx-add-mesh=mesh=dp:2,tp:2'`.
   }];
