@@ -39,6 +39,10 @@ import shutil
 if shutil.which("redis-server") and shutil.which("redis-cli"):
     config.available_features.add("redis")
 
+# Open MPI's launcher (openmpi-bin): the launcher-environment tests.
+if shutil.which("mpirun"):
+    config.available_features.add("mpirun")
+
 # Network namespaces (root with CAP_NET_ADMIN and iproute2's `ip`): the
 # multi-node tests run two "machines" joined by a veth pair.
 def _can_make_network_namespaces():
