@@ -111,7 +111,10 @@ def init(backend: str = "cpu", devices: Union[int, Sequence[str]] = 1,
 
     backend: "cpu" (alias "gloo") or "cuda" (alias "nccl").
     devices: how many devices this process drives, or their names
-             ("cpu", "cuda:0", ...).
+             ("cpu", "cuda:0", ...). Names are honoured: local rank r runs
+             on the r-th (rtx-launch --devices, RTX_DEVICES); n "cpu" are
+             n local ranks. Under torchrun/srun/mpirun a process drives
+             one device (RTX_DEVICE).
     env:     the environment to read the launcher's variables from (torchrun's
              RANK/WORLD_SIZE/LOCAL_RANK, Slurm's SLURM_*, Open MPI's
              OMPI_COMM_WORLD_*); defaults to os.environ. Pass {} for a
