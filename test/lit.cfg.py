@@ -39,9 +39,12 @@ import shutil
 if shutil.which("redis-server") and shutil.which("redis-cli"):
     config.available_features.add("redis")
 
-# Open MPI's launcher (openmpi-bin): the launcher-environment tests.
+# Open MPI's launcher (openmpi-bin) and torchrun (python3-torch): the
+# launcher-environment tests.
 if shutil.which("mpirun"):
     config.available_features.add("mpirun")
+if os.path.isfile("/usr/lib/python3/dist-packages/torch/distributed/run.py"):
+    config.available_features.add("torchrun")
 
 # Network namespaces (root with CAP_NET_ADMIN and iproute2's `ip`): the
 # multi-node tests run two "machines" joined by a veth pair.
