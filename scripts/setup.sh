@@ -21,6 +21,8 @@ PACKAGES=(
   libopenblas-dev nlohmann-json3-dev libgloo-dev libhiredis-dev
   # a rendezvous store across machines (and for the tests)
   redis-server
+  # the multi-node test (two network namespaces) and the mpirun launch test
+  iproute2 openmpi-bin
   # tests and benchmarks
   googletest libgtest-dev libbenchmark-dev python3-numpy python3-pytest
   # the PyTorch importer (Debian's PyTorch 1.13, for /usr/bin/python3)

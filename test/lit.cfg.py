@@ -38,3 +38,28 @@ if config.rtx_have_cuda:
 import shutil
 if shutil.which("redis-server") and shutil.which("redis-cli"):
     config.available_features.add("redis")
+
+# Open MPI's launcher (openmpi-bin) and torchrun (python3-torch): the
+# launcher-environment tests.
+if shutil.which("mpirun"):
+    config.available_features.add("mpirun")
+if os.path.isfile("/usr/lib/python3/dist-packages/torch/distributed/run.py"):
+    config.available_features.add("torchrun")
+
+# Network namespaces (root with CAP_NET_ADMIN and iproute2's `ip`): the
+# multi-node tests run two "machines" joined by a veth pair.
+def _can_make_network_namespaces():
+    import subprocess
+    if os.geteuid() != 0 or not shutil.which("ip"):
+        return False
+    probe = f"rtx-lit-probe-{os.getpid()}"
+    made = subprocess.run(["ip", "netns", "add", probe], capture_output=True).returncode == 0
+    if made:
+        subprocess.run(["ip", "netns", "delete", probe], capture_output=True)
+    return made
+
+if _can_make_network_namespaces():
+    config.available_features.add("netns")
+else:
+    lit_config.note("network namespaces cannot be made here (needs root and iproute2): "
+                    "the multi-node tests are UNSUPPORTED")

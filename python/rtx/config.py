@@ -69,11 +69,14 @@ def _number(option: str, value: object, low: float = 0.0, low_inclusive: bool = 
 BACKENDS = {"cpu": "cpu", "gloo": "cpu", "cuda": "cuda", "nccl": "cuda"}
 LAUNCHERS = ("single", "torchrun", "slurm", "mpirun")
 
-# Where each launcher puts (rank, world size, local rank).
+# Where each launcher puts (rank, world size, local rank), in the order the
+# runtime reads them (rtxrt/LaunchEnvironment.h): RANK/WORLD_SIZE first, as
+# torchrun and rtx-launch set them for processes that an outer srun or
+# mpirun may have started.
 _LAUNCH_VARIABLES = {
     "torchrun": ("RANK", "WORLD_SIZE", "LOCAL_RANK"),
-    "slurm": ("SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"),
     "mpirun": ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"),
+    "slurm": ("SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"),
 }
 
 
@@ -95,9 +98,10 @@ class ProcessGroup:
 
     def unsupported(self) -> List[Unsupported]:
         problems = []
-        if self.world_size > 1:
-            problems.append(Unsupported("world_size", self.world_size,
-                                        f"multi-process runs (launched by {self.launcher}) come later"))
+        if self.world_size > 1 and len(self.devices) > 1:
+            problems.append(Unsupported("devices", list(self.devices),
+                                        f"under {self.launcher} each process drives one device; start one "
+                                        "process per device"))
         return problems
 
 
@@ -107,7 +111,10 @@ def init(backend: str = "cpu", devices: Union[int, Sequence[str]] = 1,
 
     backend: "cpu" (alias "gloo") or "cuda" (alias "nccl").
     devices: how many devices this process drives, or their names
-             ("cpu", "cuda:0", ...).
+             ("cpu", "cuda:0", ...). Names are honoured: local rank r runs
+             on the r-th (rtx-launch --devices, RTX_DEVICES); n "cpu" are
+             n local ranks. Under torchrun/srun/mpirun a process drives
+             one device (RTX_DEVICE).
     env:     the environment to read the launcher's variables from (torchrun's
              RANK/WORLD_SIZE/LOCAL_RANK, Slurm's SLURM_*, Open MPI's
              OMPI_COMM_WORLD_*); defaults to os.environ. Pass {} for a

@@ -92,10 +92,11 @@ class NativeProgram:
             if not Path(data).is_file():
                 raise ConfigError(f"no such token file: {data}")
         arrays = check_batch(batch, self.program.inputs) if batch is not None else None
+        devices = self._devices()
         with tempfile.TemporaryDirectory(prefix="rtx-native-") as work:
             work_dir = Path(work)
             argv = [find_tool("rtx-launch"), "-n", str(self.ranks), "--store",
-                    f"file:{work_dir / 'store'}", "--", str(self.path), "--steps", str(steps),
+                    f"file:{work_dir / 'store'}", *devices, "--", str(self.path), "--steps", str(steps),
                     "--seed", str(seed), "--timeout", str(timeout)]
             if arrays is not None:
                 argv += ["--inputs", str(save_arrays(work_dir / "inputs", arrays))]
@@ -123,6 +124,19 @@ class NativeProgram:
         self.program.params = params      # checked by Program.params
         self._state_params = self.program.params
         return TrainResult(losses, params, metrics)
+
+
+    def _devices(self) -> List[str]:
+        """rtx-launch's --devices for the group's device names: local rank r
+        runs on the r-th. Names a CPU program cannot honour are refused."""
+        names = list(self.program.group.devices)
+        if self.device == "cuda":
+            return ["--devices", ",".join(names)] if self.program.group.backend == "cuda" else []
+        default = [f"cuda:{i}" for i in range(len(names))]
+        if self.program.group.backend == "cuda" and names != default:
+            raise ConfigError(f"the group places its ranks on {', '.join(names)}, but this native program was built "
+                              "for the CPU: build it with device='cuda'")
+        return []
 
 
 def build(program: CompiledStep, directory: Union[str, os.PathLike, None] = None, *,

@@ -82,6 +82,9 @@ class Program:
         # self.params is still those parameters.
         self._state_dir: Optional[tempfile.TemporaryDirectory] = None
         self._state_params: Optional[Dict[str, Any]] = None
+        # Several processes (torchrun, srun, mpirun): this one's rank of the
+        # native program, built on the first train call.
+        self._rank_run: Optional[Any] = None
 
     @property
     def params(self) -> Optional[Dict[str, Any]]:
@@ -106,9 +109,16 @@ class Program:
         name, or in input order) and returns each step's loss. Consecutive
         calls continue one run: the parameters and the optimizer state (AdamW
         moments, step count) carry over, so two calls of N steps equal one
-        of 2N. Setting `params` starts afresh from those parameters."""
+        of 2N. Setting `params` starts afresh from those parameters.
+
+        In a group of several processes (started by torchrun, srun or
+        mpirun; rtx.init reads their variables), each process trains its
+        rank of the native program instead (rtx.distributed: built once per
+        machine), and every process gets the same losses and parameters."""
         if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
             raise ConfigError(f"steps must be a positive integer, got {steps!r}")
+        if self.group.world_size > 1:
+            return self._train_rank(batch, steps)
         if self.group.backend != "cpu":
             raise NotYetSupportedError(
                 f"Program.train with backend={self.group.backend!r} is not yet supported: it runs the step in "
@@ -133,6 +143,16 @@ class Program:
         self.params = params
         self._state_params = self.params
         return TrainResult(losses, params)
+
+    def _train_rank(self, batch: Batch, steps: int, timeout: float = 60.0) -> TrainResult:
+        from .distributed import RankRun
+        arrays = check_batch(batch, self.inputs)
+        if self._rank_run is None:
+            self._rank_run = RankRun(self, self.group)
+        resume = self._state_params is not None and self.params is self._state_params
+        result = self._rank_run.train(arrays, self.params, resume, steps, timeout)
+        self.params = self._state_params = result.params
+        return result
 
     def _keep_state(self, states: Dict[str, Any]) -> None:
         """Writes the state after a call as KEY.npy, for the next call."""

@@ -16,22 +16,35 @@
 #include "program/TokenData.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 
 using namespace rtxrt;
 using namespace rtxrt::program;
 
 int rtxrt::runProgram(const ProgramSpec &spec, int argc, char **argv) {
-  Placement self = placementFromEnvironment();
+  Placement self;
   try {
+    self = placementFromEnvironment();
     Flags flags = parseFlags(argv[0], argc, argv);
     if (flags.help) {
       printHelp(argv[0], spec);
       return 0;
     }
+    // --store wins over the store the environment defines.
+    if (!flags.store.empty() && flags.store != self.launch.store) {
+      self.launch.store = flags.store;
+      self.launch.storeSource = "--store";
+    }
+    // The store's keys are prefixed by the run (comm/Store.cpp): give it
+    // the launcher's job id when no rtx-launch set one.
+    if (!self.launch.runId.empty())
+      setenv("RTX_RUN_ID", self.launch.runId.c_str(), 0);
+    if (self.rank == 0 && self.world > 1)
+      std::printf("launch: %s\n", self.launch.describe().c_str());
     checkPlacement(spec, self);
     ProgramDevice device(spec.device, self);
-    ProcessGroups groups(spec, self, device, flags.store, flags.timeout);
+    ProcessGroups groups(spec, self, device, self.launch.store, flags.timeout);
 
     // Arguments: parameters from --state, --params or their initializers,
     // optimizer state from --state or zero, data from --inputs or drawn;

@@ -95,8 +95,9 @@ def test_valid_future_options_are_accepted():
     (dict(elastic=ElasticConfig(rendezvous="file:///tmp/x")), "elastic.rendezvous='file:///tmp/x'"),
     (dict(elastic=ElasticConfig(preempt_policy="checkpoint")), "elastic.preempt_policy='checkpoint'"),
     (dict(elastic=ElasticConfig(checkpoint_interval=10)), "elastic.checkpoint_interval=10"),
-    (dict(group=init("cpu", 1, env={"WORLD_SIZE": "2", "RANK": "0"}), parallel=ParallelConfig(dp=2)),
-     "world_size=2"),
+    # Several processes work (test_torchrun.py), but each drives one device.
+    (dict(group=init("cpu", 2, env={"WORLD_SIZE": "2", "RANK": "0"}), parallel=ParallelConfig(dp=4)),
+     "devices=['cpu', 'cpu']"),
 ])
 def test_compile_names_options_not_yet_supported(kwargs, option):
     with pytest.raises(NotYetSupportedError) as info:

@@ -1,20 +1,26 @@
 //===- rtx-launch.cpp - start the ranks of a training program -------------===//
 //
-//   rtx-launch -n N [--store file:DIR | redis://HOST:PORT] [--grace S] -- PROGRAM ARGS...
+//   rtx-launch -n N [--nnodes M --node-rank I] [--store file:DIR |
+//   redis://HOST:PORT]
+//              [--devices LIST] [--run-id ID] [--grace S] -- PROGRAM ARGS...
 //
 // Spawns N local ranks of PROGRAM with RANK, WORLD_SIZE, LOCAL_RANK,
 // LOCAL_WORLD_SIZE and RTX_STORE set, prefixes every line they print with
 // their rank, forwards SIGINT/SIGTERM to them, and, when a rank fails, stops
-// the others promptly and exits with that rank's status. Under torchrun,
-// Slurm or mpirun (one launcher per node), the node's rank offset and the
-// number of nodes come from their variables (GROUP_RANK/NODE_RANK/NNODES,
-// SLURM_NODEID/SLURM_NNODES, OMPI_COMM_WORLD_NODE_RANK...).
+// the others promptly and exits with that rank's status. With several nodes
+// (one rtx-launch per node), this node's index and the number of nodes come
+// from --node-rank/--nnodes, else from the variables of the launcher that
+// started rtx-launch (rtxrt::readNodePlacement: NODE_RANK/NNODES, Slurm's
+// SLURM_NODEID/SLURM_NNODES, mpirun's rank with one rtx-launch per node).
 //
 // No existing tool fits: torchrun is Python and not packaged without
 // PyTorch's launcher; mpirun needs MPI in the program. This is a small POSIX
 // process supervisor.
 //
 //===----------------------------------------------------------------------===//
+
+#include "rtxrt/LaunchEnvironment.h"
+#include "rtxrt/Tensor.h"
 
 #include <cerrno>
 #include <chrono>
@@ -36,7 +42,10 @@ namespace {
 
 struct Options {
   int ranks = 0;
+  int nodes = 0, nodeRank = -1; // 0 / -1: from the environment
   std::string store;
+  std::string devices;
+  std::string runId;
   double graceSeconds = 5.0;
   std::vector<std::string> program;
 };
@@ -44,22 +53,37 @@ struct Options {
 [[noreturn]] void usage(const std::string &error) {
   if (!error.empty())
     std::fprintf(stderr, "rtx-launch: error: %s\n", error.c_str());
-  std::fprintf(stderr,
-               "usage: rtx-launch -n N [--store file:DIR | redis://HOST:PORT] "
-               "[--grace SECONDS] -- PROGRAM [ARGS...]\n"
-               "  Starts N ranks of PROGRAM on this machine with RANK, "
-               "WORLD_SIZE,\n  LOCAL_RANK, LOCAL_WORLD_SIZE and RTX_STORE set; "
-               "prefixes their output\n  with their rank; stops all ranks when "
-               "one fails and exits with its status.\n");
+  std::fprintf(
+      stderr,
+      "usage: rtx-launch -n N [--nnodes M --node-rank I] "
+      "[--store file:DIR | redis://HOST:PORT]\n"
+      "                  [--devices LIST] [--run-id ID] [--grace SECONDS] -- "
+      "PROGRAM [ARGS...]\n"
+      "  Starts N ranks of PROGRAM on this machine with RANK, "
+      "WORLD_SIZE,\n  LOCAL_RANK, LOCAL_WORLD_SIZE and RTX_STORE set; "
+      "prefixes their output\n  with their rank; stops all ranks when "
+      "one fails and exits with its status.\n"
+      "  --nnodes M --node-rank I: this is node I of M, each running "
+      "N ranks\n  (default: from NODE_RANK/NNODES, SLURM_NODEID/"
+      "SLURM_NNODES or mpirun).\n"
+      "  --devices cuda:3,cuda:5: local rank r runs on the r-th "
+      "device (RTX_DEVICES).\n"
+      "  --run-id ID: the run's id, the same on every node (default "
+      "RTX_RUN_ID, the\n  outer launcher's job id, or one per launch "
+      "on one node).\n");
   std::exit(2);
 }
 
-int parsePositive(const std::string &flag, const std::string &value) {
+int parseNumber(const std::string &flag, const std::string &value, long low,
+                const std::string &what) {
   char *end = nullptr;
   long n = std::strtol(value.c_str(), &end, 10);
-  if (value.empty() || *end != '\0' || n < 1 || n > 4096)
-    usage(flag + " needs a positive number of ranks, got '" + value + "'");
+  if (value.empty() || *end != '\0' || n < low || n > 4096)
+    usage(flag + " needs " + what + ", got '" + value + "'");
   return static_cast<int>(n);
+}
+int parsePositive(const std::string &flag, const std::string &value) {
+  return parseNumber(flag, value, 1, "a positive number of ranks");
 }
 
 Options parse(int argc, char **argv) {
@@ -82,6 +106,16 @@ Options parse(int argc, char **argv) {
       options.ranks = parsePositive(arg, value());
     else if (arg == "--store")
       options.store = value();
+    else if (arg == "--nnodes")
+      options.nodes =
+          parseNumber(arg, value(), 1, "a positive number of nodes");
+    else if (arg == "--node-rank")
+      options.nodeRank =
+          parseNumber(arg, value(), 0, "a node index (0, 1, ...)");
+    else if (arg == "--devices")
+      options.devices = value();
+    else if (arg == "--run-id")
+      options.runId = value();
     else if (arg == "--grace")
       options.graceSeconds = std::atof(value().c_str());
     else
@@ -93,19 +127,24 @@ Options parse(int argc, char **argv) {
     usage("-n N is required");
   if (options.program.empty())
     usage("no program to launch: give it after --");
+  if ((options.nodes > 0) != (options.nodeRank >= 0))
+    usage("--nnodes and --node-rank go together");
+  if (options.nodeRank >= options.nodes && options.nodes > 0)
+    usage("--node-rank " + std::to_string(options.nodeRank) +
+          " is outside [0, " + std::to_string(options.nodes) + ")");
+  if (!options.devices.empty()) {
+    size_t listed = 1;
+    for (char c : options.devices)
+      listed += c == ',';
+    if (listed != static_cast<size_t>(options.ranks))
+      usage("--devices lists " + std::to_string(listed) + " device(s) for " +
+            std::to_string(options.ranks) + " ranks: list one per rank");
+  }
   if (!options.store.empty() && options.store.rfind("file:", 0) != 0 &&
       options.store.rfind("redis://", 0) != 0)
     usage("--store must be file:DIR or redis://HOST:PORT, got '" +
           options.store + "'");
   return options;
-}
-
-/// The first of `names` that is set in the environment, as an integer.
-int envInt(std::initializer_list<const char *> names, int fallback) {
-  for (const char *name : names)
-    if (const char *value = std::getenv(name))
-      return std::atoi(value);
-  return fallback;
 }
 
 volatile sig_atomic_t forwardedSignal = 0;
@@ -141,23 +180,45 @@ void flushLines(std::string &buffer, int rank, FILE *stream, bool all) {
 int main(int argc, char **argv) {
   Options options = parse(argc, argv);
 
-  // One launcher per node under torchrun / Slurm / mpirun: place this node's
-  // ranks after those of the nodes before it.
-  int node = envInt({"GROUP_RANK", "NODE_RANK", "SLURM_NODEID",
-                     "OMPI_COMM_WORLD_NODE_RANK"},
-                    0);
-  int nodes = envInt({"NNODES", "SLURM_NNODES", "SLURM_JOB_NUM_NODES"}, 1);
-  int world = options.ranks * nodes;
+  // One launcher per node: place this node's ranks after those of the nodes
+  // before it.
+  int64_t node = options.nodeRank, nodes = options.nodes;
+  if (options.nodes == 0) {
+    try {
+      rtxrt::NodePlacement placement =
+          rtxrt::readNodePlacement(rtxrt::processEnvironment());
+      node = placement.node;
+      nodes = placement.nodes;
+    } catch (const rtxrt::Error &error) {
+      usage(error.what());
+    }
+  }
+  int64_t world = options.ranks * nodes;
 
   struct sigaction action {};
   action.sa_handler = onSignal;
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
 
-  std::string runId = std::to_string(getpid()) + "-" +
-                      std::to_string(std::chrono::system_clock::now()
-                                         .time_since_epoch()
-                                         .count());
+  // The run's id prefixes every store key, so ranks of different runs
+  // sharing a store never meet. One node makes its own; several nodes must
+  // share one: given, or the job id of the launcher that started them.
+  std::string runId = options.runId;
+  if (runId.empty() && std::getenv("RTX_RUN_ID"))
+    runId = std::getenv("RTX_RUN_ID");
+  if (runId.empty() && nodes > 1) {
+    try {
+      runId = rtxrt::readLaunchEnvironment(rtxrt::processEnvironment()).runId;
+    } catch (const rtxrt::Error &) {
+    }
+    if (runId.empty())
+      usage("several nodes need one run id: pass --run-id ID (the same on "
+            "every node) or set RTX_RUN_ID");
+  }
+  if (runId.empty())
+    runId = std::to_string(getpid()) + "-" +
+            std::to_string(
+                std::chrono::system_clock::now().time_since_epoch().count());
   std::vector<Child> children(options.ranks);
   for (int local = 0; local < options.ranks; ++local) {
     int out[2], err[2];
@@ -170,7 +231,7 @@ int main(int argc, char **argv) {
       std::perror("rtx-launch: fork");
       return 1;
     }
-    int rank = node * options.ranks + local;
+    int rank = static_cast<int>(node * options.ranks + local);
     if (pid == 0) {
       // Its own process group, so stopping a rank stops what it started.
       setpgid(0, 0);
@@ -184,9 +245,13 @@ int main(int argc, char **argv) {
       setenv("LOCAL_WORLD_SIZE", std::to_string(options.ranks).c_str(), 1);
       if (!options.store.empty())
         setenv("RTX_STORE", options.store.c_str(), 1);
-      // One id per launch, so ranks of different runs sharing a store
-      // never meet (keep one given by an outer launcher).
-      setenv("RTX_RUN_ID", runId.c_str(), 0);
+      if (!options.devices.empty())
+        setenv("RTX_DEVICES", options.devices.c_str(), 1);
+      // Which launcher set RANK (the program's first line says it).
+      setenv("RTX_LAUNCHER", "rtx-launch", 1);
+      // The node placement is now in RANK; an outer launcher's NODE_RANK
+      // etc. stay for the program, which does not read them as its own.
+      setenv("RTX_RUN_ID", runId.c_str(), 1);
       std::vector<char *> args;
       for (std::string &a : options.program)
         args.push_back(a.data());
@@ -262,17 +327,16 @@ int main(int argc, char **argv) {
         continue;
       c.exited = true;
       c.status = status;
-      int code = WIFEXITED(status) ? WEXITSTATUS(status)
-                                   : 128 + WTERMSIG(status);
+      int code =
+          WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
       if (code != 0 && failedRank < 0 && !stopping) {
         failedRank = c.rank;
         exitCode = code;
-        std::fprintf(stderr,
-                     "rtx-launch: rank %d %s %d; stopping the other ranks\n",
-                     c.rank,
-                     WIFEXITED(status) ? "exited with status"
-                                       : "was killed by signal",
-                     WIFEXITED(status) ? code : WTERMSIG(status));
+        std::fprintf(
+            stderr, "rtx-launch: rank %d %s %d; stopping the other ranks\n",
+            c.rank,
+            WIFEXITED(status) ? "exited with status" : "was killed by signal",
+            WIFEXITED(status) ? code : WTERMSIG(status));
         stopping = true;
         stopAll(SIGTERM);
         stopDeadline = std::chrono::steady_clock::now() +

@@ -12,6 +12,7 @@
 
 #include "rtxrt/Program.h"
 
+#include "BindAddress.h"
 #include "Store.h"
 
 #include <gloo/allgather.h>
@@ -44,7 +45,8 @@ public:
     store_ = std::move(opened.store);
     runStore_ = std::move(opened.run);
     gloo::transport::tcp::attr attr;
-    attr.hostname = "127.0.0.1";
+    // An address the other ranks reach: loopback only on one node.
+    attr.hostname = detail::bindAddress();
     device_ = gloo::transport::tcp::CreateDevice(attr);
     auto timeout =
         std::chrono::milliseconds(static_cast<int64_t>(timeoutSeconds * 1000));

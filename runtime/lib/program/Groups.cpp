@@ -8,16 +8,12 @@
 using namespace rtxrt;
 using namespace rtxrt::program;
 
-static int64_t envInt(const char *name, int64_t fallback) {
-  const char *value = std::getenv(name);
-  return value ? std::atoll(value) : fallback;
-}
-
 Placement rtxrt::program::placementFromEnvironment() {
   Placement self;
-  self.rank = envInt("RANK", 0);
-  self.world = envInt("WORLD_SIZE", 1);
-  self.localRank = envInt("LOCAL_RANK", self.rank);
+  self.launch = readLaunchEnvironment(processEnvironment());
+  self.rank = self.launch.rank;
+  self.world = self.launch.world;
+  self.localRank = self.launch.localRank;
   return self;
 }
 
@@ -27,6 +23,11 @@ void rtxrt::program::checkPlacement(const ProgramSpec &spec,
     throw Error("this program was compiled for " +
                 std::to_string(spec.mesh.numRanks()) +
                 " ranks, but WORLD_SIZE is " + std::to_string(self.world) +
+                (self.launch.launcher == "none" ||
+                         self.launch.launcher == "rtx-launch" ||
+                         self.launch.launcher == "RANK/WORLD_SIZE"
+                     ? std::string()
+                     : " (from " + self.launch.launcher + ")") +
                 " (start it with rtx-launch -n " +
                 std::to_string(spec.mesh.numRanks()) + ")");
   if (self.rank < 0 || self.rank >= self.world)
@@ -36,9 +37,22 @@ void rtxrt::program::checkPlacement(const ProgramSpec &spec,
 
 ProgramDevice::ProgramDevice(const DeviceRuntime *runtime, const Placement &self)
     : runtime_(runtime) {
-  if (!runtime_)
+  // A listed device is honoured or refused, never ignored.
+  const DeviceChoice &listed = self.launch.device;
+  if (!runtime_) {
+    if (listed.listed && listed.kind != "cpu")
+      throw Error(listed.source + " names " + listed.name + " for local rank " +
+                  std::to_string(self.localRank) +
+                  ", but this is a CPU program (build a GPU one with "
+                  "rtx-translate --emit=cuda)");
     return;
-  std::string name = runtime_->selectDevice(self.localRank);
+  }
+  if (listed.listed && listed.kind != "cuda")
+    throw Error(listed.source + " names " + listed.name + " for local rank " +
+                std::to_string(self.localRank) +
+                ", but this program runs on GPUs: name cuda:N");
+  std::string name =
+      runtime_->selectDevice(listed.listed ? listed.index : self.localRank);
   if (self.rank == 0)
     std::printf("device: %s (%s)\n", name.c_str(), runtime_->name);
 }
@@ -54,8 +68,13 @@ ProcessGroups::ProcessGroups(const ProgramSpec &spec, const Placement &self,
     return;
   }
   if (store.empty())
-    throw Error("several ranks need a rendezvous store: pass --store "
-                "file:DIR or set RTX_STORE (rtx-launch --store does)");
+    throw Error(
+        std::string("several ranks need a rendezvous store: pass --store "
+                    "file:DIR or set RTX_STORE (rtx-launch --store does)") +
+        (self.launch.launcher == "torchrun"
+             ? "; torchrun's own store (MASTER_PORT) is a TCPStore, which "
+               "rtx cannot use: across nodes set RTX_STORE=redis://HOST:PORT"
+             : ""));
   std::vector<std::vector<int64_t>> groups;
   for (const auto &axes : spec.collectiveAxes)
     groups.push_back(spec.mesh.group(self.rank, axes));

@@ -9,6 +9,7 @@
 #ifndef RTXRT_LIB_PROGRAM_GROUPS_H
 #define RTXRT_LIB_PROGRAM_GROUPS_H
 
+#include "rtxrt/LaunchEnvironment.h"
 #include "rtxrt/Program.h"
 
 #include <memory>
@@ -18,10 +19,12 @@
 namespace rtxrt::program {
 
 /// This process's rank, from the environment that rtx-launch, torchrun,
-/// Slurm and mpirun set (RANK, WORLD_SIZE, LOCAL_RANK).
+/// Slurm and mpirun set (rtxrt/LaunchEnvironment.h).
 struct Placement {
   int64_t rank = 0, world = 1, localRank = 0;
+  LaunchEnvironment launch;
 };
+/// Throws Error naming the variable when the environment is malformed.
 Placement placementFromEnvironment();
 /// Throws Error unless the world is the size the program was compiled for.
 void checkPlacement(const ProgramSpec &spec, const Placement &self);
