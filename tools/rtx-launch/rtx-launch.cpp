@@ -1,6 +1,7 @@
 //===- rtx-launch.cpp - start the ranks of a training program -------------===//
 //
-//   rtx-launch -n N [--store file:DIR | redis://HOST:PORT] [--grace S] -- PROGRAM ARGS...
+//   rtx-launch -n N [--store file:DIR | redis://HOST:PORT] [--grace S]
+//              -- PROGRAM ARGS...
 //
 // Spawns N local ranks of PROGRAM with RANK, WORLD_SIZE, LOCAL_RANK,
 // LOCAL_WORLD_SIZE and RTX_STORE set, prefixes every line they print with
@@ -54,12 +55,31 @@ struct Options {
   std::exit(2);
 }
 
-int parsePositive(const std::string &flag, const std::string &value) {
+/// The most ranks one launcher starts: each is a process with two pipes,
+/// and a node holds far fewer ranks than this in practice.
+constexpr long kMaxLocalRanks = 4096;
+
+int parseRanks(const std::string &flag, const std::string &value) {
   char *end = nullptr;
+  errno = 0;
   long n = std::strtol(value.c_str(), &end, 10);
-  if (value.empty() || *end != '\0' || n < 1 || n > 4096)
+  if (value.empty() || *end != '\0' || errno == ERANGE || n < 1)
     usage(flag + " needs a positive number of ranks, got '" + value + "'");
+  if (n > kMaxLocalRanks)
+    usage(flag + " " + value + " is more than the " +
+          std::to_string(kMaxLocalRanks) +
+          " ranks one rtx-launch starts; start one launcher per node");
   return static_cast<int>(n);
+}
+
+double parseGrace(const std::string &value) {
+  char *end = nullptr;
+  double seconds = std::strtod(value.c_str(), &end);
+  // NaN compares false, so test for the accepted range, not against it.
+  if (value.empty() || *end != '\0' || !(seconds >= 0 && seconds <= 3600))
+    usage("--grace needs a number of seconds in [0, 3600], got '" + value +
+          "'");
+  return seconds;
 }
 
 Options parse(int argc, char **argv) {
@@ -79,11 +99,11 @@ Options parse(int argc, char **argv) {
     if (arg == "-h" || arg == "--help")
       usage("");
     if (arg == "-n" || arg == "--nproc")
-      options.ranks = parsePositive(arg, value());
+      options.ranks = parseRanks(arg, value());
     else if (arg == "--store")
       options.store = value();
     else if (arg == "--grace")
-      options.graceSeconds = std::atof(value().c_str());
+      options.graceSeconds = parseGrace(value());
     else
       usage("unknown flag '" + arg + "' (put the program after --)");
   }
@@ -136,6 +156,39 @@ void flushLines(std::string &buffer, int rank, FILE *stream, bool all) {
   std::fflush(stream);
 }
 
+/// Stops ranks started before a launch failed: SIGTERM to each one's
+/// process group, SIGKILL after `graceSeconds`, and reaps them, so that no
+/// rank outlives its launcher (it would wait for the missing ones, holding
+/// a port and the store, until its timeout).
+void stopStarted(std::vector<Child> &children, double graceSeconds) {
+  for (Child &c : children) {
+    kill(-c.pid, SIGTERM);
+    for (int fd : {c.out, c.err})
+      if (fd >= 0)
+        close(fd);
+  }
+  auto deadline =
+      std::chrono::steady_clock::now() +
+      std::chrono::milliseconds(static_cast<int64_t>(graceSeconds * 1000));
+  size_t left = children.size();
+  bool killed = false;
+  while (left > 0) {
+    for (Child &c : children)
+      if (!c.exited && waitpid(c.pid, &c.status, WNOHANG) == c.pid) {
+        c.exited = true;
+        --left;
+      }
+    if (!killed && std::chrono::steady_clock::now() > deadline) {
+      for (Child &c : children)
+        if (!c.exited)
+          kill(-c.pid, SIGKILL);
+      killed = true;
+    }
+    if (left > 0)
+      usleep(20000);
+  }
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -143,9 +196,9 @@ int main(int argc, char **argv) {
 
   // One launcher per node under torchrun / Slurm / mpirun: place this node's
   // ranks after those of the nodes before it.
-  int node = envInt({"GROUP_RANK", "NODE_RANK", "SLURM_NODEID",
-                     "OMPI_COMM_WORLD_NODE_RANK"},
-                    0);
+  int node = envInt(
+      {"GROUP_RANK", "NODE_RANK", "SLURM_NODEID", "OMPI_COMM_WORLD_NODE_RANK"},
+      0);
   int nodes = envInt({"NNODES", "SLURM_NNODES", "SLURM_JOB_NUM_NODES"}, 1);
   int world = options.ranks * nodes;
 
@@ -154,22 +207,34 @@ int main(int argc, char **argv) {
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
 
-  std::string runId = std::to_string(getpid()) + "-" +
-                      std::to_string(std::chrono::system_clock::now()
-                                         .time_since_epoch()
-                                         .count());
+  std::string runId =
+      std::to_string(getpid()) + "-" +
+      std::to_string(
+          std::chrono::system_clock::now().time_since_epoch().count());
+  // Test hook: RTX_LAUNCH_FAIL_FORK_AT=K makes the fork of local rank K fail
+  // with EAGAIN, as it does when the process limit is reached.
+  int failForkAt = envInt({"RTX_LAUNCH_FAIL_FORK_AT"}, -1);
   std::vector<Child> children(options.ranks);
   for (int local = 0; local < options.ranks; ++local) {
-    int out[2], err[2];
-    if (pipe(out) != 0 || pipe(err) != 0) {
-      std::perror("rtx-launch: pipe");
+    int out[2] = {-1, -1}, err[2] = {-1, -1};
+    auto cannotStart = [&](const char *what, int error) {
+      for (int fd : {out[0], out[1], err[0], err[1]})
+        if (fd >= 0)
+          close(fd);
+      std::fprintf(stderr,
+                   "rtx-launch: error: cannot start rank %d of %d (%s: %s); "
+                   "stopping the %d rank(s) already started\n",
+                   node * options.ranks + local, options.ranks, what,
+                   std::strerror(error), local);
+      children.resize(local);
+      stopStarted(children, options.graceSeconds);
       return 1;
-    }
-    pid_t pid = fork();
-    if (pid < 0) {
-      std::perror("rtx-launch: fork");
-      return 1;
-    }
+    };
+    if (pipe(out) != 0 || pipe(err) != 0)
+      return cannotStart("pipe", errno);
+    pid_t pid = local == failForkAt ? (errno = EAGAIN, -1) : fork();
+    if (pid < 0)
+      return cannotStart("fork", errno);
     int rank = node * options.ranks + local;
     if (pid == 0) {
       // Its own process group, so stopping a rank stops what it started.
@@ -262,17 +327,16 @@ int main(int argc, char **argv) {
         continue;
       c.exited = true;
       c.status = status;
-      int code = WIFEXITED(status) ? WEXITSTATUS(status)
-                                   : 128 + WTERMSIG(status);
+      int code =
+          WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
       if (code != 0 && failedRank < 0 && !stopping) {
         failedRank = c.rank;
         exitCode = code;
-        std::fprintf(stderr,
-                     "rtx-launch: rank %d %s %d; stopping the other ranks\n",
-                     c.rank,
-                     WIFEXITED(status) ? "exited with status"
-                                       : "was killed by signal",
-                     WIFEXITED(status) ? code : WTERMSIG(status));
+        std::fprintf(
+            stderr, "rtx-launch: rank %d %s %d; stopping the other ranks\n",
+            c.rank,
+            WIFEXITED(status) ? "exited with status" : "was killed by signal",
+            WIFEXITED(status) ? code : WTERMSIG(status));
         stopping = true;
         stopAll(SIGTERM);
         stopDeadline = std::chrono::steady_clock::now() +
