@@ -278,8 +278,12 @@ int main(int argc, char **argv) {
   // Signals go to each rank's process group: a rank's own children (a
   // shell's commands, data loaders) stop with it.
   auto stopAll = [&](int signal) {
-    for (Child &c : children)
+    for (Child &c : children) {
       kill(-c.pid, signal);
+      // A stopped rank (SIGSTOP, a debugger let go) handles it only once
+      // continued.
+      kill(-c.pid, SIGCONT);
+    }
   };
 
   while (true) {

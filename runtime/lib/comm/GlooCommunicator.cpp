@@ -12,6 +12,7 @@
 
 #include "rtxrt/Program.h"
 
+#include "Liveness.h"
 #include "Store.h"
 
 #include <gloo/allgather.h>
@@ -37,7 +38,7 @@ public:
                    const std::vector<std::vector<int64_t>> &groups,
                    double timeoutSeconds)
       : rank_(rank) {
-    detail::RunStore opened = detail::openRunStore(store);
+    detail::RunStore opened = detail::openRunStore(store, timeoutSeconds);
     store_ = std::move(opened.store);
     runStore_ = std::move(opened.run);
     gloo::transport::tcp::attr attr;
@@ -61,7 +62,7 @@ public:
       } catch (const std::exception &error) {
         throw Error("rank " + std::to_string(rank) +
                     " could not connect process group " + name + ": " +
-                    error.what());
+                    error.what() + detail::livenessReport());
       }
       contexts_[name] = context;
     }
@@ -89,7 +90,8 @@ public:
       gloo::allgather(options);
     } catch (const std::exception &error) {
       throw Error("rank " + std::to_string(rank_) + ": " + what +
-                  " in process group " + name + " failed: " + error.what());
+                  " in process group " + name + " failed: " + error.what() +
+                  detail::livenessReport());
     }
     std::vector<Tensor> all;
     for (size_t i = 0; i < group.size(); ++i) {
@@ -120,7 +122,8 @@ public:
       gloo::allreduce(options);
     } catch (const std::exception &error) {
       throw Error("rank " + std::to_string(rank_) + ": " + what +
-                  " in process group " + name + " failed: " + error.what());
+                  " in process group " + name + " failed: " + error.what() +
+                  detail::livenessReport());
     }
     return out;
   }
