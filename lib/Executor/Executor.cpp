@@ -12,6 +12,7 @@
 #include "mlir/IR/Diagnostics.h"
 
 #include <chrono>
+#include <system_error>
 #include <thread>
 
 using namespace mlir;
@@ -88,8 +89,7 @@ static rtxrt::MeshLayout layoutOf(MeshOp mesh) {
 }
 
 /// describeProgram, its diagnostic thrown as an Error.
-static ProgramDescription describeOrThrow(func::FuncOp function,
-                                          MeshOp mesh) {
+static ProgramDescription describeOrThrow(func::FuncOp function, MeshOp mesh) {
   std::string message;
   ScopedDiagnosticHandler handler(function.getContext(), [&](Diagnostic &d) {
     if (message.empty())
@@ -132,10 +132,9 @@ static rtxrt::ArgSpec toArgSpec(const ProgramArgument &argument) {
   if (argument.role == Role::Parameter)
     spec = paramArgSpec(argument.name, argument.init, argument.seed,
                         argument.type, argument.sharding);
-  spec.kind = argument.role == Role::Parameter ? rtxrt::ArgSpec::Param
-              : argument.role == Role::OptimizerState
-                  ? rtxrt::ArgSpec::State
-                  : rtxrt::ArgSpec::Input;
+  spec.kind = argument.role == Role::Parameter        ? rtxrt::ArgSpec::Param
+              : argument.role == Role::OptimizerState ? rtxrt::ArgSpec::State
+                                                      : rtxrt::ArgSpec::Input;
   spec.name = argument.name;
   spec.state = argument.stateKey;
   spec.shape = shapeOf(argument.type);
@@ -188,6 +187,17 @@ ExecutionResult mlir::rtx::execute(ModuleOp module,
   int64_t numRanks = options.numRanks;
   if (numRanks < 1)
     throw Error("--ranks must be at least 1");
+  if (numRanks > kMaxSimulatedRanks)
+    throw Error("--ranks " + std::to_string(numRanks) +
+                " is more than one process simulates (at most " +
+                std::to_string(kMaxSimulatedRanks) +
+                " ranks, one thread each); run the emitted program under "
+                "rtx-launch instead");
+  // NaN compares false, so test for the accepted range, not against it.
+  if (!(options.collectiveTimeoutSeconds > 0 &&
+        options.collectiveTimeoutSeconds <= 86400))
+    throw Error("--timeout needs a number of seconds in (0, 86400], got " +
+                std::to_string(options.collectiveTimeoutSeconds));
   if (options.steps < 1)
     throw Error("--steps must be at least 1");
   MeshOp meshOp = findMesh(module, numRanks);
@@ -211,6 +221,7 @@ ExecutionResult mlir::rtx::execute(ModuleOp module,
   sources.drawHint = " (or pass --random)";
   sources.seed = options.seed;
   sources.paramsDir = options.paramsDir;
+  sources.paramsPartial = options.paramsPartial;
   sources.stateDir = options.stateDir;
   sources.keepGlobals = true; // the simulated ranks read each file once
   rtxrt::ArgumentLoader loader(mesh, sources);
@@ -295,18 +306,32 @@ ExecutionResult mlir::rtx::execute(ModuleOp module,
     InProcessWorld world(numRanks, options.collectiveTimeoutSeconds);
     std::vector<std::string> errors(numRanks);
     std::vector<std::thread> threads;
-    for (int64_t rank = 0; rank < numRanks; ++rank)
-      threads.emplace_back([&, rank] {
-        try {
-          rankResults[rank] = runRank(rank, &world);
-          world.finish(rank);
-        } catch (const std::exception &error) {
-          errors[rank] = error.what();
-          world.abort(rank, error.what());
-        }
-      });
+    std::string startError;
+    for (int64_t rank = 0; rank < numRanks; ++rank) {
+      try {
+        threads.emplace_back([&, rank] {
+          try {
+            rankResults[rank] = runRank(rank, &world);
+            world.finish(rank);
+          } catch (const std::exception &error) {
+            errors[rank] = error.what();
+            world.abort(rank, error.what());
+          }
+        });
+      } catch (const std::system_error &error) {
+        // Out of threads: stop the ranks that started (they would wait for
+        // the missing ones) and say why, instead of std::terminate.
+        startError = "cannot start simulated rank " + std::to_string(rank) +
+                     " of " + std::to_string(numRanks) + ": " + error.what() +
+                     " (fewer --ranks, or raise the thread limit)";
+        world.abort(rank, startError);
+        break;
+      }
+    }
     for (std::thread &thread : threads)
       thread.join();
+    if (!startError.empty())
+      throw Error(startError);
     // Report the root cause, not the ranks that stopped because of it.
     std::string first;
     for (const std::string &error : errors) {

@@ -19,9 +19,11 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fcntl.h>
 #include <fstream>
 #include <memory>
 #include <sstream>
+#include <unistd.h>
 
 using namespace rtxrt;
 
@@ -244,8 +246,32 @@ Tensor rtxrt::readNpy(const std::string &path) {
                    "numpy.ascontiguousarray)");
   DescrInfo info = descrInfo(path, header.descr);
 
+  // Check the shape against the file before allocating anything: a header
+  // may claim more elements than int64 counts or than the file holds.
+  int64_t elements = 1, dataBytes = 0;
+  for (int64_t d : header.shape)
+    if (__builtin_mul_overflow(elements, d, &elements))
+      npyError(path, "shape " + shapeToString(header.shape) +
+                         " has more elements than a 64-bit count holds");
+  if (__builtin_mul_overflow(elements, static_cast<int64_t>(info.fileBytes),
+                             &dataBytes))
+    npyError(path, "shape " + shapeToString(header.shape) + " of '" +
+                       header.descr + "' needs more bytes than a 64-bit size");
+  long dataStart = std::ftell(file.get());
+  if (dataStart < 0 || std::fseek(file.get(), 0, SEEK_END) != 0)
+    npyError(path, std::string("cannot seek: ") + std::strerror(errno));
+  long fileEnd = std::ftell(file.get());
+  if (fileEnd < 0 || std::fseek(file.get(), dataStart, SEEK_SET) != 0)
+    npyError(path, std::string("cannot seek: ") + std::strerror(errno));
+  int64_t present = static_cast<int64_t>(fileEnd) - dataStart;
+  if (present < dataBytes)
+    npyError(path, "data is shorter than shape " + shapeToString(header.shape) +
+                       " of '" + header.descr + "' needs (" +
+                       std::to_string(dataBytes) + " bytes, the file holds " +
+                       std::to_string(present) + ")");
+
   Tensor tensor(header.shape, info.dtype);
-  size_t count = static_cast<size_t>(tensor.numel());
+  size_t count = static_cast<size_t>(elements);
   std::vector<unsigned char> bytes(count * info.fileBytes);
   if (!bytes.empty() &&
       std::fread(bytes.data(), 1, bytes.size(), file.get()) != bytes.size())
@@ -293,7 +319,7 @@ Tensor rtxrt::readNpy(const std::string &path) {
   return tensor;
 }
 
-void rtxrt::writeNpy(const std::string &path, const Tensor &tensor) {
+std::string rtxrt::encodeNpy(const Tensor &tensor, const std::string &path) {
   if (!tensor.defined())
     npyError(path, "cannot write an undefined tensor");
   // bf16 and f16 widen to f4 so that any numpy reads them without a custom
@@ -346,32 +372,40 @@ void rtxrt::writeNpy(const std::string &path, const Tensor &tensor) {
   header.append(padded - total, ' ');
   header.push_back('\n');
 
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out)
+  std::string bytes = "\x93NUMPY";
+  bytes += static_cast<char>(version2 ? 2 : 1);
+  bytes += '\0';
+  size_t len = header.size();
+  for (int b = 0; b < (version2 ? 4 : 2); ++b)
+    bytes += static_cast<char>((len >> (8 * b)) & 0xff);
+  bytes += header;
+  if (data.nbytes())
+    bytes.append(static_cast<const char *>(data.raw()), data.nbytes());
+  return bytes;
+}
+
+void rtxrt::writeNpy(const std::string &path, const Tensor &tensor) {
+  std::string bytes = encodeNpy(tensor, path);
+  // POSIX calls rather than a stream, so that the error says why (a full
+  // disk is ENOSPC, not "write failed").
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
     npyError(path,
              std::string("cannot open for writing: ") + std::strerror(errno));
-  out.write("\x93NUMPY", 6);
-  char version[2] = {static_cast<char>(version2 ? 2 : 1), 0};
-  out.write(version, 2);
-  size_t len = header.size();
-  if (version2) {
-    char bytes[4] = {static_cast<char>(len & 0xff),
-                     static_cast<char>((len >> 8) & 0xff),
-                     static_cast<char>((len >> 16) & 0xff),
-                     static_cast<char>((len >> 24) & 0xff)};
-    out.write(bytes, 4);
-  } else {
-    char bytes[2] = {static_cast<char>(len & 0xff),
-                     static_cast<char>((len >> 8) & 0xff)};
-    out.write(bytes, 2);
+  size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      int error = n == 0 ? EIO : errno;
+      close(fd);
+      npyError(path, std::string("write failed: ") + std::strerror(error));
+    }
+    done += static_cast<size_t>(n);
   }
-  out.write(header.data(), static_cast<std::streamsize>(header.size()));
-  if (data.nbytes())
-    out.write(static_cast<const char *>(data.raw()),
-              static_cast<std::streamsize>(data.nbytes()));
-  out.flush();
-  if (!out)
-    npyError(path, "write failed");
+  if (close(fd) != 0)
+    npyError(path, std::string("write failed: ") + std::strerror(errno));
 }
 
 std::string rtxrt::stateFilePath(const std::string &dir,

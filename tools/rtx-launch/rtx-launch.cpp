@@ -74,16 +74,37 @@ struct Options {
   std::exit(2);
 }
 
+/// The most ranks one launcher starts: each is a process with two pipes,
+/// and a node holds far fewer ranks than this in practice.
+constexpr long kMaxLocalRanks = 4096;
+
 int parseNumber(const std::string &flag, const std::string &value, long low,
                 const std::string &what) {
   char *end = nullptr;
+  errno = 0;
   long n = std::strtol(value.c_str(), &end, 10);
-  if (value.empty() || *end != '\0' || n < low || n > 4096)
+  if (value.empty() || *end != '\0' || errno == ERANGE || n < low ||
+      n > (1l << 20))
     usage(flag + " needs " + what + ", got '" + value + "'");
   return static_cast<int>(n);
 }
-int parsePositive(const std::string &flag, const std::string &value) {
-  return parseNumber(flag, value, 1, "a positive number of ranks");
+int parseRanks(const std::string &flag, const std::string &value) {
+  int n = parseNumber(flag, value, 1, "a positive number of ranks");
+  if (n > kMaxLocalRanks)
+    usage(flag + " " + value + " is more than the " +
+          std::to_string(kMaxLocalRanks) +
+          " ranks one rtx-launch starts; start one launcher per node");
+  return n;
+}
+
+double parseGrace(const std::string &value) {
+  char *end = nullptr;
+  double seconds = std::strtod(value.c_str(), &end);
+  // NaN compares false, so test for the accepted range, not against it.
+  if (value.empty() || *end != '\0' || !(seconds >= 0 && seconds <= 3600))
+    usage("--grace needs a number of seconds in [0, 3600], got '" + value +
+          "'");
+  return seconds;
 }
 
 Options parse(int argc, char **argv) {
@@ -103,7 +124,7 @@ Options parse(int argc, char **argv) {
     if (arg == "-h" || arg == "--help")
       usage("");
     if (arg == "-n" || arg == "--nproc")
-      options.ranks = parsePositive(arg, value());
+      options.ranks = parseRanks(arg, value());
     else if (arg == "--store")
       options.store = value();
     else if (arg == "--nnodes")
@@ -117,7 +138,7 @@ Options parse(int argc, char **argv) {
     else if (arg == "--run-id")
       options.runId = value();
     else if (arg == "--grace")
-      options.graceSeconds = std::atof(value().c_str());
+      options.graceSeconds = parseGrace(value());
     else
       usage("unknown flag '" + arg + "' (put the program after --)");
   }
@@ -175,6 +196,39 @@ void flushLines(std::string &buffer, int rank, FILE *stream, bool all) {
   std::fflush(stream);
 }
 
+/// Stops ranks started before a launch failed: SIGTERM to each one's
+/// process group, SIGKILL after `graceSeconds`, and reaps them, so that no
+/// rank outlives its launcher (it would wait for the missing ones, holding
+/// a port and the store, until its timeout).
+void stopStarted(std::vector<Child> &children, double graceSeconds) {
+  for (Child &c : children) {
+    kill(-c.pid, SIGTERM);
+    for (int fd : {c.out, c.err})
+      if (fd >= 0)
+        close(fd);
+  }
+  auto deadline =
+      std::chrono::steady_clock::now() +
+      std::chrono::milliseconds(static_cast<int64_t>(graceSeconds * 1000));
+  size_t left = children.size();
+  bool killed = false;
+  while (left > 0) {
+    for (Child &c : children)
+      if (!c.exited && waitpid(c.pid, &c.status, WNOHANG) == c.pid) {
+        c.exited = true;
+        --left;
+      }
+    if (!killed && std::chrono::steady_clock::now() > deadline) {
+      for (Child &c : children)
+        if (!c.exited)
+          kill(-c.pid, SIGKILL);
+      killed = true;
+    }
+    if (left > 0)
+      usleep(20000);
+  }
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -219,18 +273,31 @@ int main(int argc, char **argv) {
     runId = std::to_string(getpid()) + "-" +
             std::to_string(
                 std::chrono::system_clock::now().time_since_epoch().count());
+  // Test hook: RTX_LAUNCH_FAIL_FORK_AT=K makes the fork of local rank K fail
+  // with EAGAIN, as it does when the process limit is reached.
+  const char *failForkEnv = std::getenv("RTX_LAUNCH_FAIL_FORK_AT");
+  int failForkAt = failForkEnv ? std::atoi(failForkEnv) : -1;
   std::vector<Child> children(options.ranks);
   for (int local = 0; local < options.ranks; ++local) {
-    int out[2], err[2];
-    if (pipe(out) != 0 || pipe(err) != 0) {
-      std::perror("rtx-launch: pipe");
+    int out[2] = {-1, -1}, err[2] = {-1, -1};
+    auto cannotStart = [&](const char *what, int error) {
+      for (int fd : {out[0], out[1], err[0], err[1]})
+        if (fd >= 0)
+          close(fd);
+      std::fprintf(stderr,
+                   "rtx-launch: error: cannot start rank %d of %d (%s: %s); "
+                   "stopping the %d rank(s) already started\n",
+                   node * options.ranks + local, options.ranks, what,
+                   std::strerror(error), local);
+      children.resize(local);
+      stopStarted(children, options.graceSeconds);
       return 1;
-    }
-    pid_t pid = fork();
-    if (pid < 0) {
-      std::perror("rtx-launch: fork");
-      return 1;
-    }
+    };
+    if (pipe(out) != 0 || pipe(err) != 0)
+      return cannotStart("pipe", errno);
+    pid_t pid = local == failForkAt ? (errno = EAGAIN, -1) : fork();
+    if (pid < 0)
+      return cannotStart("fork", errno);
     int rank = static_cast<int>(node * options.ranks + local);
     if (pid == 0) {
       // Its own process group, so stopping a rank stops what it started.
@@ -278,8 +345,12 @@ int main(int argc, char **argv) {
   // Signals go to each rank's process group: a rank's own children (a
   // shell's commands, data loaders) stop with it.
   auto stopAll = [&](int signal) {
-    for (Child &c : children)
+    for (Child &c : children) {
       kill(-c.pid, signal);
+      // A stopped rank (SIGSTOP, a debugger let go) handles it only once
+      // continued.
+      kill(-c.pid, SIGCONT);
+    }
   };
 
   while (true) {

@@ -1,8 +1,8 @@
 //===- rtx-run.cpp - the reference executor -------------------------------===//
 //
 //   rtx-run FILE.mlir [--entry F] [--seed S] [--inputs DIR | --random]
-//           [--params DIR] [--out DIR] [--ranks N] [--steps N]
-//           [--metrics FILE]
+//           [--params DIR [--params-partial]] [--out DIR] [--ranks N]
+//           [--steps N] [--metrics FILE]
 //   rtx-run --compare REF.mlir DIST.mlir --ranks N [--tolerance T]
 //
 // Interprets a function on the CPU kernels of librtxrt, on one rank or as N
@@ -54,6 +54,12 @@ static cl::opt<bool> randomInputs("random",
 static cl::opt<std::string>
     paramsDir("params", cl::desc("Directory of NAME.npy parameter values"),
               cl::value_desc("DIR"), cl::cat(category));
+static cl::opt<bool> paramsPartial(
+    "params-partial",
+    cl::desc("Initialise the parameters that --params DIR lacks from their "
+             "initializers (each is named on stderr); without it, a missing "
+             "one is an error"),
+    cl::cat(category));
 static cl::opt<std::string> stateDir(
     "state",
     cl::desc("Continue from DIR/KEY.npy (parameters as param:NAME, optimizer "
@@ -220,6 +226,7 @@ int main(int argc, char **argv) {
   options.inputsDir = inputsDir;
   options.randomInputs = randomInputs;
   options.paramsDir = paramsDir;
+  options.paramsPartial = paramsPartial;
   options.stateDir = stateDir;
   options.collectiveTimeoutSeconds = timeout;
   options.steps = steps;

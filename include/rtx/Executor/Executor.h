@@ -24,6 +24,10 @@
 
 namespace mlir::rtx {
 
+/// The most ranks `execute` simulates: one thread each, in one process
+/// (beyond it, a run would exhaust threads or memory long before it helps).
+constexpr int64_t kMaxSimulatedRanks = 1024;
+
 struct ExecutorOptions {
   /// Function to run; empty: the only function, else `main`.
   std::string entry;
@@ -35,9 +39,12 @@ struct ExecutorOptions {
   std::string inputsDir;
   /// Draw missing inputs from the seeded generator instead of failing.
   bool randomInputs = false;
-  /// Directory of NAME.npy parameter values (global shapes); parameters not
-  /// found there are initialised from their initializer.
+  /// Directory of NAME.npy parameter values (global shapes); it must hold
+  /// every parameter unless paramsPartial is set.
   std::string paramsDir;
+  /// Parameters that paramsDir lacks are initialised from their initializer
+  /// (each named once on stderr) instead of being an error.
+  bool paramsPartial = false;
   /// Directory of KEY.npy (global shapes) to continue a run from, as an
   /// emitted program's --save-state writes it: parameters from
   /// param:NAME.npy and every optimizer-state argument from its key; all

@@ -1,4 +1,5 @@
-//===- Arguments.h - where a training step's arguments come from -*- C++ -*-===//
+//===- Arguments.h - where a training step's arguments come from -*- C++
+//-*-===//
 //
 // A step takes parameters, optimizer state and data. Emitted programs
 // (runProgram) and rtx-run's executor give them the same values from the
@@ -18,6 +19,7 @@
 
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 
 namespace rtxrt {
@@ -48,6 +50,12 @@ std::string stateKeyOf(const ArgSpec &arg);
 Tensor randomInput(const std::string &name, int64_t seed, const Shape &shape,
                    DType dtype, int64_t bound);
 
+/// The directory that holds the whole state a --save-state DIR wrote: DIR,
+/// or the DIR.new / DIR.old that a save interrupted between its renames
+/// left (runtime/lib/program/StateDirectory.h); DIR when none has
+/// steps_done. With `say`, a note on stderr names the one it picked.
+std::string committedStateDir(const std::string &dir, bool say = false);
+
 /// Where arguments come from (the flags of a program or of rtx-run).
 struct ArgumentSources {
   /// DIR/NAME.npy for inputs; empty: none.
@@ -58,8 +66,12 @@ struct ArgumentSources {
   std::string drawHint;
   /// Seed of drawn inputs.
   int64_t seed = 0;
-  /// DIR/NAME.npy for parameters; those not there use their initializers.
+  /// DIR/NAME.npy for parameters. DIR must be a directory holding every
+  /// parameter, unless paramsPartial is set.
   std::string paramsDir;
+  /// Parameters that paramsDir lacks use their initializers, each named once
+  /// on stderr (--params-partial); else a missing one is an error.
+  bool paramsPartial = false;
   /// A --save-state directory: every parameter and optimizer state from
   /// DIR/KEY.npy (stateFilePath). Excludes paramsDir.
   std::string stateDir;
@@ -72,7 +84,8 @@ struct ArgumentSources {
 /// share one.
 class ArgumentLoader {
 public:
-  /// Throws Error when `sources` contradict themselves.
+  /// Throws Error when `sources` contradict themselves or name a directory
+  /// that is not there.
   ArgumentLoader(const MeshLayout &mesh, ArgumentSources sources);
 
   /// Global values given by the caller, by name; they come before any file
@@ -106,6 +119,8 @@ private:
   std::map<std::string, Tensor> givenInputs_, givenParams_;
   std::mutex mutex_;
   std::map<std::string, Tensor> globals_; // by key: "input:NAME", a path
+  /// Parameters drawn under paramsPartial (each is named once).
+  std::set<std::string> drawnParams_;
 };
 
 } // namespace rtxrt

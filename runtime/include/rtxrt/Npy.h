@@ -19,8 +19,11 @@ namespace rtxrt {
 /// type: bf16 is stored as <u2 and converted by the caller). Throws Error
 /// naming the file on a bad header, Fortran order or unsupported dtype.
 Tensor readNpy(const std::string &path);
-/// Writes a .npy file (bf16/f16 are written as f4, i1 as |b1).
+/// Writes a .npy file (bf16/f16 are written as f4, i1 as |b1). Throws
+/// Error naming the file and the reason (strerror) when it cannot.
 void writeNpy(const std::string &path, const Tensor &tensor);
+/// The bytes writeNpy writes; `path` names the file in errors.
+std::string encodeNpy(const Tensor &tensor, const std::string &path);
 
 /// The path of state `key` (param:NAME, exp_avg:NAME, step, ...) in a
 /// directory written by an emitted program's --save-state: DIR/KEY.npy.

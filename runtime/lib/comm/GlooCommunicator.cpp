@@ -13,6 +13,7 @@
 #include "rtxrt/Program.h"
 
 #include "BindAddress.h"
+#include "Liveness.h"
 #include "Store.h"
 
 #include <gloo/allgather.h>
@@ -41,7 +42,7 @@ public:
                    double timeoutSeconds)
       : rank_(rank), timeout_(std::chrono::milliseconds(
                          static_cast<int64_t>(timeoutSeconds * 1000))) {
-    detail::RunStore opened = detail::openRunStore(store);
+    detail::RunStore opened = detail::openRunStore(store, timeoutSeconds);
     store_ = std::move(opened.store);
     runStore_ = std::move(opened.run);
     gloo::transport::tcp::attr attr;
@@ -66,7 +67,7 @@ public:
       } catch (const std::exception &error) {
         throw Error("rank " + std::to_string(rank) +
                     " could not connect process group " + name + ": " +
-                    error.what());
+                    error.what() + detail::livenessReport());
       }
       contexts_[name] = context;
     }
@@ -93,7 +94,8 @@ public:
       gloo::allgather(options);
     } catch (const std::exception &error) {
       throw Error("rank " + std::to_string(rank_) + ": " + what +
-                  " in process group " + name + " failed: " + error.what());
+                  " in process group " + name + " failed: " + error.what() +
+                  detail::livenessReport());
     }
     std::vector<Tensor> all;
     for (size_t i = 0; i < group.size(); ++i) {
@@ -124,7 +126,8 @@ public:
       gloo::allreduce(options);
     } catch (const std::exception &error) {
       throw Error("rank " + std::to_string(rank_) + ": " + what +
-                  " in process group " + name + " failed: " + error.what());
+                  " in process group " + name + " failed: " + error.what() +
+                  detail::livenessReport());
     }
     return out;
   }

@@ -4,15 +4,17 @@
 
 #include "rtxrt/Tensor.h"
 
+#include "RedisStore.h"
+
 #include <gloo/rendezvous/file_store.h>
-#include <gloo/rendezvous/redis_store.h>
 
 #include <cstdlib>
 #include <sys/stat.h>
 
 using namespace rtxrt;
 
-detail::RunStore detail::openRunStore(const std::string &spec) {
+detail::RunStore detail::openRunStore(const std::string &spec,
+                                      double timeoutSeconds) {
   RunStore result;
   if (spec.rfind("file:", 0) == 0) {
     std::string path = spec.substr(5);
@@ -23,13 +25,16 @@ detail::RunStore detail::openRunStore(const std::string &spec) {
     auto colon = address.rfind(':');
     if (colon == std::string::npos)
       throw Error("store '" + spec + "' needs a port: redis://HOST:PORT");
+    int port = 0;
     try {
-      result.store = std::make_unique<gloo::rendezvous::RedisStore>(
-          address.substr(0, colon), std::stoi(address.substr(colon + 1)));
-    } catch (const std::exception &error) {
-      throw Error("cannot reach the rendezvous store " + spec + ": " +
-                  error.what());
+      port = std::stoi(address.substr(colon + 1));
+    } catch (const std::exception &) {
+      throw Error("store '" + spec + "' needs a port: redis://HOST:PORT");
     }
+    // rtx's RedisStore, not Gloo's: connecting and every command time out.
+    result.store = std::make_unique<RedisStore>(
+        spec, address.substr(0, colon), port,
+        std::chrono::milliseconds(static_cast<int64_t>(timeoutSeconds * 1000)));
   } else {
     throw Error("store '" + spec +
                 "' is not supported: use file:DIR or redis://HOST:PORT");

@@ -5,7 +5,11 @@
 #include "rtxrt/Npy.h"
 #include "rtxrt/Random.h"
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <fstream>
+#include <sys/stat.h>
 
 using namespace rtxrt;
 
@@ -31,6 +35,17 @@ static bool fileExists(const std::string &path) {
   return std::ifstream(path).good();
 }
 
+/// Throws unless `dir` is a directory: a mistyped --params or --inputs must
+/// not quietly mean "no files" (every value would be drawn instead).
+static void checkDirectory(const std::string &flag, const std::string &dir) {
+  struct stat info;
+  if (stat(dir.c_str(), &info) != 0)
+    throw Error(flag + " " + dir + ": " + std::strerror(errno));
+  if (!S_ISDIR(info.st_mode))
+    throw Error(flag + " " + dir + " is not a directory (it takes DIR with " +
+                "NAME.npy files)");
+}
+
 std::string rtxrt::stateKeyOf(const ArgSpec &arg) {
   if (!arg.state.empty())
     return arg.state;
@@ -49,6 +64,14 @@ ArgumentLoader::ArgumentLoader(const MeshLayout &mesh, ArgumentSources sources)
     : mesh_(mesh), sources_(std::move(sources)) {
   if (!sources_.stateDir.empty() && !sources_.paramsDir.empty())
     throw Error("--params and --state both give the parameters; use one");
+  if (!sources_.stateDir.empty())
+    sources_.stateDir = committedStateDir(sources_.stateDir, /*say=*/true);
+  if (sources_.paramsPartial && sources_.paramsDir.empty())
+    throw Error("--params-partial needs --params DIR");
+  if (!sources_.paramsDir.empty())
+    checkDirectory("--params", sources_.paramsDir);
+  if (!sources_.inputsDir.empty())
+    checkDirectory("--inputs", sources_.inputsDir);
 }
 
 Shape ArgumentLoader::globalShape(const ArgSpec &arg) const {
@@ -70,15 +93,30 @@ Tensor ArgumentLoader::globalParam(const ArgSpec &arg) {
   if (auto it = givenParams_.find(arg.name); it != givenParams_.end()) {
     if (it->second.shape() != global)
       throw Error("parameter '" + arg.name + "' was given with shape " +
-                  shapeToString(it->second.shape()) +
-                  ", the program expects " + shapeToString(global));
+                  shapeToString(it->second.shape()) + ", the program expects " +
+                  shapeToString(global));
     return it->second.to(arg.dtype);
   }
   std::string path = sources_.paramsDir + "/" + arg.name + ".npy";
-  if (!sources_.stateDir.empty())
+  if (!sources_.stateDir.empty()) {
     path = stateFilePath(sources_.stateDir, stateKeyOf(arg));
-  else if (sources_.paramsDir.empty() || !fileExists(path))
+  } else if (sources_.paramsDir.empty()) {
     return Tensor(); // its initializer
+  } else if (!fileExists(path)) {
+    if (!sources_.paramsPartial)
+      throw Error("--params " + sources_.paramsDir + " lacks parameter '" +
+                  arg.name + "' (expected " + path + " of shape " +
+                  shapeToString(global) +
+                  "); pass --params-partial to draw the missing ones from "
+                  "their initializers");
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (drawnParams_.insert(arg.name).second)
+      std::fprintf(stderr,
+                   "note: --params-partial: parameter '%s' is not in %s; "
+                   "drawn from its initializer\n",
+                   arg.name.c_str(), sources_.paramsDir.c_str());
+    return Tensor(); // its initializer
+  }
   Tensor value = read(path);
   if (value.shape() != global)
     throw Error("parameter '" + arg.name + "' in " + path + " has shape " +
@@ -120,9 +158,9 @@ Tensor ArgumentLoader::globalInput(const ArgSpec &arg) {
     source = "random";
   } else {
     throw Error("missing input '" + arg.name + "': expected " +
-                (sources_.inputsDir.empty() ? "--inputs DIR/" + arg.name +
-                                                  ".npy"
-                                            : path) +
+                (sources_.inputsDir.empty()
+                     ? "--inputs DIR/" + arg.name + ".npy"
+                     : path) +
                 " of shape " + shapeToString(global) + " " +
                 dtypeName(arg.dtype) + sources_.drawHint);
   }

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 using namespace rtxrt;
 using namespace rtxrt::program;
@@ -20,7 +21,7 @@ Flags rtxrt::program::parseFlags(const std::string &program, int argc,
     if (arg.rfind("--", 0) == 0 && eq != std::string::npos) {
       value = arg.substr(eq + 1);
       arg = arg.substr(0, eq);
-    } else if (arg != "--help" && arg != "-h") {
+    } else if (arg != "--help" && arg != "-h" && arg != "--params-partial") {
       if (i + 1 >= argc)
         throw Error(arg + " needs a value (see --help)");
       value = argv[++i];
@@ -32,37 +33,55 @@ Flags rtxrt::program::parseFlags(const std::string &program, int argc,
         throw Error(arg + " needs " + what + ", got '" + value + "'");
       return v;
     };
+    // A path flag given an empty value ("--data=", an unset shell variable)
+    // would silently mean "none": refuse it.
+    auto path = [&]() {
+      if (value.empty())
+        throw Error(arg + " needs a path, got an empty one");
+      return value;
+    };
     if (arg == "--help" || arg == "-h")
       flags.help = true;
-    else if (arg == "--steps") {
+    else if (arg == "--params-partial") {
+      if (!value.empty())
+        throw Error("--params-partial takes no value");
+      flags.paramsPartial = true;
+    } else if (arg == "--steps") {
       flags.steps = static_cast<int64_t>(number("a number of steps"));
       if (flags.steps < 1)
         throw Error("--steps must be at least 1");
     } else if (arg == "--seed")
       flags.seed = static_cast<int64_t>(number("a number"));
     else if (arg == "--inputs")
-      flags.inputs = value;
+      flags.inputs = path();
     else if (arg == "--params")
-      flags.params = value;
+      flags.params = path();
     else if (arg == "--out")
-      flags.out = value;
+      flags.out = path();
     else if (arg == "--store")
-      flags.store = value;
+      flags.store = path();
     else if (arg == "--data")
-      flags.data = value;
+      flags.data = path();
     else if (arg == "--metrics")
-      flags.metrics = value;
+      flags.metrics = path();
     else if (arg == "--state")
-      flags.state = value;
+      flags.state = path();
     else if (arg == "--save-state")
-      flags.saveState = value;
-    else if (arg == "--timeout")
+      flags.saveState = path();
+    else if (arg == "--timeout") {
       flags.timeout = number("seconds");
-    else
+      // NaN compares false, so test for the accepted range, not against it.
+      if (!(flags.timeout > 0 && flags.timeout <= kMaxTimeoutSeconds))
+        throw Error("--timeout needs a number of seconds in (0, " +
+                    std::to_string(static_cast<int64_t>(kMaxTimeoutSeconds)) +
+                    "], got '" + value + "'");
+    } else
       throw Error("unknown flag '" + arg + "' (see " + program + " --help)");
   }
   if (!flags.params.empty() && !flags.state.empty())
     throw Error("--params and --state both give the parameters; use one");
+  if (flags.paramsPartial && flags.params.empty())
+    throw Error("--params-partial needs --params DIR");
   return flags;
 }
 
@@ -73,8 +92,12 @@ void rtxrt::program::printHelp(const std::string &program,
       "  --steps N          training steps (default 1)\n"
       "  --inputs DIR       data: DIR/NAME.npy (global shapes); missing "
       "inputs are drawn with --seed\n"
-      "  --params DIR       initial parameters: DIR/NAME.npy (else their "
-      "initializers)\n"
+      "  --params DIR       initial parameters: DIR/NAME.npy, every one "
+      "(else their\n"
+      "                     initializers, without --params)\n"
+      "  --params-partial   draw the parameters that --params DIR lacks "
+      "from their\n"
+      "                     initializers (each is named on stderr)\n"
       "  --out DIR          write the final results as DIR/resultN.npy "
       "(rank 0)\n"
       "  --data FILE.bin    token file (nanoGPT uint16, or llm.c with its "
@@ -107,6 +130,7 @@ ArgumentSources rtxrt::program::argumentSources(const Flags &flags) {
   sources.drawInputs = flags.inputs.empty();
   sources.seed = flags.seed;
   sources.paramsDir = flags.params;
+  sources.paramsPartial = flags.paramsPartial;
   sources.stateDir = flags.state;
   return sources;
 }

@@ -9,11 +9,16 @@
 
 namespace rtxrt::program {
 
+/// The longest --timeout: a day. Longer waits are a hang by another name,
+/// and the milliseconds Gloo takes must not overflow.
+constexpr double kMaxTimeoutSeconds = 86400;
+
 struct Flags {
   int64_t steps = 1;
   int64_t seed = 0;
   std::string inputs, params, out, store, data, metrics, state, saveState;
   double timeout = 60;
+  bool paramsPartial = false;
   bool help = false;
 };
 

@@ -2,6 +2,10 @@
 
 #include "Groups.h"
 
+#ifdef RTXRT_HAVE_GLOO
+#include "../comm/Liveness.h"
+#endif
+
 #include <cstdio>
 #include <cstdlib>
 
@@ -35,7 +39,8 @@ void rtxrt::program::checkPlacement(const ProgramSpec &spec,
                 std::to_string(self.world) + ")");
 }
 
-ProgramDevice::ProgramDevice(const DeviceRuntime *runtime, const Placement &self)
+ProgramDevice::ProgramDevice(const DeviceRuntime *runtime,
+                             const Placement &self)
     : runtime_(runtime) {
   // A listed device is honoured or refused, never ignored.
   const DeviceChoice &listed = self.launch.device;
@@ -58,8 +63,8 @@ ProgramDevice::ProgramDevice(const DeviceRuntime *runtime, const Placement &self
 }
 
 ProcessGroups::ProcessGroups(const ProgramSpec &spec, const Placement &self,
-                             const ProgramDevice &device, const std::string &store,
-                             double timeoutSeconds)
+                             const ProgramDevice &device,
+                             const std::string &store, double timeoutSeconds)
     : mesh_(spec.mesh), device_(device), rank_(self.rank) {
   for (int64_t r = 0; r < self.world; ++r)
     world_.push_back(r);
@@ -75,6 +80,11 @@ ProcessGroups::ProcessGroups(const ProgramSpec &spec, const Placement &self,
              ? "; torchrun's own store (MASTER_PORT) is a TCPStore, which "
                "rtx cannot use: across nodes set RTX_STORE=redis://HOST:PORT"
              : ""));
+#ifdef RTXRT_HAVE_GLOO
+  // Before the rendezvous, so that its timeout can name a missing rank.
+  liveness_ = std::make_unique<detail::Liveness>(store, self.rank, self.world,
+                                                 timeoutSeconds);
+#endif
   std::vector<std::vector<int64_t>> groups;
   for (const auto &axes : spec.collectiveAxes)
     groups.push_back(spec.mesh.group(self.rank, axes));
@@ -87,10 +97,24 @@ ProcessGroups::ProcessGroups(const ProgramSpec &spec, const Placement &self,
                                      timeoutSeconds);
 }
 
+// Out of line: Liveness is complete only here. The communicator goes first
+// (members are destroyed in reverse order), while heartbeats still beat.
+ProcessGroups::~ProcessGroups() = default;
+
+void ProcessGroups::markProgress(int64_t steps) {
+#ifdef RTXRT_HAVE_GLOO
+  if (liveness_)
+    liveness_->setProgress(steps);
+#else
+  (void)steps;
+#endif
+}
+
 double ProcessGroups::globalScalar(const Tensor &local,
                                    const Sharding &sharding,
                                    const std::string &what) {
-  std::vector<Tensor> all = comm_->exchange(world_, device_.toHost(local), what);
+  std::vector<Tensor> all =
+      comm_->exchange(world_, device_.toHost(local), what);
   double value = 0;
   for (int64_t r : world_)
     if (isCanonicalReplica(sharding, mesh_, r))
@@ -102,7 +126,8 @@ Tensor ProcessGroups::gatherOnRankZero(const Tensor &local,
                                        const Shape &localShape,
                                        const Sharding &sharding,
                                        const std::string &what) {
-  std::vector<Tensor> all = comm_->exchange(world_, device_.toHost(local), what);
+  std::vector<Tensor> all =
+      comm_->exchange(world_, device_.toHost(local), what);
   if (rank_ != 0)
     return Tensor();
   Tensor global(localBlock(sharding, localShape, mesh_, 0).globalShape,

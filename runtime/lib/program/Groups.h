@@ -16,6 +16,10 @@
 #include <string>
 #include <vector>
 
+namespace rtxrt::detail {
+class Liveness;
+} // namespace rtxrt::detail
+
 namespace rtxrt::program {
 
 /// This process's rank, from the environment that rtx-launch, torchrun,
@@ -60,7 +64,12 @@ public:
   ProcessGroups(const ProgramSpec &spec, const Placement &self,
                 const ProgramDevice &device, const std::string &store,
                 double timeoutSeconds);
+  ~ProcessGroups();
   Communicator &communicator() { return *comm_; }
+  /// This rank finished `steps` steps: its heartbeat says so, and a peer
+  /// whose collective times out names a rank that is behind
+  /// (comm/Liveness.h).
+  void markProgress(int64_t steps);
   int64_t rank() const { return rank_; }
 
   /// The sum of a scalar's canonical replicas over all ranks (the loss of a
@@ -77,6 +86,7 @@ private:
   const ProgramDevice &device_;
   int64_t rank_;
   std::vector<int64_t> world_;
+  std::unique_ptr<detail::Liveness> liveness_;
   std::unique_ptr<Communicator> comm_;
 };
 

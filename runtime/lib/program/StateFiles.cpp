@@ -2,12 +2,15 @@
 
 #include "StateFiles.h"
 
+#include "StateDirectory.h"
+
+#include "rtxrt/Arguments.h"
 #include "rtxrt/Npy.h"
 
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <sys/stat.h>
 
 using namespace rtxrt;
@@ -15,18 +18,11 @@ using namespace rtxrt::program;
 
 int64_t rtxrt::program::readStepsDone(const std::string &stateDir) {
   int64_t steps = 0;
-  std::ifstream done(stateDir + "/steps_done");
+  std::ifstream done(committedStateDir(stateDir) + "/steps_done");
   if (!(done >> steps) || steps < 0)
     throw Error("--state " + stateDir +
                 " lacks a valid steps_done (written by --save-state)");
   return steps;
-}
-
-/// Renames a file written aside into place: a run that dies while saving
-/// leaves the previous file whole.
-static void commit(const std::string &path) {
-  if (std::rename((path + ".partial").c_str(), path.c_str()) != 0)
-    throw Error("cannot write " + path + ": " + std::strerror(errno));
 }
 
 void rtxrt::program::writeResults(const ProgramSpec &spec,
@@ -38,37 +34,54 @@ void rtxrt::program::writeResults(const ProgramSpec &spec,
   if (outDir.empty() && stateDir.empty())
     return;
   bool writer = groups.rank() == 0;
-  if (writer)
-    for (const std::string &dir : {outDir, stateDir})
-      if (!dir.empty() && mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
-        throw Error("cannot create " + dir + ": " + std::strerror(errno));
+  // Rank 0 keeps gathering after a failed write (the other ranks are in
+  // those collectives) and reports the first error at the end.
+  std::string error;
+  auto attempt = [&](auto &&write) {
+    if (!error.empty())
+      return;
+    try {
+      write();
+    } catch (const std::exception &e) {
+      error = e.what();
+    }
+  };
+  std::unique_ptr<StateDirectoryWriter> state;
+  if (writer) {
+    if (!outDir.empty() && mkdir(outDir.c_str(), 0755) != 0 && errno != EEXIST)
+      error = "cannot create " + outDir + ": " + std::strerror(errno);
+    if (!stateDir.empty())
+      attempt(
+          [&] { state = std::make_unique<StateDirectoryWriter>(stateDir); });
+  }
   for (size_t i = 0; i < results.size(); ++i) {
     const ResultSpec &result = spec.results[i];
     bool saveState = !stateDir.empty() && !result.state.empty();
     if (outDir.empty() && !saveState)
       continue;
-    Tensor global = groups.gatherOnRankZero(results[i], result.shape,
-                                            result.sharding,
-                                            "writing the results");
+    Tensor global = groups.gatherOnRankZero(
+        results[i], result.shape, result.sharding, "writing the results");
     if (!writer)
       continue;
     if (!outDir.empty())
-      writeNpy(outDir + "/result" + std::to_string(i) + ".npy", global);
-    if (saveState) {
-      std::string path = stateDir + "/" + result.state + ".npy";
-      writeNpy(path + ".partial", global);
-      commit(path);
-    }
+      attempt([&] {
+        writeNpy(outDir + "/result" + std::to_string(i) + ".npy", global);
+      });
+    if (saveState)
+      attempt([&] {
+        std::string name = result.state + ".npy";
+        state->write(name, encodeNpy(global, stateDir + "/" + name));
+      });
   }
-  if (writer && !stateDir.empty()) {
-    // Last, so that a directory with it holds a whole state.
-    std::string path = stateDir + "/steps_done";
-    {
-      std::ofstream done(path + ".partial");
-      done << stepsDone << "\n";
-      if (!done.flush())
-        throw Error("cannot write " + path);
-    }
-    commit(path);
-  }
+  if (state)
+    attempt([&] {
+      // Last, so that a directory with it holds a whole state.
+      state->write("steps_done", std::to_string(stepsDone) + "\n");
+      state->commit();
+    });
+  if (!error.empty())
+    throw Error(stateDir.empty()
+                    ? error
+                    : error + " (--save-state " + stateDir +
+                          ": the previous state there, if any, is intact)");
 }

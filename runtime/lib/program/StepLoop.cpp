@@ -37,6 +37,7 @@ std::vector<Tensor> StepLoop::run(std::vector<Tensor> &args,
                               spec.results[spec.lossResult].sharding,
                               "the loss of the step");
     }
+    groups.markProgress(stepsBefore + step);
     progress.step(record);
     for (size_t i = 0; i < results.size(); ++i)
       if (auto it = argOfState.find(spec.results[i].state);

@@ -36,6 +36,16 @@ std::vector<int64_t> rtxrt::program::readTokens(const std::string &path) {
     std::memcpy(&token, bytes.data() + i, width);
     tokens.push_back(token);
   }
+  // llm.c's header says how many tokens follow: a file cut short (or padded)
+  // is damaged, not a shorter text.
+  if (offset && header[2] != static_cast<int64_t>(tokens.size()))
+    throw Error("token file " + path + ": its llm.c header says " +
+                std::to_string(header[2]) + " tokens, the file holds " +
+                std::to_string(tokens.size()));
+  // An empty file is a failed download or preprocessing step; training on
+  // it must not start.
+  if (tokens.empty())
+    throw Error("token file " + path + " holds no tokens");
   return tokens;
 }
 

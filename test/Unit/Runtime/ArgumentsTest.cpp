@@ -71,16 +71,33 @@ TEST_F(ArgumentsTest, ParamFromFileIsSlicedPerRank) {
     EXPECT_EQ(rank1.getAsDouble(i), global.getAsDouble(6 + i));
 }
 
-TEST_F(ArgumentsTest, ParamWithoutFileUsesItsInitializer) {
+// A --params directory without the parameter is an error naming it; with
+// paramsPartial (--params-partial) the parameter uses its initializer.
+TEST_F(ArgumentsTest, ParamWithoutFileIsAnErrorUnlessPartial) {
   ArgumentSources sources;
   sources.paramsDir = dir; // no w.npy there
-  ArgumentLoader loader(mesh, sources);
   ArgSpec w = split(ArgSpec::Param, "w");
   w.init = InitKind::Constant;
   w.a = 0.5;
+  {
+    ArgumentLoader loader(mesh, sources);
+    EXPECT_EQ(errorOf([&] { loader.block(w, 0); }),
+              "--params " + dir + " lacks parameter 'w' (expected " + dir +
+                  "/w.npy of shape [4, 3]); pass --params-partial to draw "
+                  "the missing ones from their initializers");
+  }
+  sources.paramsPartial = true;
+  ArgumentLoader loader(mesh, sources);
   Tensor t = loader.block(w, 0);
   for (int64_t i = 0; i < t.numel(); ++i)
     EXPECT_EQ(t.getAsDouble(i), 0.5);
+}
+
+TEST_F(ArgumentsTest, ParamsDirectoryMustExist) {
+  ArgumentSources sources;
+  sources.paramsDir = dir + "/nowhere";
+  EXPECT_EQ(errorOf([&] { ArgumentLoader(mesh, sources); }),
+            "--params " + dir + "/nowhere: No such file or directory");
 }
 
 TEST_F(ArgumentsTest, GivenParamComesFirstAndIsChecked) {

@@ -151,6 +151,45 @@ TEST_F(NpyTest, CorruptHeaderNamesTheFile) {
   expectError([&] { readNpy(missing); }, {missing});
 }
 
+/// A version 1 .npy file with `dict` as its header and `data` after it.
+static std::string npyBytes(const std::string &dict, const std::string &data) {
+  std::string bytes = std::string("\x93NUMPY\x01\x00", 8);
+  bytes += static_cast<char>((dict.size() + 1) & 0xff);
+  bytes += static_cast<char>((dict.size() + 1) >> 8);
+  return bytes + dict + "\n" + data;
+}
+
+// A shape whose element count overflows int64 used to wrap around to a small
+// allocation and a write past it (a segfault); a huge shape that does not
+// overflow must not allocate before the file size is checked.
+TEST_F(NpyTest, ShapeOverflowAndFileSizeAreChecked) {
+  std::string p = path("overflow.npy");
+  writeBytes(p, npyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': "
+                         "(281474976710656, 281474976710656), }",
+                         std::string(16, '\0')));
+  expectError([&] { readNpy(p); }, {p, "64-bit"});
+
+  // 2^28 * 2^28 elements (2^59 bytes) fit int64, but their bytes do not fit the
+  // file.
+  writeBytes(p, npyBytes("{'descr': '<f8', 'fortran_order': False, 'shape': "
+                         "(268435456, 268435456), }",
+                         std::string(16, '\0')));
+  expectError([&] { readNpy(p); }, {p, "shorter", "the file holds 16"});
+
+  // Wrapping to exactly zero elements (2^32 * 2^32) is caught too.
+  writeBytes(p, npyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': "
+                         "(4294967296, 4294967296), }",
+                         ""));
+  expectError([&] { readNpy(p); }, {p, "64-bit"});
+}
+
+// A full disk says why ("write failed" alone sent users hunting).
+TEST_F(NpyTest, WriteErrorSaysWhy) {
+  Tensor t = randomTensor({64}, DType::F32, 1);
+  expectError([&] { writeNpy("/dev/full", t); },
+              {"/dev/full", "No space left on device"});
+}
+
 TEST_F(NpyTest, NumpyReadsOurFiles) {
 #ifdef RTXRT_TEST_PYTHON
   Tensor f =

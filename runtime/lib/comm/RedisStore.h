@@ -1,0 +1,60 @@
+//===- RedisStore.h - a Redis rendezvous store with timeouts ----*- C++ -*-===//
+//
+// Gloo's RedisStore connects and sends its commands without a timeout: a
+// redis-server that stops answering (stopped, overloaded, a dropped network)
+// hangs every rank for ever, whatever --timeout says. This store has Gloo's
+// semantics (set once with SETNX, get waits for the key) on hiredis with
+// redisConnectWithTimeout and redisSetTimeout, so connecting and every
+// command fail after the timeout with a message naming the store.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RTXRT_LIB_COMM_REDISSTORE_H
+#define RTXRT_LIB_COMM_REDISSTORE_H
+
+#include <gloo/rendezvous/store.h>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+struct redisContext;
+
+namespace rtxrt::detail {
+
+class RedisStore : public gloo::rendezvous::Store {
+public:
+  /// Connects to HOST:PORT within `timeout`; throws rtxrt::Error naming
+  /// `spec` when it cannot.
+  RedisStore(const std::string &spec, const std::string &host, int port,
+             std::chrono::milliseconds timeout);
+  ~RedisStore() override;
+
+  /// Sets `key` once (a second set of the same key is an error, as in Gloo).
+  void set(const std::string &key, const std::vector<char> &data) override;
+  /// Waits for `key` (up to the timeout), then reads it.
+  std::vector<char> get(const std::string &key) override;
+  void wait(const std::vector<std::string> &keys) override;
+  void wait(const std::vector<std::string> &keys,
+            const std::chrono::milliseconds &timeout) override;
+
+  /// Sets `key`, replacing any value (heartbeats, Liveness.h).
+  void put(const std::string &key, const std::string &value);
+  /// The value of `key`, or none when it is not set.
+  std::optional<std::string> find(const std::string &key);
+
+private:
+  /// Runs one command; throws naming the store and the command when the
+  /// server does not answer within the timeout or answers with an error.
+  struct Reply;
+  Reply command(const std::vector<std::string> &args);
+
+  std::string spec_;
+  std::chrono::milliseconds timeout_;
+  redisContext *redis_ = nullptr;
+};
+
+} // namespace rtxrt::detail
+
+#endif // RTXRT_LIB_COMM_REDISSTORE_H
