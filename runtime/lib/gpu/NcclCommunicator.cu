@@ -128,7 +128,7 @@ public:
                    const std::vector<std::vector<int64_t>> &groups,
                    double timeoutSeconds)
       : rank_(rank), timeout_(timeoutSeconds) {
-    rtxrt::detail::RunStore opened = rtxrt::detail::openRunStore(store);
+    rtxrt::detail::RunStore opened = rtxrt::detail::openRunStore(store, timeoutSeconds);
     auto waitFor =
         std::chrono::milliseconds(static_cast<int64_t>(timeoutSeconds * 1000));
     for (const auto &group : groups) {
