@@ -59,7 +59,14 @@ std::string gpu::selectDevice(int64_t localRank) {
         std::string("no CUDA device is visible (") +
         (status == cudaSuccess ? "none found" : cudaGetErrorString(status)) +
         "): run the CPU program (rtx-translate --emit=cpp) instead");
-  int device = static_cast<int>(localRank % count);
+  // A rank beyond the visible GPUs is refused rather than wrapped onto a
+  // GPU another rank uses (two ranks on one GPU halve its memory silently).
+  if (localRank < 0 || localRank >= count)
+    throw Error("GPU " + std::to_string(localRank) +
+                " is not visible: this machine shows " + std::to_string(count) +
+                " (check --devices / RTX_DEVICES, the ranks per node, or "
+                "CUDA_VISIBLE_DEVICES)");
+  int device = static_cast<int>(localRank);
   check(cudaSetDevice(device), "cudaSetDevice");
   cudaDeviceProp props;
   check(cudaGetDeviceProperties(&props, device), "cudaGetDeviceProperties");

@@ -31,9 +31,10 @@
 // receive, in one NCCL group (or at its wait, or the end of the step):
 // ranks that all send before they receive then do not deadlock, as sends
 // are eager in rtx-run. NCCL has no tags: messages between two ranks are
-// received in the order they were sent, which is how rtx programs use them. Shapes: NCCL gathers and scatters along the
-// outermost dimension, so other dimensions are moved outward (gather) or
-// inward (scatter) with the transpose kernel.
+// received in the order they were sent, which is how rtx programs use them.
+// Shapes: NCCL gathers and scatters along the outermost dimension, so other
+// dimensions are moved outward (gather) or inward (scatter) with the transpose
+// kernel.
 //
 //===----------------------------------------------------------------------===//
 
@@ -128,7 +129,8 @@ public:
                    const std::vector<std::vector<int64_t>> &groups,
                    double timeoutSeconds)
       : rank_(rank), timeout_(timeoutSeconds) {
-    rtxrt::detail::RunStore opened = rtxrt::detail::openRunStore(store, timeoutSeconds);
+    rtxrt::detail::RunStore opened =
+        rtxrt::detail::openRunStore(store, timeoutSeconds);
     auto waitFor =
         std::chrono::milliseconds(static_cast<int64_t>(timeoutSeconds * 1000));
     for (const auto &group : groups) {
@@ -403,8 +405,9 @@ private:
     if (it == comms_.end() || !it->second)
       throw Error("rank " + std::to_string(rank_) + ": " + what +
                   ": process group " + name +
-                  (it == comms_.end() ? " was not created"
-                                      : " was aborted after an earlier failure"));
+                  (it == comms_.end()
+                       ? " was not created"
+                       : " was aborted after an earlier failure"));
     return it->second;
   }
 
@@ -444,40 +447,18 @@ private:
           "cudaStreamWaitEvent");
   }
 
-  /// Waits on the host until `done` has happened, watching the
-  /// communicators' errors against the deadline, then orders the compute
-  /// stream after it.
+  /// Waits on the host until `done` has happened (checked against the
+  /// deadline with the communicators' errors, poll()), then orders the
+  /// compute stream after it.
   void waitEvent(const std::shared_ptr<CUevent_st> &done,
                  const std::vector<ncclComm_t> &comms, const std::string &what,
                  const std::string &group) {
-    auto deadline =
-        std::chrono::steady_clock::now() +
-        std::chrono::milliseconds(static_cast<int64_t>(timeout_ * 1000));
-    for (;;) {
-      for (ncclComm_t comm : comms) {
-        ncclResult_t async = ncclSuccess;
-        ncclCommGetAsyncError(comm, &async);
-        if (async != ncclSuccess && async != ncclInProgress) {
-          abort(comm);
-          checkNccl(async, what.c_str(), group);
-        }
-      }
+    poll(comms, what, group, [&] {
       cudaError_t query = cudaEventQuery(done.get());
-      if (query == cudaSuccess)
-        break;
-      if (query != cudaErrorNotReady)
+      if (query != cudaSuccess && query != cudaErrorNotReady)
         check(query, what.c_str());
-      if (std::chrono::steady_clock::now() > deadline) {
-        for (ncclComm_t comm : comms)
-          abort(comm);
-        throw Error("rank " + std::to_string(rank_) + ": " + what +
-                    " in process group " + group + " timed out after " +
-                    std::to_string(timeout_) +
-                    " s (a peer failed or never joined); the NCCL "
-                    "communicator was aborted");
-      }
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
-    }
+      return query == cudaSuccess;
+    });
     check(cudaStreamWaitEvent(computeStream(), done.get(), 0),
           "cudaStreamWaitEvent");
   }
@@ -526,13 +507,14 @@ private:
     held_.push_back(message);
     if (!message->sending)
       flushMessages();
-    return std::async(std::launch::deferred, [this, message] {
-             if (!message->done)
-               flushMessages();
-             waitEvent(message->done, {message->comm}, message->what,
-                       message->group);
-             return message->sending ? Tensor() : message->tensor;
-           })
+    return std::async(std::launch::deferred,
+                      [this, message] {
+                        if (!message->done)
+                          flushMessages();
+                        waitEvent(message->done, {message->comm}, message->what,
+                                  message->group);
+                        return message->sending ? Tensor() : message->tensor;
+                      })
         .share();
   }
 
@@ -593,30 +575,46 @@ public:
   }
 
 private:
-
+  /// Waits until `comm`'s calls have been taken (non-blocking
+  /// communicators), and with `waitStream` until the compute stream is idle.
   void waitComm(ncclComm_t comm, const std::string &what,
                 const std::string &group, bool waitStream) {
+    poll({comm}, what, group, [&] {
+      if (!waitStream)
+        return true;
+      cudaError_t query = cudaStreamQuery(stream());
+      if (query != cudaSuccess && query != cudaErrorNotReady)
+        check(query, what.c_str());
+      return query == cudaSuccess;
+    });
+  }
+
+  /// Polls until no communicator of `comms` has a call in progress and
+  /// `ready()` holds. A communicator's error, or the deadline (--timeout),
+  /// aborts them and throws an Error naming the rank, the op and the group,
+  /// instead of hanging the job.
+  template <typename Ready>
+  void poll(const std::vector<ncclComm_t> &comms, const std::string &what,
+            const std::string &group, Ready ready) {
     auto deadline =
         std::chrono::steady_clock::now() +
         std::chrono::milliseconds(static_cast<int64_t>(timeout_ * 1000));
     for (;;) {
-      ncclResult_t async = ncclSuccess;
-      ncclCommGetAsyncError(comm, &async);
-      if (async != ncclSuccess && async != ncclInProgress) {
-        abort(comm);
-        checkNccl(async, what.c_str(), group);
+      bool settled = true;
+      for (ncclComm_t comm : comms) {
+        ncclResult_t async = ncclSuccess;
+        ncclCommGetAsyncError(comm, &async);
+        if (async != ncclSuccess && async != ncclInProgress) {
+          abort(comm);
+          checkNccl(async, what.c_str(), group);
+        }
+        settled = settled && async == ncclSuccess;
       }
-      bool done = async == ncclSuccess;
-      if (done && waitStream) {
-        cudaError_t query = cudaStreamQuery(stream());
-        if (query != cudaSuccess && query != cudaErrorNotReady)
-          check(query, what.c_str());
-        done = query == cudaSuccess;
-      }
-      if (done)
+      if (settled && ready())
         return;
       if (std::chrono::steady_clock::now() > deadline) {
-        abort(comm);
+        for (ncclComm_t comm : comms)
+          abort(comm);
         throw Error("rank " + std::to_string(rank_) + ": " + what +
                     " in process group " + group + " timed out after " +
                     std::to_string(timeout_) +
