@@ -92,13 +92,14 @@ class RunResult:
 
 
 def run(program: PathLike, *, inputs: Optional[PathLike] = None, params: Optional[PathLike] = None,
-        state: Optional[PathLike] = None,
+        state: Optional[PathLike] = None, params_partial: bool = False,
         out: Optional[PathLike] = None, steps: int = 1, random: bool = False, seed: Optional[int] = None,
         entry: Optional[str] = None, read_results: bool = True,
         build_dir: Optional[PathLike] = None, ranks: int = 1) -> RunResult:
     """Runs rtx-run on a .mlir file. Inputs are read from `inputs`/NAME.npy,
-    parameters from `params`/NAME.npy, or parameters and optimizer state
-    from `state`/KEY.npy (to continue a run); results are written to `out` (with
+    parameters from `params`/NAME.npy (every one, unless `params_partial`
+    draws the missing ones from their initializers), or parameters and
+    optimizer state from `state`/KEY.npy (to continue a run); results are written to `out` (with
     read_results and no `out`, a temporary directory) and, with
     read_results, loaded as numpy arrays. Returns the results (their types
     and attributes from the entry function's signature) and each step's
@@ -109,6 +110,8 @@ def run(program: PathLike, *, inputs: Optional[PathLike] = None, params: Optiona
     for flag, value in (("--inputs", inputs), ("--params", params), ("--state", state)):
         if value is not None:
             argv.append(f"{flag}={value}")
+    if params_partial:
+        argv.append("--params-partial")
     if random:
         argv.append("--random")
     if seed is not None:

@@ -151,7 +151,8 @@ class Program:
             self._rank_run = RankRun(self, self.group)
         resume = self._state_params is not None and self.params is self._state_params
         result = self._rank_run.train(arrays, self.params, resume, steps, timeout)
-        self.params = self._state_params = result.params
+        self.params = result.params       # checked by Program.params (a copy)
+        self._state_params = self.params  # so that the next call resumes
         return result
 
     def _keep_state(self, states: Dict[str, Any]) -> None:
