@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up and builds rtx (scripts/setup.sh), then runs every test suite:
-# lit (dialect, passes, executor, training, distribution, fuzzing), pytest
-# (the Python frontend) and ctest (unit tests, doc checks).
+# the secret scan of the tracked tree, lit (dialect, passes, executor,
+# training, distribution, fuzzing, supply chain), pytest (the Python
+# frontend) and ctest (unit tests, doc checks).
 # Each runner prints its own summary; the exit code is non-zero if any failed.
 set -uo pipefail
 
@@ -11,6 +12,9 @@ BUILD_DIR="${RTX_BUILD_DIR:-$ROOT/build}"
 "$ROOT/scripts/setup.sh" || exit 1
 
 status=0
+echo "=== secrets ==="
+# Keys and tokens in tracked files (docs/supply-chain.md).
+/usr/bin/python3 "$ROOT/scripts/scan-secrets.py" || status=1
 echo "=== lit ==="
 /usr/lib/llvm-22/bin/lit -sv "$BUILD_DIR/test" || status=1
 echo "=== pytest ==="
