@@ -2,7 +2,8 @@
 # Sets up and builds rtx (scripts/setup.sh), then runs every test suite:
 # the secret scan of the tracked tree, lit (dialect, passes, executor,
 # training, distribution, fuzzing, supply chain), pytest (the Python
-# frontend) and ctest (unit tests, doc checks).
+# frontend), ctest (unit tests, doc checks) and the sanitizer stage
+# (scripts/sanitize.sh).
 # Each runner prints its own summary; the exit code is non-zero if any failed.
 set -uo pipefail
 
@@ -23,6 +24,15 @@ RTX_BUILD_DIR="$BUILD_DIR" /usr/bin/python3 -m pytest -q "$ROOT/test/Python" || 
 echo "=== ctest ==="
 # lit already ran above; ctest runs everything else.
 ctest --test-dir "$BUILD_DIR" -E '^lit$' --output-on-failure || status=1
+echo "=== sanitize ==="
+# ASan + UBSan build (build-asan/): unit tests, bounded fuzzing, lit suites
+# (docs/testing.md). RTX_SKIP_SANITIZE=1 skips it for a quick local run; CI
+# always runs it.
+if [ "${RTX_SKIP_SANITIZE:-0}" = 1 ]; then
+  echo "skipped (RTX_SKIP_SANITIZE=1)"
+else
+  "$ROOT/scripts/sanitize.sh" || status=1
+fi
 
 if [ $status -eq 0 ]; then
   echo "rtx: all test suites passed"
