@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The sanitizer stage: builds rtx's CPU code with AddressSanitizer and
 # UndefinedBehaviorSanitizer in a second build folder, runs the unit tests and
-# a bounded fuzzing pass of rtx-parse-fuzzer under both sanitizers, and a few
-# lit suites with the instrumented rtx-opt and rtx-run. Any sanitizer report
+# a bounded fuzzing pass of rtx-parse-fuzzer under both sanitizers, and the
+# lit suites that need only the instrumented rtx-opt and rtx-run. Any sanitizer report
 # stops the program that hit it and fails this script (docs/testing.md).
 #
 #   scripts/sanitize.sh
@@ -10,14 +10,15 @@
 #   RTX_JOBS=N               parallel build jobs (default: number of cores)
 #   RTX_FUZZ_SECONDS=S       fuzzing time (default 60)
 #   RTX_SANITIZE_LIT="A B"   lit folders under test/ to run (default: Dialect
-#                            Executor); empty: none
+#                            Transforms Pipelines Analysis Executor: the ones
+#                            that need only rtx-opt and rtx-run); empty: none
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${RTX_ASAN_BUILD_DIR:-$ROOT/build-asan}"
 JOBS="${RTX_JOBS:-$(nproc)}"
 FUZZ_SECONDS="${RTX_FUZZ_SECONDS:-60}"
-LIT_DIRS="${RTX_SANITIZE_LIT-Dialect Executor}"
+LIT_DIRS="${RTX_SANITIZE_LIT-Dialect Transforms Pipelines Analysis Executor}"
 
 # Only what the stage runs: not the CUDA parts (RTX_SANITIZE turns them off),
 # not the benchmarks, not rtx-translate / rtx-launch.
