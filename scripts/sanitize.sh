@@ -9,16 +9,16 @@
 #   RTX_ASAN_BUILD_DIR=dir   build somewhere other than ./build-asan
 #   RTX_JOBS=N               parallel build jobs (default: number of cores)
 #   RTX_FUZZ_SECONDS=S       fuzzing time (default 60)
-#   RTX_SANITIZE_LIT="A B"   lit folders under test/ to run (default: Dialect
-#                            Transforms Pipelines Analysis Executor: the ones
-#                            that need only rtx-opt and rtx-run); empty: none
+#   RTX_SANITIZE_LIT="A B"   lit folders under test/ to run (default: every
+#                            one that needs only rtx-opt and rtx-run); empty:
+#                            none
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${RTX_ASAN_BUILD_DIR:-$ROOT/build-asan}"
 JOBS="${RTX_JOBS:-$(nproc)}"
 FUZZ_SECONDS="${RTX_FUZZ_SECONDS:-60}"
-LIT_DIRS="${RTX_SANITIZE_LIT-Dialect Transforms Pipelines Analysis Executor}"
+LIT_DIRS="${RTX_SANITIZE_LIT-Dialect Transforms Pipelines Analysis Executor Distributed Training Examples}"
 
 # Only what the stage runs: not the CUDA parts (RTX_SANITIZE turns them off),
 # not the benchmarks, not rtx-translate / rtx-launch.
