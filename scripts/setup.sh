@@ -3,8 +3,14 @@
 # already present are not touched, and an up-to-date build does no work.
 #
 #   scripts/setup.sh            install what is missing, configure, build
+#   scripts/setup.sh --print-packages   list PACKAGES (scripts/update-lock.sh)
 #   RTX_BUILD_DIR=dir           build somewhere other than ./build
 #   RTX_JOBS=N                  parallel build jobs (default: number of cores)
+#   RTX_STRICT_LOCK=1           fail when a package is not at its locked version
+#
+# Packages are installed at the versions in scripts/debian-packages.lock, and
+# the installed ones are compared with it on every run (one dpkg-query; no
+# apt-get when nothing is missing): docs/supply-chain.md.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -29,18 +35,19 @@ PACKAGES=(
   python3-torch
 )
 
-missing=()
-for pkg in "${PACKAGES[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
-    missing+=("$pkg")
-  fi
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "rtx setup: installing ${missing[*]}"
-  SUDO=""
-  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+if [ "${1:-}" = "--print-packages" ]; then
+  printf '%s\n' "${PACKAGES[@]}"
+  exit 0
+fi
+
+# shellcheck source=lib/debian-lock.sh
+source "$ROOT/scripts/lib/debian-lock.sh"
+rtx_lock_read "${RTX_LOCK_FILE:-$ROOT/scripts/debian-packages.lock}"
+rtx_lock_compare "${PACKAGES[@]}"
+if [ ${#RTX_MISSING[@]} -gt 0 ]; then
+  rtx_lock_install "${RTX_MISSING[@]}"
+  # What was installed is checked like the rest.
+  rtx_lock_compare "${PACKAGES[@]}"
 fi
 
 # clang builds the libFuzzer target; any C++17 compiler builds the rest.

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Sets up and builds rtx (scripts/setup.sh), then runs every test suite:
-# lit (dialect, passes, executor, training, distribution, fuzzing), pytest
-# (the Python frontend) and ctest (unit tests, doc checks).
+# the secret scan of the tracked tree, lit (dialect, passes, executor,
+# training, distribution, fuzzing, supply chain), pytest (the Python
+# frontend), ctest (unit tests, doc checks) and the sanitizer stage
+# (scripts/sanitize.sh).
 # Each runner prints its own summary; the exit code is non-zero if any failed.
 set -uo pipefail
 
@@ -11,6 +13,9 @@ BUILD_DIR="${RTX_BUILD_DIR:-$ROOT/build}"
 "$ROOT/scripts/setup.sh" || exit 1
 
 status=0
+echo "=== secrets ==="
+# Keys and tokens in tracked files (docs/supply-chain.md).
+/usr/bin/python3 "$ROOT/scripts/scan-secrets.py" || status=1
 echo "=== lit ==="
 /usr/lib/llvm-22/bin/lit -sv "$BUILD_DIR/test" || status=1
 echo "=== pytest ==="
@@ -19,6 +24,15 @@ RTX_BUILD_DIR="$BUILD_DIR" /usr/bin/python3 -m pytest -q "$ROOT/test/Python" || 
 echo "=== ctest ==="
 # lit already ran above; ctest runs everything else.
 ctest --test-dir "$BUILD_DIR" -E '^lit$' --output-on-failure || status=1
+echo "=== sanitize ==="
+# ASan + UBSan build (build-asan/): unit tests, bounded fuzzing, lit suites
+# (docs/testing.md). RTX_SKIP_SANITIZE=1 skips it for a quick local run; CI
+# always runs it.
+if [ "${RTX_SKIP_SANITIZE:-0}" = 1 ]; then
+  echo "skipped (RTX_SKIP_SANITIZE=1)"
+else
+  "$ROOT/scripts/sanitize.sh" || status=1
+fi
 
 if [ $status -eq 0 ]; then
   echo "rtx: all test suites passed"

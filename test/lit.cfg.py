@@ -17,7 +17,10 @@ config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "lib", "Un
 config.environment["FILECHECK_OPTS"] = "-enable-var-scope --allow-unused-prefixes=false"
 
 config.substitutions.append(("%rtx_src_root", config.rtx_src_root))
-llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+config.substitutions.append(("%rtx_obj_root", config.rtx_obj_root))
+# LSAN_OPTIONS: the sanitizer stage's leak suppressions (lit passes ASAN_ and
+# UBSAN_OPTIONS itself).
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP", "LSAN_OPTIONS"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.rtx_tools_dir, config.llvm_tools_dir]

@@ -37,7 +37,10 @@ partitionRowParallelLinearWithBias(LinearOp op, ArrayRef<Value> operands,
   Layout resultLayout = p.project(p.getRule().resultFactors[0]);
   // y = x W^T without the bias: partial sums over the split input features.
   Layout partialLayout = resultLayout;
-  for (const std::string &axis : p.getLayout(operands[1]).dims[1])
+  // getLayout returns a copy: keep it alive for the loop (a range-for over
+  // `p.getLayout(w).dims[1]` reads a destroyed temporary; ASan found it).
+  Layout weightLayout = p.getLayout(operands[1]);
+  for (const std::string &axis : weightLayout.dims[1])
     partialLayout.partial.push_back(axis);
   auto type = p.localType(op.getType(), resultLayout);
   auto product =

@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# The sanitizer stage: builds rtx's CPU code with AddressSanitizer and
+# UndefinedBehaviorSanitizer in a second build folder, runs the unit tests and
+# a bounded fuzzing pass of rtx-parse-fuzzer under both sanitizers, and the
+# lit suites that need only the instrumented rtx-opt and rtx-run. Any sanitizer report
+# stops the program that hit it and fails this script (docs/testing.md).
+#
+#   scripts/sanitize.sh
+#   RTX_ASAN_BUILD_DIR=dir   build somewhere other than ./build-asan
+#   RTX_JOBS=N               parallel build jobs (default: number of cores)
+#   RTX_FUZZ_SECONDS=S       fuzzing time (default 60)
+#   RTX_SANITIZE_LIT="A B"   lit folders under test/ to run (default: every
+#                            one that needs only rtx-opt and rtx-run); empty:
+#                            none
+set -uo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD_DIR="${RTX_ASAN_BUILD_DIR:-$ROOT/build-asan}"
+JOBS="${RTX_JOBS:-$(nproc)}"
+FUZZ_SECONDS="${RTX_FUZZ_SECONDS:-60}"
+LIT_DIRS="${RTX_SANITIZE_LIT-Dialect Transforms Pipelines Analysis Executor Distributed Training Examples}"
+
+# Only what the stage runs: not the CUDA parts (RTX_SANITIZE turns them off),
+# not the benchmarks, not rtx-translate / rtx-launch.
+TARGETS=(rtx-opt rtx-run rtxrt-unit-tests rtxrt-gpu-emulation-tests
+         rtx-dialect-unit-tests rtx-executor-unit-tests
+         rtx-transforms-unit-tests rtx-parse-fuzzer)
+
+if [ ! -f "$BUILD_DIR/build.ninja" ]; then
+  echo "rtx sanitize: configuring $BUILD_DIR (address,undefined)"
+  launcher=()
+  # A clean CI machine rebuilds everything; ccache makes the second run cheap.
+  if [ -z "${CMAKE_CXX_COMPILER_LAUNCHER:-}" ] && command -v ccache >/dev/null; then
+    launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  fi
+  cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja \
+    -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
+    -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
+    -DLLVM_DIR=/usr/lib/llvm-22/lib/cmake/llvm \
+    -DRTX_SANITIZE=address,undefined "${launcher[@]}" >/dev/null || exit 1
+fi
+
+echo "rtx sanitize: building ${TARGETS[*]} ($JOBS jobs)"
+cmake --build "$BUILD_DIR" --target "${TARGETS[@]}" -- -j "$JOBS" || exit 1
+
+# halt_on_error: the first report fails the test. Leaks are checked at exit;
+# the suppressions file lists the ones that are not rtx's (with reasons).
+export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:detect_stack_use_after_return=1:strict_init_order=1:check_initialization_order=1"
+export LSAN_OPTIONS="suppressions=$ROOT/test/Sanitize/lsan.supp:print_suppressions=0"
+export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:suppressions=$ROOT/test/Sanitize/ubsan.supp"
+
+status=0
+# First, that a report does fail a program under these options (a check that
+# cannot fail is no check): a planted heap overflow and a planted signed
+# overflow, built with the flags of cmake/RTXSanitize.cmake.
+canary="$(mktemp -d)"
+cat >"$canary/c.cpp" <<'CPP'
+#include <climits>
+#include <cstdlib>
+int main(int argc, char **) {
+  int *p = new int[4]();
+  int r = getenv("RTX_CANARY_UB") ? INT_MAX + argc : p[argc + 3];
+  delete[] p;
+  return r == 42;
+}
+CPP
+if ! clang++-14 -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+     -fno-omit-frame-pointer -g "$canary/c.cpp" -o "$canary/c" 2>"$canary/log"; then
+  echo "rtx sanitize: cannot build a sanitized program:"; cat "$canary/log"; exit 1
+fi
+if "$canary/c" 2>"$canary/asan.log" || ! grep -q "heap-buffer-overflow" "$canary/asan.log" ||
+   RTX_CANARY_UB=1 "$canary/c" 2>"$canary/ubsan.log" || ! grep -q "signed integer overflow" "$canary/ubsan.log"; then
+  echo "rtx sanitize: a planted heap overflow or signed overflow was not reported:"
+  cat "$canary"/*.log; exit 1
+fi
+rm -rf "$canary"
+
+echo "=== sanitize: unit tests ==="
+for t in test/Unit/Runtime/rtxrt-unit-tests test/Unit/Runtime/rtxrt-gpu-emulation-tests \
+         test/Unit/Dialect/rtx-dialect-unit-tests test/Unit/Executor/rtx-executor-unit-tests \
+         test/Unit/Transforms/rtx-transforms-unit-tests; do
+  bin="$BUILD_DIR/$t"
+  [ -x "$bin" ] || bin="$BUILD_DIR/bin/$(basename "$t")"
+  log="$(mktemp)"
+  if "$bin" --gtest_brief=1 >"$log" 2>&1; then
+    echo "  ok   $(basename "$t"): $(grep -E '^\[  PASSED  \]' "$log" | head -1)"
+  else
+    echo "  FAIL $(basename "$t"):"; tail -n 60 "$log" | sed 's/^/    /'
+    status=1
+  fi
+  rm -f "$log"
+done
+
+echo "=== sanitize: fuzzing rtx-parse-fuzzer for ${FUZZ_SECONDS}s ==="
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/corpus" "$work/crashes"
+# The seed corpus of test/Fuzz/fuzz-parse.mlir: the dialect's tests and examples.
+cp "$ROOT"/test/Dialect/RTX/*.mlir "$ROOT"/examples/*.mlir "$work/corpus/"
+if "$BUILD_DIR/bin/rtx-parse-fuzzer" "$work/corpus" -max_total_time="$FUZZ_SECONDS" \
+    -timeout=10 -rss_limit_mb=4096 -seed=1 -print_final_stats=1 \
+    -artifact_prefix="$work/crashes/" >"$work/fuzz.log" 2>&1; then
+  echo "  ok   $(grep -E '^Done [0-9]+ runs' "$work/fuzz.log" | head -1)"
+else
+  echo "  FAIL rtx-parse-fuzzer (input that reproduces it, as base64, below):"
+  tail -n 60 "$work/fuzz.log" | sed 's/^/    /'
+  for f in "$work"/crashes/*; do [ -f "$f" ] && { echo "    $f:"; base64 "$f" | sed 's/^/      /'; }; done
+  status=1
+fi
+
+if [ -n "$LIT_DIRS" ]; then
+  echo "=== sanitize: lit ($LIT_DIRS) with the instrumented rtx-opt and rtx-run ==="
+  dirs=()
+  for d in $LIT_DIRS; do dirs+=("$BUILD_DIR/test/$d"); done
+  /usr/lib/llvm-22/bin/lit -q "${dirs[@]}" || status=1
+fi
+
+if [ $status -eq 0 ]; then
+  echo "rtx sanitize: no sanitizer reports, all passed"
+else
+  echo "rtx sanitize: FAILED (see above)"
+fi
+exit $status
