@@ -34,6 +34,12 @@ llvm_config.with_environment("PATH", config.rtx_tools_dir, append_path=True)
 if config.rtx_have_fuzzer:
     config.available_features.add("fuzzer")
 
+# The sanitizer build (scripts/sanitize.sh, -DRTX_SANITIZE=address,...): ASan
+# reserves terabytes of address space for its shadow memory, so a test that
+# limits virtual memory cannot run under it.
+if "address" in config.rtx_sanitize.split(","):
+    config.available_features.add("asan")
+
 # nvcc and the CUDA runtime (librtxrt_cuda) were found at configure time.
 if config.rtx_have_cuda:
     config.available_features.add("cuda")
