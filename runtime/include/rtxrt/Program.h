@@ -255,6 +255,9 @@ private:
   template <typename F>
   Tensor run(const Axes &axes, const Tensor &t, F &&collective);
   Pending track(Completion completion, const char *what);
+  /// A completion of a host tensor that yields it on the device, copied at
+  /// the wait on the thread that owns the device.
+  Completion toDeviceAtWait(Completion onHost) const;
   /// The group's peer `peer`, checked.
   void checkPeer(const char *what, const Axes &axes, int64_t peer) const;
   int64_t rank_;

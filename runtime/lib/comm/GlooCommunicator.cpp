@@ -79,14 +79,11 @@ public:
     if (group.size() == 1)
       return {input};
     std::string name = groupName(group);
-    auto it = contexts_.find(name);
-    if (it == contexts_.end())
-      throw Error("rank " + std::to_string(rank_) + ": " + what +
-                  " uses process group " + name + ", which was not created");
+    auto &groupContext = context(group, what);
     size_t bytes = input.nbytes();
     std::vector<unsigned char> out(bytes * group.size());
     try {
-      gloo::AllgatherOptions options(it->second);
+      gloo::AllgatherOptions options(groupContext);
       options.setInput(const_cast<unsigned char *>(
                            static_cast<const unsigned char *>(input.raw())),
                        bytes);
@@ -140,37 +137,14 @@ public:
   Completion send(const std::vector<int64_t> &group, int64_t, int64_t peer,
                   int64_t tag, const Tensor &input,
                   const std::string &what) override {
-    auto message = std::make_shared<Message>();
-    message->tensor = input.clone();
-    message->buffer = context(group, what)
-                          ->createUnboundBuffer(message->tensor.raw(),
-                                                message->tensor.nbytes());
-    message->buffer->send(static_cast<int>(peer), slot(tag, what));
-    return std::async(std::launch::deferred,
-                      [this, message, group, peer, what] {
-                        waitMessage(*message, /*sending=*/true, group, peer,
-                                    what);
-                        return Tensor();
-                      })
-        .share();
+    return post(/*sending=*/true, group, peer, tag, input.clone(), what);
   }
 
   Completion recv(const std::vector<int64_t> &group, int64_t, int64_t peer,
                   int64_t tag, const Shape &shape, DType dtype,
                   const std::string &what) override {
-    auto message = std::make_shared<Message>();
-    message->tensor = Tensor::uninitialized(shape, dtype);
-    message->buffer = context(group, what)
-                          ->createUnboundBuffer(message->tensor.raw(),
-                                                message->tensor.nbytes());
-    message->buffer->recv(static_cast<int>(peer), slot(tag, what));
-    return std::async(std::launch::deferred,
-                      [this, message, group, peer, what] {
-                        waitMessage(*message, /*sending=*/false, group, peer,
-                                    what);
-                        return message->tensor;
-                      })
-        .share();
+    return post(/*sending=*/false, group, peer, tag,
+                Tensor::uninitialized(shape, dtype), what);
   }
 
 private:
@@ -187,6 +161,27 @@ private:
       throw Error("rank " + std::to_string(rank_) + ": " + what +
                   " uses process group " + name + ", which was not created");
     return it->second;
+  }
+
+  /// Posts the send or receive of `tensor` (the message's own buffer); the
+  /// completion waits for it and yields the received tensor.
+  Completion post(bool sending, const std::vector<int64_t> &group, int64_t peer,
+                  int64_t tag, Tensor tensor, const std::string &what) {
+    auto message = std::make_shared<Message>();
+    message->tensor = std::move(tensor);
+    message->buffer = context(group, what)
+                          ->createUnboundBuffer(message->tensor.raw(),
+                                                message->tensor.nbytes());
+    if (sending)
+      message->buffer->send(static_cast<int>(peer), slot(tag, what));
+    else
+      message->buffer->recv(static_cast<int>(peer), slot(tag, what));
+    return std::async(std::launch::deferred,
+                      [this, message, sending, group, peer, what] {
+                        waitMessage(*message, sending, group, peer, what);
+                        return sending ? Tensor() : message->tensor;
+                      })
+        .share();
   }
 
   uint64_t slot(int64_t tag, const std::string &what) const {

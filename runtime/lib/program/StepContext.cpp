@@ -99,6 +99,13 @@ void StepContext::drain() {
   }
 }
 
+Completion StepContext::toDeviceAtWait(Completion onHost) const {
+  const DeviceRuntime *device = device_;
+  return std::async(std::launch::deferred,
+                    [onHost, device] { return device->toDevice(onHost.get()); })
+      .share();
+}
+
 StepContext::Pending StepContext::track(Completion completion,
                                         const char *what) {
   Pending pending{std::move(completion), nextId_++};
@@ -136,12 +143,7 @@ StepContext::Pending StepContext::start(const char *what, const Axes &axes,
   Completion onHost = async_->push(std::move(job));
   if (!t.onGpu())
     return track(std::move(onHost), what);
-  const DeviceRuntime *device = device_;
-  return track(
-      std::async(std::launch::deferred,
-                 [onHost, device] { return device->toDevice(onHost.get()); })
-          .share(),
-      what);
+  return track(toDeviceAtWait(std::move(onHost)), what);
 }
 
 Tensor StepContext::wait(const Pending &pending) {
@@ -241,13 +243,7 @@ StepContext::Pending StepContext::recvStart(const char *what, const Axes &axes,
     return track(std::move(received), what);
   // A GPU program whose process groups are on the host: the message goes to
   // the device at the wait.
-  const DeviceRuntime *device = device_;
-  return track(std::async(std::launch::deferred,
-                          [received, device] {
-                            return device->toDevice(received.get());
-                          })
-                   .share(),
-               what);
+  return track(toDeviceAtWait(std::move(received)), what);
 }
 
 template <typename F>
