@@ -25,8 +25,11 @@ PACKAGES=(
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   # libraries rtx builds on (Gloo and its Redis client: process groups)
   libopenblas-dev nlohmann-json3-dev libgloo-dev libhiredis-dev
-  # a rendezvous store across machines (and for the tests)
-  redis-server
+  # the Prometheus endpoint of programs, and the report's plots
+  libcpp-httplib-dev python3-matplotlib
+  # a rendezvous store across machines (and for the tests); a real
+  # Prometheus server for the metrics test
+  redis-server prometheus
   # the multi-node test (two network namespaces) and the mpirun launch test
   iproute2 openmpi-bin
   # tests and benchmarks

@@ -94,6 +94,9 @@ private:
   int tuples = 0;
   llvm::DenseMap<Operation *, unsigned> inputIndex;
   std::vector<std::string> collectiveAxes;
+  /// The rows of the program's op table (rtxrt::OpInfo, for its trace):
+  /// name, location, FLOPs and bytes of each kernel call.
+  std::vector<std::string> opInfos;
 };
 } // namespace
 
@@ -157,10 +160,26 @@ LogicalResult Emitter::emitKernelCall(Operation *op, const KernelCall &call) {
   for (auto [i, arg] : llvm::enumerate(call.args))
     expression += (i ? ", " : "") + argument(arg);
   expression += ")";
+  // The op's span in a trace: its FLOPs and bytes at the local shapes, from
+  // the cost interface (0 for an op without one).
+  double flops = 0, bytes = 0;
+  if (auto cost = dyn_cast<CostOpInterface>(op)) {
+    flops = static_cast<double>(cost.getFlops());
+    bytes = static_cast<double>(cost.getBytesAccessed());
+  }
+  std::string location;
+  llvm::raw_string_ostream stream(location);
+  stream << op->getLoc();
+  size_t index = opInfos.size();
+  opInfos.push_back("{" + quoted(op->getName().getStringRef()) + ", " +
+                    quoted(location) + ", " + number(flops) + ", " +
+                    number(bytes) + "}");
+  os << "  ctx.opBegin();\n";
   if (kernel->returnsList)
     assignAll(op, expression);
   else
     assign(op->getResult(0), expression);
+  os << "  ctx.opEnd(rtxOpInfo[" << index << "]);\n";
   return success();
 }
 
@@ -323,6 +342,8 @@ LogicalResult Emitter::emit() {
      << "  for (int64_t i = 0; i < t.numel(); ++i)\n"
      << "    t.setFromDouble(i, values.size() == 1 ? values[0] : values[i]);\n"
      << (cuda ? "  return gpu::toDevice(t);\n}\n\n" : "  return t;\n}\n\n")
+     << "// Each kernel call's op, for traces (defined after the step).\n"
+     << "extern const OpInfo rtxOpInfo[];\n\n"
      << "static std::vector<Tensor> step(StepContext &ctx,\n"
      << "                                const std::vector<Tensor> &args) {\n";
   for (BlockArgument arg : body.getArguments())
@@ -341,6 +362,12 @@ LogicalResult Emitter::emit() {
   for (auto [i, v] : llvm::enumerate(ret.getOperands()))
     os << (i ? ", " : "") << name(v);
   os << "};\n}\n\n";
+  os << "const OpInfo rtxOpInfo[] = {\n";
+  for (const std::string &row : opInfos)
+    os << "    " << row << ",\n";
+  if (opInfos.empty()) // an array needs one element
+    os << "    {\"\", \"\", 0, 0},\n";
+  os << "};\n\n";
   emitProgramMain(*program, collectiveAxes, cuda, os);
   return success();
 }

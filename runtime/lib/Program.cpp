@@ -8,6 +8,7 @@
 
 #include "rtxrt/Program.h"
 
+#include "program/ClockSync.h"
 #include "program/Flags.h"
 #include "program/Groups.h"
 #include "program/Metrics.h"
@@ -22,8 +23,33 @@
 using namespace rtxrt;
 using namespace rtxrt::program;
 
+/// Writes the trace, also after a failure (what it recorded up to there
+/// helps to find why); a trace that cannot be written is reported, never
+/// hides the run's own error.
+static void writeTrace(const Tracer &tracer, const ProgramSpec &spec,
+                       int64_t rank) {
+  if (!tracer.enabled())
+    return;
+  try {
+    std::string path = tracer.write();
+    if (tracer.dropped() > 0)
+      std::fprintf(stderr,
+                   "%s: rank %lld: warning: the trace kept its first %lld "
+                   "events and dropped %lld (raise --trace-max-events or "
+                   "trace fewer steps with --trace-steps)\n",
+                   spec.name.c_str(), static_cast<long long>(rank),
+                   static_cast<long long>(tracer.recorded()),
+                   static_cast<long long>(tracer.dropped()));
+    (void)path;
+  } catch (const std::exception &error) {
+    std::fprintf(stderr, "%s: rank %lld: error: %s\n", spec.name.c_str(),
+                 static_cast<long long>(rank), error.what());
+  }
+}
+
 int rtxrt::runProgram(const ProgramSpec &spec, int argc, char **argv) {
   Placement self;
+  Tracer tracer;
   try {
     self = placementFromEnvironment();
     Flags flags = parseFlags(argv[0], argc, argv);
@@ -43,8 +69,21 @@ int rtxrt::runProgram(const ProgramSpec &spec, int argc, char **argv) {
     if (self.rank == 0 && self.world > 1)
       std::printf("launch: %s\n", self.launch.describe().c_str());
     checkPlacement(spec, self);
+    tracer.configure(flags.trace, self.rank, self.world);
     ProgramDevice device(spec.device, self);
     ProcessGroups groups(spec, self, device, self.launch.store, flags.timeout);
+    // Every rank measures its clock against rank 0's (a few tiny
+    // all-gathers), so that traces of any subset of ranks line up.
+    tracer.setClockOffset(groups.measureClockOffset());
+    const char *runId = std::getenv("RTX_RUN_ID");
+    std::string run = runId ? runId : self.launch.runId;
+    {
+      std::string mesh;
+      for (size_t i = 0; i < spec.mesh.axisNames().size(); ++i)
+        mesh += (i ? "," : "") + spec.mesh.axisNames()[i] + ":" +
+                std::to_string(spec.mesh.axisSizes()[i]);
+      tracer.setRunInfo(mesh, run);
+    }
 
     // Arguments: parameters from --state, --params or their initializers,
     // optimizer state from --state or zero, data from --inputs or drawn;
@@ -61,19 +100,31 @@ int rtxrt::runProgram(const ProgramSpec &spec, int argc, char **argv) {
     // The steps.
     StepContext context(self.rank, spec.mesh, groups.communicator(),
                         spec.device);
-    Progress progress(spec, self.rank, flags.steps, flags.metrics);
+    if (tracer.enabled())
+      context.setTracer(&tracer);
+    Progress progress(spec, MetricsPlace{self.rank, self.localRank, run},
+                      flags.steps, flags);
     StepLoop loop{spec, context, groups, device, progress,
                   data ? &*data : nullptr};
     std::vector<Tensor> results = loop.run(args, stepsBefore, flags.steps);
     progress.done();
 
     // The final results and state, reassembled on rank 0.
-    writeResults(spec, groups, results, flags.out, flags.saveState,
-                 stepsBefore + flags.steps);
+    {
+      TraceScope write(!flags.out.empty() || !flags.saveState.empty()
+                           ? &tracer
+                           : nullptr,
+                       TraceLane::Checkpoint, "write results and state",
+                       "checkpoint");
+      writeResults(spec, groups, results, flags.out, flags.saveState,
+                   stepsBefore + flags.steps);
+    }
+    writeTrace(tracer, spec, self.rank);
     return 0;
   } catch (const std::exception &error) {
     std::fprintf(stderr, "%s: rank %lld: error: %s\n", spec.name.c_str(),
                  static_cast<long long>(self.rank), error.what());
+    writeTrace(tracer, spec, self.rank);
     return 1;
   }
 }

@@ -9,6 +9,8 @@
 
 #include "rtxrt/Tensor.h"
 
+#include "rtxrt/AllocatorStats.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -219,6 +221,13 @@ constexpr size_t kHugeThreshold = size_t{32} << 20;
 /// training step allocates the same sizes every step, and reusing a block
 /// that is already mapped avoids the page faults altogether.
 namespace {
+/// Every host tensor buffer, cached or not (rtxrt/AllocatorStats.h).
+detail::AllocatorCounters &hostCounters() {
+  static detail::AllocatorCounters *counters =
+      new detail::AllocatorCounters(); // outlives every tensor
+  return *counters;
+}
+
 class BufferCache {
 public:
   static BufferCache &get() {
@@ -233,6 +242,7 @@ public:
     void *p = it->second.back();
     it->second.pop_back();
     cached_ -= size;
+    hostCounters().cached.fetch_sub(size, std::memory_order_relaxed);
     return p;
   }
   void give(void *p, size_t size) {
@@ -241,6 +251,7 @@ public:
       if (cached_ + size <= kLimit) {
         free_[size].push_back(p);
         cached_ += size;
+        hostCounters().cached.fetch_add(size, std::memory_order_relaxed);
         return;
       }
     }
@@ -264,20 +275,32 @@ static std::shared_ptr<unsigned char> allocateBuffer(size_t bytes) {
   void *p = cached ? BufferCache::get().take(size) : nullptr;
   if (!p) {
     p = std::aligned_alloc(align, size);
-    if (!p)
+    if (!p) {
+      hostCounters().failures.fetch_add(1, std::memory_order_relaxed);
       throw Error("Tensor: cannot allocate " + std::to_string(bytes) +
                   " bytes");
+    }
 #ifdef MADV_HUGEPAGE
     if (huge)
       madvise(p, size, MADV_HUGEPAGE); // advice only: failure is harmless
 #endif
   }
+  hostCounters().allocated(static_cast<int64_t>(size));
   if (!cached)
     return std::shared_ptr<unsigned char>(
-        static_cast<unsigned char *>(p), [](unsigned char *q) { std::free(q); });
+        static_cast<unsigned char *>(p), [size](unsigned char *q) {
+          hostCounters().freed(static_cast<int64_t>(size));
+          std::free(q);
+        });
   return std::shared_ptr<unsigned char>(
-      static_cast<unsigned char *>(p),
-      [size](unsigned char *q) { BufferCache::get().give(q, size); });
+      static_cast<unsigned char *>(p), [size](unsigned char *q) {
+        hostCounters().freed(static_cast<int64_t>(size));
+        BufferCache::get().give(q, size);
+      });
+}
+
+AllocatorStats rtxrt::hostAllocatorStats() {
+  return hostCounters().snapshot();
 }
 
 Tensor Tensor::uninitialized(Shape shape, DType dtype) {

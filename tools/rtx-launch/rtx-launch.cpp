@@ -2,7 +2,8 @@
 //
 //   rtx-launch -n N [--nnodes M --node-rank I] [--store file:DIR |
 //   redis://HOST:PORT]
-//              [--devices LIST] [--run-id ID] [--grace S] -- PROGRAM ARGS...
+//              [--devices LIST] [--run-id ID] [--grace S]
+//              [--trace DIR [--trace-steps A:B]] -- PROGRAM ARGS...
 //
 // Spawns N local ranks of PROGRAM with RANK, WORLD_SIZE, LOCAL_RANK,
 // LOCAL_WORLD_SIZE and RTX_STORE set, prefixes every line they print with
@@ -21,6 +22,8 @@
 
 #include "rtxrt/LaunchEnvironment.h"
 #include "rtxrt/Tensor.h"
+#include "rtxrt/Trace.h"
+#include "rtxrt/TraceMerge.h"
 
 #include <cerrno>
 #include <chrono>
@@ -46,6 +49,7 @@ struct Options {
   std::string store;
   std::string devices;
   std::string runId;
+  std::string trace, traceSteps;
   double graceSeconds = 5.0;
   std::vector<std::string> program;
 };
@@ -57,7 +61,8 @@ struct Options {
       stderr,
       "usage: rtx-launch -n N [--nnodes M --node-rank I] "
       "[--store file:DIR | redis://HOST:PORT]\n"
-      "                  [--devices LIST] [--run-id ID] [--grace SECONDS] -- "
+      "                  [--devices LIST] [--run-id ID] [--grace SECONDS]\n"
+      "                  [--trace DIR [--trace-steps A:B]] -- "
       "PROGRAM [ARGS...]\n"
       "  Starts N ranks of PROGRAM on this machine with RANK, "
       "WORLD_SIZE,\n  LOCAL_RANK, LOCAL_WORLD_SIZE and RTX_STORE set; "
@@ -70,7 +75,11 @@ struct Options {
       "device (RTX_DEVICES).\n"
       "  --run-id ID: the run's id, the same on every node (default "
       "RTX_RUN_ID, the\n  outer launcher's job id, or one per launch "
-      "on one node).\n");
+      "on one node).\n"
+      "  --trace DIR [--trace-steps A:B]: every rank writes its trace "
+      "into DIR\n  (RTX_TRACE); at the end they are merged into "
+      "DIR/trace.json on one\n  timeline (node 0 merges the traces "
+      "that DIR holds).\n");
   std::exit(2);
 }
 
@@ -139,6 +148,12 @@ Options parse(int argc, char **argv) {
       options.runId = value();
     else if (arg == "--grace")
       options.graceSeconds = parseGrace(value());
+    else if (arg == "--trace") {
+      options.trace = value();
+      if (options.trace.empty())
+        usage("--trace needs a directory, got an empty one");
+    } else if (arg == "--trace-steps")
+      options.traceSteps = value();
     else
       usage("unknown flag '" + arg + "' (put the program after --)");
   }
@@ -148,6 +163,16 @@ Options parse(int argc, char **argv) {
     usage("-n N is required");
   if (options.program.empty())
     usage("no program to launch: give it after --");
+  if (!options.traceSteps.empty() && options.trace.empty())
+    usage("--trace-steps needs --trace DIR");
+  if (!options.traceSteps.empty()) {
+    rtxrt::TraceOptions steps;
+    try {
+      rtxrt::TraceOptions::parseSteps(options.traceSteps, steps);
+    } catch (const rtxrt::Error &error) {
+      usage(error.what());
+    }
+  }
   if ((options.nodes > 0) != (options.nodeRank >= 0))
     usage("--nnodes and --node-rank go together");
   if (options.nodeRank >= options.nodes && options.nodes > 0)
@@ -316,6 +341,11 @@ int main(int argc, char **argv) {
         setenv("RTX_DEVICES", options.devices.c_str(), 1);
       // Which launcher set RANK (the program's first line says it).
       setenv("RTX_LAUNCHER", "rtx-launch", 1);
+      if (!options.trace.empty()) {
+        setenv("RTX_TRACE", options.trace.c_str(), 1);
+        if (!options.traceSteps.empty())
+          setenv("RTX_TRACE_STEPS", options.traceSteps.c_str(), 1);
+      }
       // The node placement is now in RANK; an outer launcher's NODE_RANK
       // etc. stay for the program, which does not read them as its own.
       setenv("RTX_RUN_ID", runId.c_str(), 1);
@@ -434,6 +464,25 @@ int main(int argc, char **argv) {
       allDone = allDone && c.exited && c.out < 0 && c.err < 0;
     if (allDone)
       break;
+  }
+  // One timeline of the ranks' traces, also after a failure (the trace of
+  // a failed run is the one most worth reading).
+  if (!options.trace.empty() && node == 0) {
+    try {
+      rtxrt::MergedTrace merged = rtxrt::mergeRankTraces(options.trace, world);
+      std::string missing;
+      for (int64_t r : merged.missing)
+        missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+      std::fprintf(stderr, "rtx-launch: merged the traces of %zu rank(s) "
+                   "into %s%s%s\n", merged.ranks.size(), merged.path.c_str(),
+                   missing.empty() ? "" : "; no trace from rank(s) ",
+                   missing.c_str());
+    } catch (const rtxrt::Error &error) {
+      std::fprintf(stderr, "rtx-launch: error: cannot merge the traces: %s\n",
+                   error.what());
+      if (exitCode == 0)
+        exitCode = 1;
+    }
   }
   return exitCode;
 }

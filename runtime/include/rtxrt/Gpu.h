@@ -22,6 +22,7 @@
 #ifndef RTXRT_GPU_H
 #define RTXRT_GPU_H
 
+#include "rtxrt/AllocatorStats.h"
 #include "rtxrt/Kernels.h"
 #include "rtxrt/Program.h"
 
@@ -63,6 +64,10 @@ void synchronize();
 /// host and device, the mesh slice on the device, and NCCL process groups
 /// (or Gloo through host memory when this build has no NCCL).
 const DeviceRuntime &deviceRuntime();
+
+/// The device allocator's counters (the stream-ordered pool's reserved
+/// bytes where there is one).
+AllocatorStats allocatorStats();
 
 /// NCCL communicators for `groups` (lists of global ranks), created eagerly
 /// in order; each group's ncclUniqueId travels through the rendezvous store

@@ -29,10 +29,15 @@ struct StepRecord {
   /// measure it (rtx-run's simulated ranks), and the file then has no
   /// collective_ms and collective_pct.
   std::optional<double> collectiveMs;
+  /// Emitted programs also measure these (docs/observability.md); a NaN is
+  /// written as null.
+  std::optional<double> allReducePct, overlapPct, netBwGBps;
+  std::optional<int64_t> peakBytes;
 };
 
 /// --metrics FILE: one JSON object per line and step (step, loss,
-/// step_time_ms, tokens_per_s, collective_ms, collective_pct). A step
+/// step_time_ms, tokens_per_s, collective_ms, collective_pct, and where
+/// measured allreduce_pct, overlap_pct, net_bw_gbps, peak_bytes). A step
 /// without a loss and non-finite numbers are written as null, which JSON can
 /// hold; a figure the run did not measure is left out. Each line is flushed:
 /// a run that dies keeps the steps it finished.

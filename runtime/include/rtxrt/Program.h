@@ -14,16 +14,19 @@
 #ifndef RTXRT_PROGRAM_H
 #define RTXRT_PROGRAM_H
 
+#include "rtxrt/AllocatorStats.h"
 #include "rtxrt/Arguments.h"
 #include "rtxrt/Block.h"
 #include "rtxrt/Kernels.h"
 #include "rtxrt/MeshLayout.h"
+#include "rtxrt/Trace.h"
 
 #include <deque>
 #include <functional>
 #include <future>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -93,6 +96,12 @@ public:
   /// True when the collectives below take GPU tensors (NCCL); otherwise the
   /// caller stages GPU tensors through host memory.
   virtual bool takesGpuTensors() const { return false; }
+  /// How this backend computes `collective` on `dtype`, for traces
+  /// ("gloo ring", "exchange").
+  virtual const char *algorithm(const Collective & /*collective*/,
+                                DType /*dtype*/) const {
+    return "exchange";
+  }
 
   /// Runs `collective` (dispatches to the methods below).
   Tensor run(const Collective &collective, const std::vector<int64_t> &group,
@@ -154,6 +163,9 @@ struct DeviceRuntime {
   /// Waits until the device has finished all queued work (step timing:
   /// kernels run asynchronously, after the step function has returned).
   std::function<void()> synchronize;
+  /// The device allocator's counters (peak bytes, fragmentation, failed
+  /// allocations: the run's metrics).
+  std::function<AllocatorStats()> allocatorStats;
   /// Piece `index` of n along `dim`, on the device (rtx.mesh_slice).
   std::function<Tensor(const Tensor &, int64_t dim, int64_t n, int64_t index)>
       sliceGroup;
@@ -181,6 +193,25 @@ struct ResultSpec {
   Sharding sharding;
 };
 
+/// What a step's communication did (the run's metrics,
+/// docs/observability.md).
+struct CommunicationStats {
+  /// Time the step's thread waited for communication: synchronous
+  /// collectives, and waits for started ones that had not finished.
+  double exposedSeconds = 0;
+  /// The part of it spent on all-reduces.
+  double exposedAllReduceSeconds = 0;
+  /// Time collectives ran: a synchronous one's whole time, a started one's
+  /// time on the communication thread. busy - exposed is what overlapped.
+  double busySeconds = 0;
+  /// Bus bytes of the collectives that ran, nccl-tests' definition (an
+  /// all-reduce of S bytes on n ranks: 2S(n-1)/n): over busySeconds, the
+  /// achieved bus bandwidth.
+  double busBytes = 0;
+  int64_t collectives = 0;
+  CommunicationStats &operator+=(const CommunicationStats &o);
+};
+
 /// What the emitted step function sees: its rank and the collectives.
 class StepContext {
 public:
@@ -206,6 +237,8 @@ public:
   struct Pending {
     Completion completion;
     int64_t id = -1;
+    /// An all-reduce's wait counts as all-reduce time.
+    bool allReduce = false;
   };
   Pending start(const char *what, const Axes &axes,
                 const Collective &collective, const Tensor &t);
@@ -233,10 +266,20 @@ public:
   /// wait()/drain() on started ones) since the last call; resets the count.
   /// Started all-reduces that finish while the step computes cost nothing
   /// here: this is the communication the step did not overlap.
-  double takeCollectiveSeconds() {
-    double seconds = collectiveSeconds_;
-    collectiveSeconds_ = 0;
-    return seconds;
+  double takeCollectiveSeconds() { return takeCommunicationStats().exposedSeconds; }
+  /// What communication did since the last call; resets the counts.
+  CommunicationStats takeCommunicationStats();
+  /// Records spans into `tracer` from now on (null: none).
+  void setTracer(Tracer *tracer) { tracer_ = tracer; }
+  Tracer *tracer() const { return tracer_; }
+  /// An emitted op's span: opBegin() before its statement, opEnd() after.
+  void opBegin() {
+    if (tracer_ && tracer_->active())
+      opStart_ = Tracer::now();
+  }
+  void opEnd(const OpInfo &op) {
+    if (tracer_ && tracer_->active())
+      tracer_->opSpan(op, opStart_, Tracer::now());
   }
   /// This rank's index in its group over `axes`, and the group's size.
   int64_t indexInGroup(const Axes &axes) const {
@@ -254,7 +297,18 @@ private:
   /// takes host tensors only.
   template <typename F>
   Tensor run(const Axes &axes, const Tensor &t, F &&collective);
-  Pending track(Completion completion, const char *what);
+  Pending track(Completion completion, const char *what,
+                bool allReduce = false);
+  /// Counts (and traces) one collective that ran from `startNs` to `endNs`
+  /// on `lane`; may be called from the communication thread.
+  void ranCollective(const char *what, const Collective &collective,
+                     const std::vector<int64_t> &group, const Tensor &input,
+                     int64_t startNs, int64_t endNs, TraceLane lane,
+                     int64_t issuedNs);
+  /// Counts (and traces, as `name`) a wait of the step's thread for
+  /// communication since `startNs`.
+  void waited(const char *name, const char *what, int64_t startNs,
+              bool allReduce);
   /// A completion of a host tensor that yields it on the device, copied at
   /// the wait on the thread that owns the device.
   Completion toDeviceAtWait(Completion onHost) const;
@@ -266,7 +320,11 @@ private:
   const DeviceRuntime *device_;
   struct AsyncQueue;
   std::unique_ptr<AsyncQueue> async_;
-  double collectiveSeconds_ = 0;
+  /// Guards stats_ (the communication thread adds its busy time).
+  std::mutex statsMutex_;
+  CommunicationStats stats_;
+  Tracer *tracer_ = nullptr;
+  int64_t opStart_ = 0;
   int64_t nextId_ = 0;
   /// Started operations not yet waited, by id: what they are.
   std::map<int64_t, std::string> unwaited_;

@@ -103,6 +103,13 @@ public:
     return all;
   }
 
+  const char *algorithm(const Collective &c, DType dtype) const override {
+    if (c.kind == Collective::Kind::AllReduce && c.reduce == ReduceKind::Sum &&
+        dtype == DType::F32)
+      return "gloo ring all-reduce";
+    return "gloo all-gather, then combined on the host";
+  }
+
   // Gloo's ring all-reduce: each rank sends 2(n-1)/n of the data instead
   // of the (n-1) copies an exchange moves.
   Tensor sum(const std::vector<int64_t> &group, const Tensor &input,

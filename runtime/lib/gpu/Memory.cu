@@ -12,12 +12,20 @@
 
 #include "../kernels/KernelUtils.h"
 
+#include "rtxrt/AllocatorStats.h"
+
 #include <cstdlib>
 #include <cstring>
 
 using namespace rtxrt;
 using namespace rtxrt::gpu;
 using namespace rtxrt::gpu::detail;
+
+/// Every device buffer (rtxrt/AllocatorStats.h).
+static rtxrt::detail::AllocatorCounters &deviceCounters() {
+  static auto *counters = new rtxrt::detail::AllocatorCounters();
+  return *counters;
+}
 
 #if defined(__CUDACC__)
 void gpu::detail::check(cudaError_t status, const char *what) {
@@ -106,20 +114,45 @@ static std::shared_ptr<unsigned char> allocate(size_t bytes) {
   std::string what = "allocating " + std::to_string(bytes) + " bytes";
   // Errors when freeing at teardown (the context already gone) are not
   // actionable, so the deleters ignore them.
+  auto counted = [&](cudaError_t status) {
+    if (status != cudaSuccess)
+      deviceCounters().failures.fetch_add(1, std::memory_order_relaxed);
+    check(status, what.c_str());
+    deviceCounters().allocated(static_cast<int64_t>(size));
+  };
   if (memoryPools()) {
-    check(cudaMallocAsync(&p, size, stream()), what.c_str());
+    counted(cudaMallocAsync(&p, size, stream()));
     return std::shared_ptr<unsigned char>(
-        static_cast<unsigned char *>(p),
-        [](unsigned char *q) { (void)cudaFreeAsync(q, stream()); });
+        static_cast<unsigned char *>(p), [size](unsigned char *q) {
+          deviceCounters().freed(static_cast<int64_t>(size));
+          (void)cudaFreeAsync(q, stream());
+        });
   }
   // No pools: plain cudaMalloc. Work queued on the stream may still use a
   // block, so freeing it waits for the stream first.
-  check(cudaMalloc(&p, size), what.c_str());
-  return std::shared_ptr<unsigned char>(static_cast<unsigned char *>(p),
-                                        [](unsigned char *q) {
-                                          (void)cudaStreamSynchronize(stream());
-                                          (void)cudaFree(q);
-                                        });
+  counted(cudaMalloc(&p, size));
+  return std::shared_ptr<unsigned char>(
+      static_cast<unsigned char *>(p), [size](unsigned char *q) {
+        deviceCounters().freed(static_cast<int64_t>(size));
+        (void)cudaStreamSynchronize(stream());
+        (void)cudaFree(q);
+      });
+}
+
+AllocatorStats gpu::allocatorStats() {
+  // The pool's own figure of what it keeps; without pools nothing is kept.
+  int64_t reserved = -1;
+  if (memoryPools()) {
+    int device = 0;
+    cudaMemPool_t pool;
+    unsigned long long bytes = 0; // the attribute is a cuuint64_t
+    if (cudaGetDevice(&device) == cudaSuccess &&
+        cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess &&
+        cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent,
+                                &bytes) == cudaSuccess)
+      reserved = static_cast<int64_t>(bytes);
+  }
+  return deviceCounters().snapshot(reserved);
 }
 
 void gpu::detail::copyBytes(void *dst, const void *src, size_t bytes,
@@ -151,14 +184,22 @@ std::string gpu::selectDevice(int64_t localRank) {
 static std::shared_ptr<unsigned char> allocate(size_t bytes) {
   size_t size = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
   void *p = std::aligned_alloc(64, size);
-  if (!p)
+  if (!p) {
+    deviceCounters().failures.fetch_add(1, std::memory_order_relaxed);
     throw Error("cannot allocate " + std::to_string(bytes) +
                 " bytes of (emulated) GPU memory");
+  }
+  deviceCounters().allocated(static_cast<int64_t>(size));
   // Poison fresh memory so a kernel that forgets to write an element shows.
   std::memset(p, 0xff, size);
-  return std::shared_ptr<unsigned char>(static_cast<unsigned char *>(p),
-                                        [](unsigned char *q) { std::free(q); });
+  return std::shared_ptr<unsigned char>(
+      static_cast<unsigned char *>(p), [size](unsigned char *q) {
+        deviceCounters().freed(static_cast<int64_t>(size));
+        std::free(q);
+      });
 }
+
+AllocatorStats gpu::allocatorStats() { return deviceCounters().snapshot(); }
 
 void gpu::detail::copyBytes(void *dst, const void *src, size_t bytes, bool,
                             bool) {

@@ -183,6 +183,9 @@ public:
   }
 
   bool takesGpuTensors() const override { return true; }
+  const char *algorithm(const Collective &, DType) const override {
+    return "nccl"; // NCCL picks ring or tree itself (NCCL_ALGO)
+  }
 
   std::vector<Tensor> exchange(const std::vector<int64_t> &group,
                                const Tensor &input,

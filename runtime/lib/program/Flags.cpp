@@ -14,6 +14,21 @@ Flags rtxrt::program::parseFlags(const std::string &program, int argc,
   Flags flags;
   if (const char *store = std::getenv("RTX_STORE"))
     flags.store = store;
+  // rtx-launch --trace DIR exports RTX_TRACE (and RTX_TRACE_STEPS) to every
+  // rank; the flags below win over them.
+  if (const char *trace = std::getenv("RTX_TRACE"); trace && *trace)
+    flags.trace.dir = trace;
+  if (const char *steps = std::getenv("RTX_TRACE_STEPS"); steps && *steps)
+    TraceOptions::parseSteps(steps, flags.trace);
+  if (const char *port = std::getenv("RTX_METRICS_PORT"); port && *port) {
+    char *end = nullptr;
+    long p = std::strtol(port, &end, 10);
+    if (*end || p < 0 || p > 65535)
+      throw Error(std::string("RTX_METRICS_PORT needs a port in [0, 65535], "
+                              "got '") +
+                  port + "'");
+    flags.metricsPort = static_cast<int>(p);
+  }
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     std::string value;
@@ -64,6 +79,34 @@ Flags rtxrt::program::parseFlags(const std::string &program, int argc,
       flags.data = path();
     else if (arg == "--metrics")
       flags.metrics = path();
+    else if (arg == "--trace")
+      flags.trace.dir = path();
+    else if (arg == "--trace-steps")
+      TraceOptions::parseSteps(value, flags.trace);
+    else if (arg == "--trace-max-events") {
+      double n = number("a number of events");
+      if (!(n >= 1 && n <= 1e9))
+        throw Error("--trace-max-events needs a number in [1, 1e9], got '" +
+                    value + "'");
+      flags.trace.maxEvents = static_cast<int64_t>(n);
+    } else if (arg == "--metrics-port") {
+      double p = number("a port");
+      if (!(p >= 0 && p <= 65535) || p != static_cast<int>(p))
+        throw Error("--metrics-port needs a port in [0, 65535], got '" +
+                    value + "'");
+      flags.metricsPort = static_cast<int>(p);
+    } else if (arg == "--metrics-host") {
+      if (value.empty())
+        throw Error("--metrics-host needs an address, got an empty one");
+      flags.metricsHost = value;
+    } else if (arg == "--metrics-textfile")
+      flags.metricsTextfile = path();
+    else if (arg == "--metrics-linger") {
+      flags.metricsLinger = number("seconds");
+      if (!(flags.metricsLinger >= 0 && flags.metricsLinger <= 3600))
+        throw Error("--metrics-linger needs seconds in [0, 3600], got '" +
+                    value + "'");
+    }
     else if (arg == "--state")
       flags.state = path();
     else if (arg == "--save-state")
@@ -82,6 +125,9 @@ Flags rtxrt::program::parseFlags(const std::string &program, int argc,
     throw Error("--params and --state both give the parameters; use one");
   if (flags.paramsPartial && flags.params.empty())
     throw Error("--params-partial needs --params DIR");
+  if (flags.metricsLinger > 0 && flags.metricsPort < 0)
+    throw Error("--metrics-linger keeps the /metrics endpoint up: it needs "
+                "--metrics-port");
   return flags;
 }
 
@@ -112,7 +158,26 @@ void rtxrt::program::printHelp(const std::string &program,
       "  --metrics FILE     rank 0 writes one JSON line per step: step, "
       "loss,\n"
       "                     step_time_ms, tokens_per_s, collective_ms, "
-      "collective_pct\n"
+      "collective_pct,\n"
+      "                     allreduce_pct, overlap_pct, net_bw_gbps, "
+      "peak_bytes\n"
+      "  --trace DIR        every rank writes DIR/rank-R.trace.json (Chrome "
+      "trace\n"
+      "                     events; default $RTX_TRACE) and "
+      "DIR/rank-R.metrics.jsonl\n"
+      "  --trace-steps A:B  trace steps A to B of this run (also A:, :B, "
+      "A; default all)\n"
+      "  --trace-max-events N  keep at most N events per rank (default "
+      "1048576)\n"
+      "  --metrics-port P   serve Prometheus metrics on "
+      "http://HOST:P+LOCAL_RANK/metrics\n"
+      "                     (default $RTX_METRICS_PORT, else off; 0: any "
+      "free port)\n"
+      "  --metrics-host H   the address it listens on (default 127.0.0.1; "
+      "0.0.0.0: all)\n"
+      "  --metrics-linger S keep serving S seconds after the last step\n"
+      "  --metrics-textfile DIR  write DIR/rtx_rank_R.prom after every step "
+      "(node-exporter)\n"
       "  --save-state DIR   at the end, write the parameters and optimizer "
       "state as\n"
       "                     DIR/KEY.npy (KEY: param:NAME, exp_avg:NAME, "

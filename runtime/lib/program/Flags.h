@@ -18,6 +18,15 @@ struct Flags {
   int64_t seed = 0;
   std::string inputs, params, out, store, data, metrics, state, saveState;
   double timeout = 60;
+  /// Observability (docs/observability.md): --trace DIR (else $RTX_TRACE)
+  /// with its steps and bound, and the Prometheus endpoint and textfile.
+  TraceOptions trace;
+  /// -1: no endpoint; rank r serves on metricsPort + its local rank (0:
+  /// any free port, printed).
+  int metricsPort = -1;
+  std::string metricsHost = "127.0.0.1";
+  std::string metricsTextfile;
+  double metricsLinger = 0;
   bool paramsPartial = false;
   bool help = false;
 };

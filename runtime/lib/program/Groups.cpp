@@ -2,6 +2,8 @@
 
 #include "Groups.h"
 
+#include "ClockSync.h"
+
 #ifdef RTXRT_HAVE_GLOO
 #include "../comm/Liveness.h"
 #endif
@@ -108,6 +110,10 @@ void ProcessGroups::markProgress(int64_t steps) {
 #else
   (void)steps;
 #endif
+}
+
+ClockOffset ProcessGroups::measureClockOffset() {
+  return program::measureClockOffset(*comm_, world_, rank_);
 }
 
 double ProcessGroups::globalScalar(const Tensor &local,

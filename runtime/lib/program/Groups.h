@@ -71,6 +71,9 @@ public:
   /// (comm/Liveness.h).
   void markProgress(int64_t steps);
   int64_t rank() const { return rank_; }
+  /// This rank's clock against rank 0's (program/ClockSync.h); every rank
+  /// calls it.
+  ClockOffset measureClockOffset();
 
   /// The sum of a scalar's canonical replicas over all ranks (the loss of a
   /// step); every rank gets it.

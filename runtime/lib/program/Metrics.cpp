@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <thread>
 
 using namespace rtxrt;
 using namespace rtxrt::program;
@@ -44,6 +45,16 @@ void MetricsFile::step(const StepRecord &r, double tokensPerSecond) {
             ", \"collective_pct\": " +
             jsonNumber(r.ms > 0 ? 100.0 * *r.collectiveMs / r.ms : std::nan(""),
                        "%.2f");
+  auto optional = [&](const char *key, const std::optional<double> &v,
+                      const char *format) {
+    if (v)
+      line += std::string(", \"") + key + "\": " + jsonNumber(*v, format);
+  };
+  optional("allreduce_pct", r.allReducePct, "%.2f");
+  optional("overlap_pct", r.overlapPct, "%.2f");
+  optional("net_bw_gbps", r.netBwGBps, "%.6g");
+  if (r.peakBytes)
+    line += ", \"peak_bytes\": " + std::to_string(*r.peakBytes);
   std::fprintf(file_, "%s}\n", line.c_str());
   std::fflush(file_); // a run that dies keeps the steps it finished
 }
@@ -62,18 +73,73 @@ double rtxrt::tokensPerSecond(int64_t tokensPerStep, double ms) {
                                      : std::nan("");
 }
 
-Progress::Progress(const ProgramSpec &spec, int64_t rank, int64_t steps,
-                   const std::string &metricsPath)
-    : rank_(rank), steps_(steps), world_(spec.mesh.numRanks()),
-      tokensPerStep_(tokensPerStep(spec.args, spec.mesh)),
-      metrics_(rank == 0 ? metricsPath : std::string()),
-      start_(std::chrono::steady_clock::now()) {}
+static MetricLabels labelsOf(const ProgramSpec &spec,
+                             const MetricsPlace &place) {
+  MetricLabels labels;
+  labels.rank = place.rank;
+  // "dp:2,tp:2", as rtx-distribute's mesh option spells it.
+  for (size_t i = 0; i < spec.mesh.axisNames().size(); ++i)
+    labels.mesh += (i ? "," : "") + spec.mesh.axisNames()[i] + ":" +
+                   std::to_string(spec.mesh.axisSizes()[i]);
+  labels.run = place.run;
+  return labels;
+}
 
-void Progress::step(const StepRecord &r) {
+Progress::Progress(const ProgramSpec &spec, const MetricsPlace &place,
+                   int64_t steps, const Flags &flags)
+    : rank_(place.rank), steps_(steps), world_(spec.mesh.numRanks()),
+      tokensPerStep_(tokensPerStep(spec.args, spec.mesh)),
+      metrics_(place.rank == 0 ? flags.metrics : std::string()),
+      rankMetrics_(flags.trace.dir.empty()
+                       ? std::string()
+                       : flags.trace.dir + "/rank-" +
+                             std::to_string(place.rank) + ".metrics.jsonl"),
+      device_(spec.device), run_(labelsOf(spec, place)),
+      textfileDir_(flags.metricsTextfile), lingerSeconds_(flags.metricsLinger),
+      start_(std::chrono::steady_clock::now()) {
+  if (flags.metricsPort >= 0) {
+    int port = flags.metricsPort == 0
+                   ? 0
+                   : flags.metricsPort + static_cast<int>(place.localRank);
+    if (port > 65535)
+      throw Error("--metrics-port " + std::to_string(flags.metricsPort) +
+                  " + local rank " + std::to_string(place.localRank) +
+                  " is past port 65535");
+    server_ = std::make_unique<MetricsServer>(run_, flags.metricsHost, port);
+    std::printf("metrics: rank %lld serves http://%s:%d/metrics\n",
+                static_cast<long long>(place.rank), flags.metricsHost.c_str(),
+                server_->port());
+    std::fflush(stdout);
+  }
+  if (!textfileDir_.empty()) // a directory that cannot be written fails now
+    writeMetricsTextfile(textfileDir_, rank_, run_.exposition());
+}
+
+Progress::~Progress() = default;
+
+void Progress::step(StepRecord r, const CommunicationStats &comm) {
+  StepFigures figures;
+  figures.ms = r.ms;
+  figures.tokensPerSecond = tokensPerSecond(tokensPerStep_, r.ms);
+  figures.comm = comm;
+  figures.host = hostAllocatorStats();
+  if (device_ && device_->allocatorStats)
+    figures.device = device_->allocatorStats();
+  r.collectiveMs = comm.exposedSeconds * 1000.0;
+  r.allReducePct = allReducePercent(figures);
+  r.overlapPct = overlapPercent(comm);
+  r.netBwGBps = busBandwidthGBps(comm);
+  r.peakBytes = figures.device ? figures.device->peakBytes
+                               : figures.host.peakBytes;
+  run_.step(figures);
+  if (!textfileDir_.empty())
+    writeMetricsTextfile(textfileDir_, rank_, run_.exposition());
+
   totalMs_ += r.ms;
   totalCollectiveMs_ += r.collectiveMs.value_or(0.0);
-  double perSecond = tokensPerSecond(tokensPerStep_, r.ms);
+  double perSecond = figures.tokensPerSecond;
   metrics_.step(r, perSecond);
+  rankMetrics_.step(r, perSecond);
   if (!r.hasLoss)
     return;
   if (rank_ == 0) {
@@ -91,8 +157,10 @@ void Progress::done() {
   double seconds = std::chrono::duration<double>(
                        std::chrono::steady_clock::now() - start_)
                        .count();
-  if (rank_ != 0)
+  if (rank_ != 0) {
+    linger();
     return;
+  }
   std::printf("done: %lld step(s) in %.3f s", static_cast<long long>(steps_),
               seconds);
   if (tokensPerStep_ > 0 && seconds > 0)
@@ -102,4 +170,11 @@ void Progress::done() {
     std::printf(", %.1f%% of the step time waiting in collectives (rank 0)",
                 100.0 * totalCollectiveMs_ / totalMs_);
   std::printf("\n");
+  std::fflush(stdout);
+  linger();
+}
+
+void Progress::linger() {
+  if (server_ && lingerSeconds_ > 0)
+    std::this_thread::sleep_for(std::chrono::duration<double>(lingerSeconds_));
 }

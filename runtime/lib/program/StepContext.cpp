@@ -67,24 +67,41 @@ struct StepContext::AsyncQueue {
   }
 };
 
-namespace {
-/// Adds the lifetime of this object to `seconds` (time spent waiting in a
-/// collective).
-class CollectiveTimer {
-public:
-  explicit CollectiveTimer(double &seconds)
-      : seconds_(seconds), start_(std::chrono::steady_clock::now()) {}
-  ~CollectiveTimer() {
-    seconds_ +=
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_)
-            .count();
-  }
+CommunicationStats &CommunicationStats::operator+=(const CommunicationStats &o) {
+  exposedSeconds += o.exposedSeconds;
+  exposedAllReduceSeconds += o.exposedAllReduceSeconds;
+  busySeconds += o.busySeconds;
+  busBytes += o.busBytes;
+  collectives += o.collectives;
+  return *this;
+}
 
-private:
-  double &seconds_;
-  std::chrono::steady_clock::time_point start_;
-};
-} // namespace
+/// nccl-tests' bus bytes of one collective of `input` over `n` ranks
+/// (its PERFORMANCE.md): the bytes each rank's link carries, so that bus
+/// bytes over time compares with the link's bandwidth for any group size.
+static double busBytes(const Collective &c, const Tensor &input, int64_t n) {
+  double bytes = static_cast<double>(input.nbytes());
+  if (n < 2)
+    return 0;
+  double share = double(n - 1) / double(n);
+  switch (c.kind) {
+  case Collective::Kind::AllReduce:
+    return bytes * 2 * share;
+  case Collective::Kind::AllGather: // the gathered result is n inputs
+    return bytes * double(n) * share;
+  case Collective::Kind::ReduceScatter:
+  case Collective::Kind::AllToAll:
+    return bytes * share;
+  case Collective::Kind::BroadcastFrom:
+  case Collective::Kind::Permute:
+    return bytes;
+  }
+  return bytes;
+}
+
+static double seconds(int64_t startNs, int64_t endNs) {
+  return double(endNs - startNs) * 1e-9;
+}
 
 StepContext::StepContext(int64_t rank, const MeshLayout &mesh,
                          Communicator &comm, const DeviceRuntime *device)
@@ -92,10 +109,63 @@ StepContext::StepContext(int64_t rank, const MeshLayout &mesh,
 
 StepContext::~StepContext() = default;
 
+CommunicationStats StepContext::takeCommunicationStats() {
+  std::lock_guard<std::mutex> lock(statsMutex_);
+  CommunicationStats taken = stats_;
+  stats_ = CommunicationStats();
+  return taken;
+}
+
+void StepContext::waited(const char *name, const char *what, int64_t startNs,
+                         bool allReduce) {
+  int64_t endNs = Tracer::now();
+  {
+    std::lock_guard<std::mutex> lock(statsMutex_);
+    stats_.exposedSeconds += seconds(startNs, endNs);
+    if (allReduce)
+      stats_.exposedAllReduceSeconds += seconds(startNs, endNs);
+  }
+  if (tracer_ && tracer_->active())
+    tracer_->span(TraceLane::Compute, name, "wait", startNs, endNs,
+                  "\"op\": " + jsonQuote(what));
+}
+
+void StepContext::ranCollective(const char *what, const Collective &collective,
+                                const std::vector<int64_t> &group,
+                                const Tensor &input, int64_t startNs,
+                                int64_t endNs, TraceLane lane,
+                                int64_t issuedNs) {
+  double bus = busBytes(collective, input, static_cast<int64_t>(group.size()));
+  {
+    std::lock_guard<std::mutex> lock(statsMutex_);
+    stats_.busySeconds += seconds(startNs, endNs);
+    stats_.busBytes += bus;
+    ++stats_.collectives;
+  }
+  if (!tracer_ || !tracer_->active())
+    return;
+  std::string ranks = "[";
+  for (size_t i = 0; i < group.size(); ++i)
+    ranks += (i ? ", " : "") + std::to_string(group[i]);
+  ranks += "]";
+  std::string args = "\"op\": " + jsonQuote(what) + ", \"group\": " + ranks +
+                     ", \"bytes\": " + std::to_string(input.nbytes()) +
+                     ", \"bus_bytes\": " + std::to_string(int64_t(bus)) +
+                     ", \"algorithm\": " +
+                     jsonQuote(comm_.algorithm(collective, input.dtype()));
+  if (issuedNs)
+    args += ", \"queued_us\": " +
+            std::to_string(double(startNs - issuedNs) / 1000.0);
+  tracer_->span(lane, collective.name(), "collective", startNs, endNs,
+                std::move(args));
+}
+
 void StepContext::drain() {
   if (async_) {
-    CollectiveTimer timer(collectiveSeconds_);
+    int64_t start = Tracer::now();
     async_->drain();
+    waited("wait (drain)", "the started collectives before a synchronous one",
+           start, false);
   }
 }
 
@@ -107,8 +177,8 @@ Completion StepContext::toDeviceAtWait(Completion onHost) const {
 }
 
 StepContext::Pending StepContext::track(Completion completion,
-                                        const char *what) {
-  Pending pending{std::move(completion), nextId_++};
+                                        const char *what, bool allReduce) {
+  Pending pending{std::move(completion), nextId_++, allReduce};
   unwaited_[pending.id] = what;
   return pending;
 }
@@ -119,14 +189,19 @@ StepContext::Pending StepContext::start(const char *what, const Axes &axes,
   std::vector<int64_t> group = mesh_.group(rank_, axes);
   int64_t index = mesh_.indexInGroup(rank_, axes);
   std::string name = what;
+  bool allReduce = collective.kind == Collective::Kind::AllReduce;
   if (t.onGpu() && comm_.takesGpuTensors()) {
     // The backend orders it on the device itself (a communication stream
     // and events); the host thread only checks its completion at the wait.
     drain();
     if (Completion started = comm_.start(collective, group, index, t, name);
         started.valid())
-      return track(std::move(started), what);
-    return track(completed(comm_.run(collective, group, index, t, name)), what);
+      return track(std::move(started), what, allReduce);
+    int64_t begin = Tracer::now();
+    Tensor result = comm_.run(collective, group, index, t, name);
+    ranCollective(what, collective, group, t, begin, Tracer::now(),
+                  TraceLane::Compute, 0);
+    return track(completed(result), what, allReduce);
   }
   if (t.onGpu() && !device_)
     throw Error("a GPU tensor reached a collective of a host program");
@@ -134,16 +209,21 @@ StepContext::Pending StepContext::start(const char *what, const Axes &axes,
   // the device, and the result goes back to the device at the wait, on the
   // thread that owns the device.
   Tensor input = t.onGpu() ? device_->toHost(t) : t;
+  int64_t issued = Tracer::now();
   std::packaged_task<Tensor()> job(
-      [this, name, group, index, collective, input] {
-        return comm_.run(collective, group, index, input, name);
+      [this, name, group, index, collective, input, issued] {
+        int64_t begin = Tracer::now();
+        Tensor result = comm_.run(collective, group, index, input, name);
+        ranCollective(name.c_str(), collective, group, input, begin,
+                      Tracer::now(), TraceLane::Communication, issued);
+        return result;
       });
   if (!async_)
     async_ = std::make_unique<AsyncQueue>();
   Completion onHost = async_->push(std::move(job));
   if (!t.onGpu())
-    return track(std::move(onHost), what);
-  return track(toDeviceAtWait(std::move(onHost)), what);
+    return track(std::move(onHost), what, allReduce);
+  return track(toDeviceAtWait(std::move(onHost)), what, allReduce);
 }
 
 Tensor StepContext::wait(const Pending &pending) {
@@ -152,17 +232,27 @@ Tensor StepContext::wait(const Pending &pending) {
     throw Error("rank " + std::to_string(rank_) +
                 ": rtx.wait on an operation that is not pending (waited "
                 "twice, or never started)");
+  std::string what = std::move(it->second);
   unwaited_.erase(it);
-  CollectiveTimer timer(collectiveSeconds_);
+  int64_t start = Tracer::now();
+  // The span and the count also when the wait rethrows the op's error.
+  struct Waited {
+    StepContext &context;
+    const char *what;
+    int64_t start;
+    bool allReduce;
+    ~Waited() { context.waited("wait", what, start, allReduce); }
+  } waited{*this, what.c_str(), start, pending.allReduce};
   return pending.completion.get();
 }
 
 void StepContext::finishStep() {
   drain();
-  {
-    CollectiveTimer timer(collectiveSeconds_);
+  if (!sends_.empty()) {
+    int64_t start = Tracer::now();
     for (auto &[what, completion] : sends_)
       completion.get();
+    waited("wait (sends)", "the step's synchronous sends", start, false);
   }
   sends_.clear();
   if (!unwaited_.empty()) {
@@ -248,7 +338,6 @@ StepContext::Pending StepContext::recvStart(const char *what, const Axes &axes,
 
 template <typename F>
 Tensor StepContext::run(const Axes &axes, const Tensor &t, F &&collective) {
-  CollectiveTimer timer(collectiveSeconds_);
   std::vector<int64_t> group = mesh_.group(rank_, axes);
   int64_t index = mesh_.indexInGroup(rank_, axes);
   if (!t.onGpu() || comm_.takesGpuTensors())
@@ -261,9 +350,22 @@ Tensor StepContext::run(const Axes &axes, const Tensor &t, F &&collective) {
 Tensor StepContext::collective(const char *what, const Axes &axes,
                                const Collective &collective, const Tensor &t) {
   drain();
-  return run(axes, t, [&](const auto &group, int64_t index, const Tensor &x) {
-    return comm_.run(collective, group, index, x, what);
-  });
+  int64_t start = Tracer::now();
+  Tensor result =
+      run(axes, t, [&](const auto &group, int64_t index, const Tensor &x) {
+        return comm_.run(collective, group, index, x, what);
+      });
+  int64_t end = Tracer::now();
+  // A synchronous collective: all of its time is exposed.
+  ranCollective(what, collective, mesh_.group(rank_, axes), t, start, end,
+                TraceLane::Compute, 0);
+  {
+    std::lock_guard<std::mutex> lock(statsMutex_);
+    stats_.exposedSeconds += seconds(start, end);
+    if (collective.kind == Collective::Kind::AllReduce)
+      stats_.exposedAllReduceSeconds += seconds(start, end);
+  }
+  return result;
 }
 Tensor StepContext::meshSlice(const Axes &axes, int64_t dim, const Tensor &t) {
   int64_t n = mesh_.groupSize(axes), index = mesh_.indexInGroup(rank_, axes);

@@ -2,6 +2,8 @@
 
 #include "StepLoop.h"
 
+#include "Faults.h"
+
 #include <chrono>
 #include <map>
 
@@ -16,11 +18,23 @@ std::vector<Tensor> StepLoop::run(std::vector<Tensor> &args,
     if (std::string key = stateKeyOf(spec.args[i]); !key.empty())
       argOfState[key] = i;
 
+  const Faults &faults = Faults::get();
+  Tracer *tracer = context.tracer();
   std::vector<Tensor> results;
   for (int64_t step = 1; step <= steps; ++step) {
-    if (data)
+    if (tracer)
+      tracer->beginStep(step);
+    int64_t stepStart = Tracer::now();
+    if (data) {
+      TraceScope load(tracer, TraceLane::Data, "data load", "data");
       data->loadBatch(stepsBefore + step - 1, args, device);
+    }
     auto start = std::chrono::steady_clock::now();
+    if (faults.slowRank == groups.rank()) {
+      TraceScope slow(tracer, TraceLane::Compute,
+                      "injected delay (RTX_FAULT_SLOW_RANK)", "fault");
+      sleepMs(faults.slowRankMs);
+    }
     results = spec.step(context, args);
     context.finishStep();
     device.synchronize(); // the step's time includes its queued kernels
@@ -29,7 +43,10 @@ std::vector<Tensor> StepLoop::run(std::vector<Tensor> &args,
     record.ms = std::chrono::duration<double, std::milli>(
                     std::chrono::steady_clock::now() - start)
                     .count();
-    record.collectiveMs = context.takeCollectiveSeconds() * 1000.0;
+    CommunicationStats comm = context.takeCommunicationStats();
+    if (tracer && tracer->active())
+      tracer->span(TraceLane::Compute, "step", "step", stepStart,
+                   Tracer::now(), "", "step " + std::to_string(step));
     if (spec.lossResult >= 0) {
       record.hasLoss = true;
       record.loss =
@@ -38,7 +55,9 @@ std::vector<Tensor> StepLoop::run(std::vector<Tensor> &args,
                               "the loss of the step");
     }
     groups.markProgress(stepsBefore + step);
-    progress.step(record);
+    if (tracer)
+      tracer->endStep();
+    progress.step(record, comm);
     for (size_t i = 0; i < results.size(); ++i)
       if (auto it = argOfState.find(spec.results[i].state);
           !spec.results[i].state.empty() && it != argOfState.end())
