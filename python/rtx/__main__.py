@@ -1,9 +1,10 @@
-"""The rtx command line: python3 -m rtx {import,opt,run,train,tools} ...
+"""The rtx command line: python3 -m rtx {import,opt,run,train,report,tools} ...
 
     python3 -m rtx import examples/torch_models.py:gpt2 -o gpt2.mlir --params-out params --inputs-out inputs
     python3 -m rtx opt gpt2.mlir --train --optimizer adamw --lr 1e-2 -o train.mlir
     python3 -m rtx run train.mlir --inputs inputs --params params --steps 10
     python3 -m rtx train examples/torch_models.py:mlp --steps 20 --lr 1e-2
+    python3 -m rtx report RUN_DIR        # after rtx-launch --trace RUN_DIR
 
 Exit status: 0 on success, 1 when a step fails (the message says why), 2 for
 bad usage.
@@ -18,7 +19,7 @@ import warnings
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
-from . import driver
+from . import driver, report
 from .builder import BuildError, Module
 from .config import AdamW, ConfigError, NotYetSupportedError, ParallelConfig, SGD, ShardingConfig, init
 from .errors import TorchImportError
@@ -198,6 +199,14 @@ def cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_report(args: argparse.Namespace) -> int:
+    try:
+        sys.stdout.write(report.run_from_args(args))
+    except report.ReportError as error:
+        raise CliError(str(error)) from None
+    return 0
+
+
 def cmd_tools(args: argparse.Namespace) -> int:
     for tool in ("rtx-opt", "rtx-run"):
         print(f"{tool}: {driver.find_tool(tool)}")
@@ -278,6 +287,11 @@ def make_parser() -> argparse.ArgumentParser:
                         "(default: a new temporary directory)")
     p.add_argument("--out", metavar="DIR", help="also write model.mlir, train.mlir and the trained params here")
     p.set_defaults(run=cmd_train)
+
+    p = sub.add_parser("report", help="the bottleneck verdict of a traced run, with plots",
+                       description=report.__doc__.split("\n\n")[0] + " " + report.__doc__.split("\n\n")[1])
+    report.add_arguments(p)
+    p.set_defaults(run=cmd_report)
 
     p = sub.add_parser("tools", help="show where rtx-opt and rtx-run are found")
     p.set_defaults(run=cmd_tools)

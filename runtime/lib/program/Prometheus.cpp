@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include <sys/socket.h>
 #include <unistd.h>
 
 using namespace rtxrt;
@@ -170,6 +171,13 @@ struct MetricsServer::Impl {
 MetricsServer::MetricsServer(const RunMetrics &metrics,
                              const std::string &host, int port)
     : impl_(std::make_unique<Impl>()), port_(port) {
+  // httplib's default also sets SO_REUSEPORT, with which a second program
+  // on the same port would silently take half the scrapes: only
+  // SO_REUSEADDR (a restart may bind while old connections linger).
+  impl_->server.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
   impl_->server.Get("/metrics", [&metrics](const httplib::Request &,
                                            httplib::Response &response) {
     response.set_content(metrics.exposition(),

@@ -1,0 +1,267 @@
+//===- ObservabilityTest.cpp - traces, metrics and allocator counters -----===//
+//
+// What docs/observability.md promises of the runtime's own figures:
+// overlap_pct on cases whose hidden share is known by construction, bus
+// bytes by nccl-tests' definition, the Prometheus text (quantiles, labels,
+// NaN), the endpoint, a bounded trace buffer and its step window, the merge
+// onto one clock, and the host allocator's counters.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Prometheus.h"
+
+#include "rtxrt/AllocatorStats.h"
+#include "rtxrt/Program.h"
+#include "rtxrt/Trace.h"
+#include "rtxrt/TraceMerge.h"
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <thread>
+
+using namespace rtxrt;
+using namespace rtxrt::program;
+
+namespace {
+
+/// Two ranks seen from rank 0: every exchange takes `delay` and returns
+/// this rank's tensor twice.
+class SlowCommunicator : public Communicator {
+public:
+  explicit SlowCommunicator(std::chrono::milliseconds delay) : delay(delay) {}
+  std::vector<Tensor> exchange(const std::vector<int64_t> &, const Tensor &t,
+                               const std::string &) override {
+    std::this_thread::sleep_for(delay);
+    return {t, t};
+  }
+  std::chrono::milliseconds delay;
+};
+
+void sleepFor(int ms) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+}
+
+/// overlap_pct of one started all-reduce of 60 ms with `computeMs` of
+/// work between its start and its wait.
+double overlapWithCompute(int computeMs) {
+  MeshLayout mesh({"dp"}, {2});
+  SlowCommunicator comm(std::chrono::milliseconds(60));
+  StepContext ctx(0, mesh, comm);
+  Tensor x({256}, DType::F32);
+  auto pending = ctx.start("all_reduce", {"dp"},
+                           Collective::allReduce(ReduceKind::Sum), x);
+  sleepFor(computeMs);
+  ctx.wait(pending);
+  ctx.finishStep();
+  return overlapPercent(ctx.takeCommunicationStats());
+}
+
+} // namespace
+
+// The hidden share is known by construction: compute that outlasts the
+// collective hides all of it, none hides none, half of it about half. The
+// margins are wide: sleeps on a loaded machine overrun, never underrun.
+TEST(ObservabilityTest, OverlapOfAStartedAllReduce) {
+  EXPECT_GE(overlapWithCompute(150), 85.0);
+  EXPECT_LE(overlapWithCompute(0), 15.0);
+  double half = overlapWithCompute(30);
+  EXPECT_GE(half, 25.0);
+  EXPECT_LE(half, 75.0);
+}
+
+TEST(ObservabilityTest, SynchronousCollectivesHideNothing) {
+  MeshLayout mesh({"dp"}, {2});
+  SlowCommunicator comm(std::chrono::milliseconds(5));
+  StepContext ctx(0, mesh, comm);
+  Tensor x({1000}, DType::F32);
+  ctx.collective("all_reduce", {"dp"}, Collective::allReduce(ReduceKind::Sum),
+                 x);
+  ctx.finishStep();
+  CommunicationStats stats = ctx.takeCommunicationStats();
+  EXPECT_EQ(overlapPercent(stats), 0.0);
+  EXPECT_EQ(stats.collectives, 1);
+  EXPECT_GT(stats.exposedAllReduceSeconds, 0.0);
+  // nccl-tests' bus bytes of an all-reduce of S bytes on n ranks:
+  // 2 S (n - 1) / n = S for n = 2.
+  EXPECT_DOUBLE_EQ(stats.busBytes, 4000.0);
+  // Taken: the next step starts from zero.
+  EXPECT_EQ(ctx.takeCommunicationStats().collectives, 0);
+}
+
+TEST(ObservabilityTest, BusBytesOfAnAllGather) {
+  MeshLayout mesh({"dp"}, {2});
+  SlowCommunicator comm(std::chrono::milliseconds(0));
+  StepContext ctx(0, mesh, comm);
+  Tensor x({100}, DType::F32); // 400 bytes in, 800 gathered
+  ctx.collective("all_gather", {"dp"}, Collective::allGather(0), x);
+  // (n - 1) / n of the gathered bytes.
+  EXPECT_DOUBLE_EQ(ctx.takeCommunicationStats().busBytes, 400.0);
+}
+
+TEST(ObservabilityTest, PrometheusText) {
+  RunMetrics metrics(MetricLabels{3, "dp:2,tp:2", "run-7"});
+  // Before any step: the quantiles are NaN, the count zero.
+  EXPECT_NE(metrics.exposition().find("step_time_ms_count{rank=\"3\",mesh="
+                                      "\"dp:2,tp:2\",run=\"run-7\"} 0"),
+            std::string::npos);
+  for (int ms = 1; ms <= 100; ++ms) {
+    StepFigures f;
+    f.ms = ms;
+    f.tokensPerSecond = 1000.0 * 64 / ms;
+    metrics.step(f);
+  }
+  EXPECT_EQ(metrics.stepTimeQuantile(0.5), 50.0);
+  EXPECT_EQ(metrics.stepTimeQuantile(0.95), 95.0);
+  EXPECT_EQ(metrics.stepTimeQuantile(0.99), 99.0);
+  std::string text = metrics.exposition();
+  std::string labels = "{rank=\"3\",mesh=\"dp:2,tp:2\",run=\"run-7\"";
+  EXPECT_NE(text.find("# TYPE step_time_ms summary"), std::string::npos);
+  EXPECT_NE(text.find("step_time_ms" + labels + ",quantile=\"0.99\"} 99\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("step_time_ms_sum" + labels + "} 5050\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("step_time_ms_count" + labels + "} 100\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("tokens_per_s" + labels + "} 640\n"), std::string::npos);
+  // No communication: overlap and bandwidth are not numbers, not 0.
+  EXPECT_NE(text.find("overlap_pct" + labels + "} NaN\n"), std::string::npos);
+  EXPECT_NE(text.find("net_bw_gbps" + labels + "} NaN\n"), std::string::npos);
+  EXPECT_NE(text.find("oom_count" + labels + ",device=\"host\"} 0\n"),
+            std::string::npos);
+}
+
+TEST(ObservabilityTest, MetricsEndpointServesTheText) {
+  RunMetrics metrics(MetricLabels{0, "dp:1", "r"});
+  StepFigures f;
+  f.ms = 12.5;
+  metrics.step(f);
+  MetricsServer server(metrics, "127.0.0.1", 0);
+  ASSERT_GT(server.port(), 0);
+  httplib::Client client("127.0.0.1", server.port());
+  auto response = client.Get("/metrics");
+  ASSERT_TRUE(response);
+  EXPECT_EQ(response->status, 200);
+  EXPECT_NE(response->body.find("step_time_ms_sum{rank=\"0\",mesh=\"dp:1\","
+                                "run=\"r\"} 12.5"),
+            std::string::npos);
+  EXPECT_EQ(response->get_header_value("Content-Type"),
+            "text/plain; version=0.0.4; charset=utf-8");
+  // A port in use is refused, naming it.
+  try {
+    MetricsServer second(metrics, "127.0.0.1", server.port());
+    FAIL() << "a second server on one port";
+  } catch (const Error &error) {
+    EXPECT_NE(std::string(error.what()).find(std::to_string(server.port())),
+              std::string::npos);
+  }
+}
+
+TEST(ObservabilityTest, TraceSteps) {
+  TraceOptions o;
+  TraceOptions::parseSteps("5:8", o);
+  EXPECT_EQ(o.firstStep, 5);
+  EXPECT_EQ(o.lastStep, 8);
+  TraceOptions::parseSteps("3", o);
+  EXPECT_EQ(o.firstStep, 3);
+  EXPECT_EQ(o.lastStep, 3);
+  TraceOptions::parseSteps(":4", o);
+  EXPECT_EQ(o.firstStep, 1);
+  EXPECT_EQ(o.lastStep, 4);
+  for (const char *bad : {"", ":", "0:3", "a:b", "8:5", "2:x", "-1"})
+    EXPECT_THROW(TraceOptions::parseSteps(bad, o), Error) << bad;
+}
+
+static std::string temporaryDir() {
+  char name[] = "/tmp/rtx-trace-test-XXXXXX";
+  const char *dir = mkdtemp(name);
+  EXPECT_NE(dir, nullptr);
+  return dir ? dir : "";
+}
+
+TEST(ObservabilityTest, BoundedBufferAndStepWindow) {
+  std::string dir = temporaryDir();
+  TraceOptions o;
+  o.dir = dir;
+  o.maxEvents = 3;
+  TraceOptions::parseSteps("2:2", o);
+  Tracer tracer;
+  tracer.configure(o, 1, 2);
+  tracer.beginStep(1);
+  EXPECT_FALSE(tracer.active());
+  tracer.span(TraceLane::Compute, "outside", "op", 0, 10);
+  tracer.endStep();
+  tracer.beginStep(2);
+  EXPECT_TRUE(tracer.active());
+  for (int i = 0; i < 5; ++i)
+    tracer.span(TraceLane::Compute, "inside", "op", i * 10, i * 10 + 5);
+  tracer.endStep();
+  EXPECT_EQ(tracer.recorded(), 3);
+  EXPECT_EQ(tracer.dropped(), 2);
+  std::ifstream in(tracer.write());
+  nlohmann::json trace = nlohmann::json::parse(in);
+  EXPECT_EQ(trace["otherData"]["dropped_events"], 2);
+  int spans = 0;
+  for (const auto &e : trace["traceEvents"])
+    if (e["ph"] == "X") {
+      ++spans;
+      EXPECT_EQ(e["name"], "inside");
+      EXPECT_EQ(e["pid"], 1);
+      EXPECT_EQ(e["args"]["step"], 2);
+    }
+  EXPECT_EQ(spans, 3);
+}
+
+TEST(ObservabilityTest, MergeMovesRanksOntoRankZerosClock) {
+  std::string dir = temporaryDir();
+  for (int rank = 0; rank < 2; ++rank) {
+    TraceOptions o;
+    o.dir = dir;
+    Tracer tracer;
+    tracer.configure(o, rank, 2);
+    // Rank 1's clock runs 1000 us ahead: the same moment reads 1000 us
+    // later there.
+    tracer.setClockOffset(ClockOffset{rank == 1 ? 1000.0 : 0.0, 5.0, 8});
+    int64_t at = 5'000'000 + (rank == 1 ? 1'000'000 : 0); // ns
+    tracer.span(TraceLane::Compute, "same moment", "op", at, at + 1000);
+    tracer.write();
+  }
+  MergedTrace merged = mergeRankTraces(dir, 3);
+  EXPECT_EQ(merged.ranks, (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(merged.missing, (std::vector<int64_t>{2}));
+  std::ifstream in(merged.path);
+  nlohmann::json trace = nlohmann::json::parse(in);
+  std::vector<double> ts;
+  for (const auto &e : trace["traceEvents"])
+    if (e["ph"] == "X")
+      ts.push_back(e["ts"].get<double>());
+  ASSERT_EQ(ts.size(), 2u);
+  EXPECT_DOUBLE_EQ(ts[0], 0.0);
+  EXPECT_DOUBLE_EQ(ts[1], 0.0);
+  EXPECT_EQ(trace["otherData"]["clock_offsets_us"]["1"], 1000.0);
+  EXPECT_EQ(trace["otherData"]["time_origin_us"], 5000.0);
+}
+
+TEST(ObservabilityTest, HostAllocatorCounts) {
+  AllocatorStats before = hostAllocatorStats();
+  {
+    // Larger than any cached block of earlier tests: a fresh allocation.
+    Tensor big({3 << 20}, DType::F32);
+    AllocatorStats during = hostAllocatorStats();
+    EXPECT_GE(during.inUseBytes - before.inUseBytes, int64_t(12) << 20);
+    EXPECT_GE(during.peakBytes, during.inUseBytes);
+    EXPECT_GT(during.allocations, before.allocations);
+  }
+  AllocatorStats after = hostAllocatorStats();
+  EXPECT_LT(after.inUseBytes, before.inUseBytes + (int64_t(12) << 20));
+  // The freed block is kept for reuse: kept but unused, i.e. fragmentation.
+  EXPECT_GT(after.fragmentationPercent(), 0.0);
+  EXPECT_EQ(after.failures, before.failures);
+}
