@@ -47,6 +47,9 @@ if config.rtx_have_cuda:
 import shutil
 if shutil.which("redis-server") and shutil.which("redis-cli"):
     config.available_features.add("redis")
+# A real Prometheus server (Debian's prometheus) scrapes a running program.
+if shutil.which("prometheus"):
+    config.available_features.add("prometheus")
 
 # Open MPI's launcher (openmpi-bin) and torchrun (python3-torch): the
 # launcher-environment tests.
