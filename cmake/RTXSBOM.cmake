@@ -45,6 +45,11 @@ if(TARGET gloo)
   rtx_sbom_component(Gloo "${Gloo_VERSION}" "${Gloo_DIR}" "$<TARGET_FILE:gloo>"
                      "${RTXRT_HIREDIS_INCLUDE_DIR}/hiredis.h")
 endif()
+if(RTXRT_HTTPLIB_LIBRARY)
+  # The Prometheus endpoint (runtime/lib/program/Prometheus.cpp).
+  rtx_sbom_component(cpp-httplib "" "${RTXRT_HTTPLIB_LIBRARY}"
+                     "${RTXRT_HTTPLIB_INCLUDE_DIR}/httplib.h")
+endif()
 if(OpenMP_CXX_FOUND)
   rtx_sbom_component(OpenMP "${OpenMP_CXX_VERSION}" ${OpenMP_CXX_LIBRARIES})
 endif()

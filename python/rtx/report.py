@@ -201,8 +201,8 @@ class Verdict:
                 "hints": self.hints, "straggler": self.straggler}
 
 
-def _mib(n: float) -> str:
-    return f"{n / (1 << 20):.1f} MiB"
+def _size(n: float) -> str:
+    return f"{n / (1 << 20):.1f} MiB" if n >= 1 << 20 else f"{n / 1024:.1f} KiB"
 
 
 def verdict(analysis: Analysis, balance: float = BALANCE_THRESHOLD) -> Verdict:
@@ -253,11 +253,13 @@ def verdict(analysis: Analysis, balance: float = BALANCE_THRESHOLD) -> Verdict:
                          "the gradient all-reduces then run under the backward pass")
         sizes = analysis.all_reduce_bytes
         if len(sizes) > 1 and statistics.mean(sizes) < SMALL_BUCKET_BYTES:
-            total = sum(sizes)
-            hints.append(f"{len(sizes)} all-reduces of {_mib(statistics.mean(sizes))} on average per "
-                         f"step: raise bucket_bytes to {max(total, DDP_BUCKET_BYTES)} (rtx-distribute "
-                         f"bucket-bytes=N, ParallelConfig(bucket_bytes=N)) "
-                         f"(fewer, larger all-reduces pay the latency once)")
+            # One bucket for all the gradients when they are small; else
+            # DDP's 25 MiB.
+            target = min(sum(sizes), DDP_BUCKET_BYTES)
+            hints.append(f"{len(sizes)} all-reduces of {_size(statistics.mean(sizes))} on average per "
+                         f"step: raise bucket_bytes to {target} (rtx-distribute bucket-bytes={target}, "
+                         f"ParallelConfig(bucket_bytes={target})): fewer, larger all-reduces pay "
+                         f"the latency once")
         busy = sum(analysis.collectives_by_group.values())
         if busy > 0 and "tp" in analysis.mesh:
             biggest = max(analysis.collectives_by_group, key=analysis.collectives_by_group.get)
@@ -369,6 +371,7 @@ def plot_scaling(results: Path, path: Path) -> None:
     for label in sorted({r["label"] for r in rows}):
         points = sorted((r["ranks"], r["tokens_per_s"]) for r in rows if r["label"] == label)
         ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=label)
+    ax.set_xticks(sorted({r["ranks"] for r in rows}))
     ax.set_xlabel("ranks")
     ax.set_ylabel("tokens/s")
     ax.set_title("scaling")

@@ -1,7 +1,8 @@
 """What a training run gives back, read from the files the tools write.
 
 An emitted program writes one JSON object per step to --metrics FILE (step,
-loss, step_time_ms, tokens_per_s, collective_ms, collective_pct; rank 0)
+loss, step_time_ms, tokens_per_s, collective_ms, collective_pct,
+allreduce_pct, overlap_pct, net_bw_gbps, peak_bytes; rank 0)
 and its parameters and optimizer state to --save-state DIR (KEY.npy:
 "param:NAME", "exp_avg:NAME", ...; steps_done last). rtx-run writes
 resultN.npy to --out DIR and the same --metrics lines, without the
@@ -31,6 +32,11 @@ class StepMetrics:
     tokens_per_s: float
     collective_ms: float
     collective_pct: float
+    # docs/observability.md: NaN where the run does not measure them.
+    allreduce_pct: float = float("nan")
+    overlap_pct: float = float("nan")
+    net_bw_gbps: float = float("nan")
+    peak_bytes: float = float("nan")
 
 
 @dataclass
@@ -58,7 +64,9 @@ def read_metrics(path: Path) -> List[StepMetrics]:
             row = json.loads(line)
             rows.append(StepMetrics(int(row["step"]), _number(row["loss"]), _number(row["step_time_ms"]),
                                     _number(row["tokens_per_s"]), _number(row.get("collective_ms")),
-                                    _number(row.get("collective_pct"))))
+                                    _number(row.get("collective_pct")),
+                                    _number(row.get("allreduce_pct")), _number(row.get("overlap_pct")),
+                                    _number(row.get("net_bw_gbps")), _number(row.get("peak_bytes"))))
         except (ValueError, KeyError, TypeError) as error:
             raise ToolError(f"{path}:{number}: not a metrics line ({error}): {line[:200]}") from None
     return rows

@@ -101,6 +101,12 @@ void Tracer::configure(const TraceOptions &options, int64_t rank,
     if (slash == std::string::npos)
       break;
   }
+  // Refused now, not after the run: a file in the way, or no permission.
+  struct stat info;
+  if (::stat(options.dir.c_str(), &info) != 0 || !S_ISDIR(info.st_mode) ||
+      ::access(options.dir.c_str(), W_OK) != 0)
+    throw Error("the trace directory " + options.dir +
+                " is not a directory this program can write to");
   options_ = options;
   rank_ = rank;
   world_ = world;

@@ -64,11 +64,11 @@ for line in out.splitlines():
     need(purls and purls[0].startswith(want), f"{name}: purl {purls} does not start with {want}")
     need(p["supplier"].startswith("Organization: "), f"{name}: supplier {p['supplier']}")
 
-# The libraries CMake found: MLIR at Debian's LLVM 22, Gloo and OpenBLAS with
+# The libraries CMake found: MLIR at Debian's LLVM 22, Gloo, OpenBLAS, cpp-httplib with
 # their paths and the Debian package that holds them.
 mlir = by_name.get("MLIR", {})
 need(mlir.get("versionInfo", "").startswith("22."), f"MLIR version {mlir.get('versionInfo')}")
-for name in ("MLIR", "Gloo", "OpenBLAS", "GTest"):
+for name in ("MLIR", "Gloo", "OpenBLAS", "GTest", "cpp-httplib"):
     p = by_name.get(name)
     need(p is not None and "found by CMake at /" in p.get("sourceInfo", ""), f"{name}: no CMake path")
     need(p is not None and "from Debian " in p.get("sourceInfo", ""), f"{name}: no Debian package")
