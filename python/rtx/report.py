@@ -17,7 +17,8 @@ and the ops, and says with numbers which of these bounds the run:
 otherwise read as a network problem). Each verdict comes with hints. With
 matplotlib (Debian's python3-matplotlib) it writes PNG plots: the per-rank
 timeline of one step, the step-time distribution, and, given benchmark
-results (``--scaling FILE``), a scaling curve. docs/observability.md shows
+results (``--scaling FILE``, from bench/cpu/scaling.py --json), a scaling
+curve. docs/observability.md shows
 them.
 """
 from __future__ import annotations
@@ -347,18 +348,12 @@ def plot_step_times(analysis: Analysis, metrics: Dict[int, List[dict]], path: Pa
         times = ([r["step_time_ms"] for r in rows if r.get("step_time_ms") is not None] if rows
                  else [s.total for s in analysis.ranks[rank].steps])
         ax.hist(times, bins=min(30, max(5, len(times))), alpha=0.6, label=f"rank {rank}")
-    ax.set_xlabel("step time (ms)")
-    ax.set_ylabel("steps")
-    ax.set_title("step-time distribution")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    _save(plt, fig, ax, path, "step time (ms)", "steps", "step-time distribution")
 
 
 def plot_scaling(results: Path, path: Path) -> None:
     """A scaling curve from benchmark results: a JSON list of
-    {"label", "ranks", "tokens_per_s"} (bench/ writes them with --json)."""
+    {"label", "ranks", "tokens_per_s"}, as bench/cpu/scaling.py --json writes."""
     plt = _pyplot()
     try:
         rows = json.loads(results.read_text())
@@ -372,9 +367,14 @@ def plot_scaling(results: Path, path: Path) -> None:
         points = sorted((r["ranks"], r["tokens_per_s"]) for r in rows if r["label"] == label)
         ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=label)
     ax.set_xticks(sorted({r["ranks"] for r in rows}))
-    ax.set_xlabel("ranks")
-    ax.set_ylabel("tokens/s")
-    ax.set_title("scaling")
+    _save(plt, fig, ax, path, "ranks", "tokens/s", "scaling")
+
+
+def _save(plt, fig, ax, path: Path, xlabel: str, ylabel: str, title: str) -> None:  # type: ignore[no-untyped-def]
+    """Labels a plot with a legend and writes it as a PNG."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
     ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=110)
