@@ -26,3 +26,14 @@ cp "$WORK/plots/timeline.png" "$OUT/observability-timeline.png"
 cp "$WORK/plots/step_times.png" "$OUT/observability-step-times.png"
 cp "$WORK/plots/scaling.png" "$OUT/observability-scaling.png"
 echo "make-doc-pictures: wrote $OUT/observability-*.png"
+
+# docs/pipeline.md: the schedules as the simulator runs them (4 ranks, 8
+# micro-batches; F 1, B 2, W 1).
+for spec in "1f1b::" "gpipe::" "interleaved:2:" "zb-h1::"; do
+  IFS=: read -r kind virtual _ <<< "$spec"
+  "$BIN/rtx-schedule" --schedule "$kind" --ranks 4 --micro-batches 8 \
+    ${virtual:+--virtual $virtual} --quiet --timeline "$WORK/$kind.json" > "$WORK/$kind.txt"
+  PYTHONPATH="$ROOT/python" /usr/bin/python3 -m rtx.schedule_plot "$WORK/$kind.json" \
+    "$OUT/pipeline-$kind.png" --title "$(head -1 "$WORK/$kind.txt")"
+done
+echo "make-doc-pictures: wrote $OUT/pipeline-*.png"
