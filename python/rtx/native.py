@@ -14,6 +14,7 @@ the same inputs and parameters and give the same losses to rounding.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -58,7 +59,8 @@ class NativeProgram:
 
     def train(self, batch: Optional[Batch] = None, steps: int = 1, *,
               data: Union[str, os.PathLike, None] = None, timeout: float = 60.0, seed: int = 0,
-              progress: bool = False) -> TrainResult:
+              progress: bool = False, trace: Union[str, os.PathLike, None] = None,
+              trace_steps: Optional[str] = None) -> TrainResult:
         """Runs `steps` steps in `ranks` local processes and returns each
         step's loss and the parameters after the last step. The data is
         `batch` (every step, as in Program.train) or a token file `data`
@@ -67,7 +69,11 @@ class NativeProgram:
         to the next call (of this object and of the Program), and so does
         the optimizer state (below). `timeout` bounds each collective
         (seconds); progress=True echoes the program's output (rank 0's
-        progress lines) to stderr as it comes.
+        progress lines) to stderr as it comes. trace=DIR writes every rank's
+        trace and metrics lines into DIR and merges the traces into
+        DIR/trace.json (rtx-launch --trace; trace_steps="A:B" limits them to
+        steps A to B of this call); rtx.report.run(DIR) then gives the
+        bottleneck verdict (docs/observability.md).
 
         The losses and per-step metrics come from the program's --metrics
         file, the parameters from its --save-state directory; what the
@@ -91,12 +97,21 @@ class NativeProgram:
                                   f"{', '.join(sorted(names))}")
             if not Path(data).is_file():
                 raise ConfigError(f"no such token file: {data}")
+        if trace_steps is not None and trace is None:
+            raise ConfigError("trace_steps needs trace=DIR")
+        if trace_steps is not None and not (isinstance(trace_steps, str)
+                                            and re.fullmatch(r"\d*:?\d*", trace_steps)
+                                            and trace_steps.strip(":")):
+            raise ConfigError(f"trace_steps must be 'A:B', 'A:', ':B' or 'A', got {trace_steps!r}")
         arrays = check_batch(batch, self.program.inputs) if batch is not None else None
         devices = self._devices()
         with tempfile.TemporaryDirectory(prefix="rtx-native-") as work:
             work_dir = Path(work)
+            tracing = ["--trace", str(Path(trace).resolve())] if trace is not None else []
+            if trace_steps is not None:
+                tracing += ["--trace-steps", trace_steps]
             argv = [find_tool("rtx-launch"), "-n", str(self.ranks), "--store",
-                    f"file:{work_dir / 'store'}", *devices, "--", str(self.path), "--steps", str(steps),
+                    f"file:{work_dir / 'store'}", *devices, *tracing, "--", str(self.path), "--steps", str(steps),
                     "--seed", str(seed), "--timeout", str(timeout)]
             if arrays is not None:
                 argv += ["--inputs", str(save_arrays(work_dir / "inputs", arrays))]

@@ -3,6 +3,8 @@ build script it writes, rtx-launch), compared with Program.train, which runs
 the same step in rtx-run. CUDA programs are built against the host
 emulation of the GPU runtime here (no GPU in CI); bench/gpu/ runs the real
 one."""
+import json
+
 import numpy as np
 import pytest
 
@@ -136,3 +138,21 @@ def test_token_file_feeds_tokens_and_labels(tmp_path):
     with pytest.raises(rtx.ConfigError, match="data= feeds the inputs 'tokens' and 'labels'; this program takes "
                                               "labels, x"):
         mlp.train(data=tmp_path / "text.bin")
+
+
+def test_trace_writes_a_merged_trace_that_report_reads(tmp_path):
+    program = rtx.compile(models.mlp(), group=init("cpu", 2, env={}), parallel=ParallelConfig(dp=2),
+                          optimizer=rtx.SGD())
+    native = program.build(tmp_path / "build")
+    with pytest.raises(rtx.ConfigError, match="trace_steps needs trace=DIR"):
+        native.train(random_batch(program), trace_steps="2:3")
+    with pytest.raises(rtx.ConfigError, match="trace_steps must be"):
+        native.train(random_batch(program), trace=tmp_path / "run", trace_steps="two")
+    native.train(random_batch(program), steps=3, trace=tmp_path / "run", trace_steps="2:3")
+    trace = json.loads((tmp_path / "run" / "trace.json").read_text())
+    spans = [e for e in trace["traceEvents"] if e["ph"] == "X"]
+    assert {e["pid"] for e in spans} == {0, 1}
+    assert {e["args"]["step"] for e in spans if e["cat"] == "step"} == {2, 3}
+    from rtx import report
+    verdict = json.loads(report.run(str(tmp_path / "run"), plots=False, as_json=True))
+    assert verdict["bound"] in ("compute", "network", "straggler", "input") and verdict["figures"]["ranks"] == 2
