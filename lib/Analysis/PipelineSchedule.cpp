@@ -28,11 +28,13 @@ struct KindName {
   const char *name;
 };
 // Longest first: "SEND_F" must not parse as "S".
-const KindName kKindNames[] = {
-    {ActionKind::SendForward, "SEND_F"},  {ActionKind::RecvForward, "RECV_F"},
-    {ActionKind::SendBackward, "SEND_B"}, {ActionKind::RecvBackward, "RECV_B"},
-    {ActionKind::Forward, "F"},           {ActionKind::Backward, "B"},
-    {ActionKind::Weight, "W"}};
+const KindName kKindNames[] = {{ActionKind::SendForward, "SEND_F"},
+                               {ActionKind::RecvForward, "RECV_F"},
+                               {ActionKind::SendBackward, "SEND_B"},
+                               {ActionKind::RecvBackward, "RECV_B"},
+                               {ActionKind::Forward, "F"},
+                               {ActionKind::Backward, "B"},
+                               {ActionKind::Weight, "W"}};
 
 bool isCompute(ActionKind k) {
   return k == ActionKind::Forward || k == ActionKind::Backward ||
@@ -177,8 +179,9 @@ ParseResult mlir::rtx::pipeline::parseSchedule(const std::string &text,
   for (auto &[rank, actions] : byRank) {
     if (rank != expected++) {
       result.errors.push_back(
-          {-1, -1, "the ranks must be 0, 1, ... without gaps: rank " +
-                       std::to_string(expected - 1) + " is missing"});
+          {-1, -1,
+           "the ranks must be 0, 1, ... without gaps: rank " +
+               std::to_string(expected - 1) + " is missing"});
       break;
     }
     schedule.actions.push_back(std::move(actions));
@@ -348,8 +351,9 @@ GenerateResult mlir::rtx::pipeline::generateSchedule(ScheduleKind kind,
   GenerateResult result;
   std::string name = scheduleKindName(kind);
   if (p < 1 || m < 1 || v < 1) {
-    result.error = name + " needs at least one rank, micro-batch and "
-                          "virtual stage, got " +
+    result.error = name +
+                   " needs at least one rank, micro-batch and "
+                   "virtual stage, got " +
                    std::to_string(p) + ", " + std::to_string(m) + " and " +
                    std::to_string(v);
     return result;
@@ -362,16 +366,19 @@ GenerateResult mlir::rtx::pipeline::generateSchedule(ScheduleKind kind,
   if ((kind == ScheduleKind::OneFOneB || kind == ScheduleKind::ZeroBubbleH1 ||
        kind == ScheduleKind::Interleaved) &&
       m < p) {
-    result.error = name + " needs at least as many micro-batches as pipeline "
-                          "ranks (its warm-up fills every stage), got " +
+    result.error = name +
+                   " needs at least as many micro-batches as pipeline "
+                   "ranks (its warm-up fills every stage), got " +
                    std::to_string(m) + " micro-batches for " +
-                   std::to_string(p) + " ranks; use more micro-batches or "
+                   std::to_string(p) +
+                   " ranks; use more micro-batches or "
                    "gpipe";
     return result;
   }
   if (kind == ScheduleKind::Interleaved && m % p != 0) {
     result.error = "interleaved needs a micro-batch count that the " +
-                   std::to_string(p) + " pipeline ranks divide (it runs "
+                   std::to_string(p) +
+                   " pipeline ranks divide (it runs "
                    "micro-batches in groups of one per rank), got " +
                    std::to_string(m);
     return result;
@@ -382,9 +389,7 @@ GenerateResult mlir::rtx::pipeline::generateSchedule(ScheduleKind kind,
   s.stagesPerRank = v;
   s.actions.resize(p);
   for (int64_t r = 0; r < p; ++r) {
-    auto forward = [&](int64_t i) {
-      return Action{ActionKind::Forward, r, i};
-    };
+    auto forward = [&](int64_t i) { return Action{ActionKind::Forward, r, i}; };
     auto backward = [&](int64_t i) {
       return Action{ActionKind::Backward, r, i};
     };
@@ -411,8 +416,8 @@ GenerateResult mlir::rtx::pipeline::generateSchedule(ScheduleKind kind,
                           microBatch(k)};
           },
           [&](int64_t k) {
-            return Action{ActionKind::Backward,
-                          chunkStage(v - 1 - (k / p) % v), microBatch(k)};
+            return Action{ActionKind::Backward, chunkStage(v - 1 - (k / p) % v),
+                          microBatch(k)};
           });
       break;
     }
@@ -489,8 +494,8 @@ static std::vector<Diagnostic> checkStatically(const Schedule &s) {
         }
       }
       if (a.microBatch >= m) {
-        bad("micro-batch " + std::to_string(a.microBatch) +
-            " is outside the " + std::to_string(m) + " micro-batches");
+        bad("micro-batch " + std::to_string(a.microBatch) + " is outside the " +
+            std::to_string(m) + " micro-batches");
         continue;
       }
       if (a.kind == ActionKind::Optimizer) { // once per rank
@@ -545,11 +550,10 @@ static std::vector<Diagnostic> checkStatically(const Schedule &s) {
     switch (a.kind) {
     case ActionKind::Forward:
       if (a.stage > 0) {
-        Action input = s.rankOf(a.stage - 1) == r
-                           ? Action{ActionKind::Forward, a.stage - 1,
-                                    a.microBatch}
-                           : Action{ActionKind::RecvForward, a.stage,
-                                    a.microBatch};
+        Action input =
+            s.rankOf(a.stage - 1) == r
+                ? Action{ActionKind::Forward, a.stage - 1, a.microBatch}
+                : Action{ActionKind::RecvForward, a.stage, a.microBatch};
         if (!before(input, pos))
           bad("its input comes from " + quote(input) +
               ", which this rank does not run before it");
@@ -561,11 +565,10 @@ static std::vector<Diagnostic> checkStatically(const Schedule &s) {
         bad("the backward of micro-batch " + std::to_string(a.microBatch) +
             " comes before its forward " + quote(forward));
       if (a.stage + 1 < s.stages()) {
-        Action grad = s.rankOf(a.stage + 1) == r
-                          ? Action{ActionKind::Backward, a.stage + 1,
-                                   a.microBatch}
-                          : Action{ActionKind::RecvBackward, a.stage,
-                                   a.microBatch};
+        Action grad =
+            s.rankOf(a.stage + 1) == r
+                ? Action{ActionKind::Backward, a.stage + 1, a.microBatch}
+                : Action{ActionKind::RecvBackward, a.stage, a.microBatch};
         if (!before(grad, pos))
           bad("its output gradient comes from " + quote(grad) +
               ", which this rank does not run before it");
@@ -638,10 +641,10 @@ SimulationResult mlir::rtx::pipeline::simulate(const Schedule &s,
         split[a.stage] = true;
   auto cost = [&](const Action &a) -> double {
     auto it = costs.perStage.find(a.stage);
-    double forward = it != costs.perStage.end() ? it->second.first
-                                                : costs.forward;
-    double backward = it != costs.perStage.end() ? it->second.second
-                                                 : costs.backward;
+    double forward =
+        it != costs.perStage.end() ? it->second.first : costs.forward;
+    double backward =
+        it != costs.perStage.end() ? it->second.second : costs.backward;
     double share = costs.backward > 0 ? backward / costs.backward : 1;
     switch (a.kind) {
     case ActionKind::Forward:
@@ -705,16 +708,16 @@ SimulationResult mlir::rtx::pipeline::simulate(const Schedule &s,
     const Action &a = s.actions[r][next[r]];
     Action send = matchingSend(a);
     int64_t peer = s.rankOf(send.stage);
-    std::string peerAt =
-        next[peer] < s.actions[peer].size()
-            ? "which itself waits at action " + std::to_string(next[peer]) +
-                  " '" + s.actions[peer][next[peer]].str() + "'"
-            : "which has finished";
-    result.errors.push_back(
-        {r, int64_t(next[r]),
-         "'" + a.str() + "' waits forever for '" + send.str() + "' of rank " +
-             std::to_string(peer) + ", " + peerAt +
-             " (a cycle: reorder the sends and receives)"});
+    std::string peerAt = next[peer] < s.actions[peer].size()
+                             ? "which itself waits at action " +
+                                   std::to_string(next[peer]) + " '" +
+                                   s.actions[peer][next[peer]].str() + "'"
+                             : "which has finished";
+    result.errors.push_back({r, int64_t(next[r]),
+                             "'" + a.str() + "' waits forever for '" +
+                                 send.str() + "' of rank " +
+                                 std::to_string(peer) + ", " + peerAt +
+                                 " (a cycle: reorder the sends and receives)"});
   }
   if (!result.errors.empty())
     return result;

@@ -104,18 +104,16 @@ int rtxrt::runProgram(const ProgramSpec &spec, int argc, char **argv) {
       context.setTracer(&tracer);
     Progress progress(spec, MetricsPlace{self.rank, self.localRank, run},
                       flags.steps, flags);
-    StepLoop loop{spec, context, groups, device, progress,
-                  data ? &*data : nullptr};
+    StepLoop loop{spec,   context,  groups,
+                  device, progress, data ? &*data : nullptr};
     std::vector<Tensor> results = loop.run(args, stepsBefore, flags.steps);
     progress.done();
 
     // The final results and state, reassembled on rank 0.
     {
-      TraceScope write(!flags.out.empty() || !flags.saveState.empty()
-                           ? &tracer
-                           : nullptr,
-                       TraceLane::Checkpoint, "write results and state",
-                       "checkpoint");
+      TraceScope write(
+          !flags.out.empty() || !flags.saveState.empty() ? &tracer : nullptr,
+          TraceLane::Checkpoint, "write results and state", "checkpoint");
       writeResults(spec, groups, results, flags.out, flags.saveState,
                    stepsBefore + flags.steps);
     }

@@ -15,9 +15,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <mutex>
-#include <limits>
 #include <sstream>
 
 #if defined(__linux__)
@@ -299,9 +299,7 @@ static std::shared_ptr<unsigned char> allocateBuffer(size_t bytes) {
       });
 }
 
-AllocatorStats rtxrt::hostAllocatorStats() {
-  return hostCounters().snapshot();
-}
+AllocatorStats rtxrt::hostAllocatorStats() { return hostCounters().snapshot(); }
 
 Tensor Tensor::uninitialized(Shape shape, DType dtype) {
   Tensor t;

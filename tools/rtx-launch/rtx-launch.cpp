@@ -473,8 +473,10 @@ int main(int argc, char **argv) {
       std::string missing;
       for (int64_t r : merged.missing)
         missing += (missing.empty() ? "" : ", ") + std::to_string(r);
-      std::fprintf(stderr, "rtx-launch: merged the traces of %zu rank(s) "
-                   "into %s%s%s\n", merged.ranks.size(), merged.path.c_str(),
+      std::fprintf(stderr,
+                   "rtx-launch: merged the traces of %zu rank(s) "
+                   "into %s%s%s\n",
+                   merged.ranks.size(), merged.path.c_str(),
                    missing.empty() ? "" : "; no trace from rank(s) ",
                    missing.c_str());
     } catch (const rtxrt::Error &error) {

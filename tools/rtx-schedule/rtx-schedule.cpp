@@ -33,8 +33,7 @@ static cl::opt<std::string>
 static cl::opt<std::string>
     checkFile("check", cl::desc("read a schedule from this file instead"),
               cl::value_desc("file"));
-static cl::opt<int64_t> ranks("ranks", cl::desc("pipeline ranks"),
-                              cl::init(0));
+static cl::opt<int64_t> ranks("ranks", cl::desc("pipeline ranks"), cl::init(0));
 static cl::opt<int64_t> microBatches("micro-batches",
                                      cl::desc("micro-batches per step"),
                                      cl::init(0));
@@ -110,8 +109,8 @@ int main(int argc, char **argv) {
       return fail("--costs needs F,B,W, got '" + costText + "'");
     for (int i = 0; i < 3; ++i)
       if (parts[i].trim().getAsDouble(values[i]) || !(values[i] >= 0))
-        return fail("--costs needs three non-negative times, got '" +
-                    costText + "'");
+        return fail("--costs needs three non-negative times, got '" + costText +
+                    "'");
     if (values[2] > values[1])
       return fail("--costs: W (" + parts[2] + ") is part of B (" + parts[1] +
                   ") and cannot exceed it");
@@ -135,14 +134,13 @@ int main(int argc, char **argv) {
   outs() << kindName << ": " << schedule.ranks << " ranks, "
          << schedule.stages() << " stages, " << schedule.microBatches
          << " micro-batches: step time " << format("%g", result.makespan)
-         << ", bubble fraction "
-         << format("%.4f", result.bubbleFraction());
+         << ", bubble fraction " << format("%.4f", result.bubbleFraction());
   if (scheduleName == "gpipe" || scheduleName == "1f1b" ||
       scheduleName == "interleaved")
     outs() << " (formula (p-1)/(v m+p-1): "
            << format("%.4f", formulaBubbleFraction(schedule.ranks,
-                                                    schedule.microBatches,
-                                                    schedule.stagesPerRank))
+                                                   schedule.microBatches,
+                                                   schedule.stagesPerRank))
            << ")";
   outs() << "\npeak live activations per stage:";
   for (int64_t peak : result.peakActivations)
@@ -155,8 +153,9 @@ int main(int argc, char **argv) {
     if (error)
       return fail("cannot write " + timelineFile + ": " + error.message());
     // {"ranks": R, "actions": [[rank, "2F0", start, end], ...]}
-    os << "{\"ranks\": " << schedule.ranks << ", \"makespan\": "
-       << format("%.17g", result.makespan) << ", \"actions\": [";
+    os << "{\"ranks\": " << schedule.ranks
+       << ", \"makespan\": " << format("%.17g", result.makespan)
+       << ", \"actions\": [";
     bool first = true;
     for (int64_t r = 0; r < schedule.ranks; ++r)
       for (size_t i = 0; i < schedule.actions[r].size(); ++i) {

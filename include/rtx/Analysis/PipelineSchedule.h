@@ -121,7 +121,8 @@ struct GenerateResult {
   std::string error;
 };
 GenerateResult generateSchedule(ScheduleKind kind, int64_t ranks,
-                                int64_t microBatches, int64_t stagesPerRank = 1);
+                                int64_t microBatches,
+                                int64_t stagesPerRank = 1);
 
 /// The time each compute action takes, per stage (uniform by default:
 /// forward 1, backward 2 split into 1 + 1 when there is W); sends cost 0
@@ -136,8 +137,8 @@ struct ActionCosts {
 struct SimulationResult {
   std::vector<Diagnostic> errors; // empty: the schedule is sound
   double makespan = 0;
-  std::vector<double> busy;                // per rank: compute time
-  std::vector<int64_t> peakActivations;    // per stage
+  std::vector<double> busy;             // per rank: compute time
+  std::vector<int64_t> peakActivations; // per stage
   /// When each rank's i-th action started and ended (pictures, tests).
   std::vector<std::vector<std::pair<double, double>>> timeline;
   /// Idle share of the ranks between the first action and the last:

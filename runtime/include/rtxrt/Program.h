@@ -266,7 +266,9 @@ public:
   /// wait()/drain() on started ones) since the last call; resets the count.
   /// Started all-reduces that finish while the step computes cost nothing
   /// here: this is the communication the step did not overlap.
-  double takeCollectiveSeconds() { return takeCommunicationStats().exposedSeconds; }
+  double takeCollectiveSeconds() {
+    return takeCommunicationStats().exposedSeconds;
+  }
   /// What communication did since the last call; resets the counts.
   CommunicationStats takeCommunicationStats();
   /// Records spans into `tracer` from now on (null: none).

@@ -1,4 +1,5 @@
-//===- Trace.h - per-rank traces in the Chrome trace event format -*- C++ -*-===//
+//===- Trace.h - per-rank traces in the Chrome trace event format -*- C++
+//-*-===//
 //
 // A run with --trace DIR (or RTX_TRACE=DIR) records what each rank did as
 // complete events ("ph": "X") of the Chrome trace event format, which
@@ -30,8 +31,12 @@
 namespace rtxrt {
 
 /// The trace's threads ("tid"): what a span ran on.
-enum class TraceLane : int { Compute = 0, Communication = 1, Data = 2,
-                             Checkpoint = 3 };
+enum class TraceLane : int {
+  Compute = 0,
+  Communication = 1,
+  Data = 2,
+  Checkpoint = 3
+};
 const char *traceLaneName(TraceLane lane);
 
 /// What an emitted program knows of one of its ops: rtx-translate writes a
@@ -133,8 +138,7 @@ public:
   TraceScope(Tracer *tracer, TraceLane lane, const char *name,
              const char *category)
       : tracer_(tracer && tracer->active() ? tracer : nullptr), lane_(lane),
-        name_(name), category_(category),
-        start_(tracer_ ? Tracer::now() : 0) {}
+        name_(name), category_(category), start_(tracer_ ? Tracer::now() : 0) {}
   ~TraceScope() {
     if (tracer_)
       tracer_->span(lane_, name_, category_, start_, Tracer::now(),

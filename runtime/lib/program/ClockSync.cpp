@@ -7,9 +7,10 @@
 using namespace rtxrt;
 using namespace rtxrt::program;
 
-ClockOffset rtxrt::program::measureClockOffset(
-    Communicator &comm, const std::vector<int64_t> &world, int64_t rank,
-    int rounds) {
+ClockOffset
+rtxrt::program::measureClockOffset(Communicator &comm,
+                                   const std::vector<int64_t> &world,
+                                   int64_t rank, int rounds) {
   if (world.size() < 2)
     return ClockOffset{};
   // Each round: this rank's [enter, exit] of one all-gather.
@@ -31,9 +32,10 @@ ClockOffset rtxrt::program::measureClockOffset(
   best.errorUs = std::numeric_limits<double>::infinity();
   best.rounds = rounds;
   for (int i = 0; i < rounds; ++i) {
-    double error =
-        0.5 * double((mine[2 * i + 1] - mine[2 * i]) +
-                     (zero[2 * i + 1] - zero[2 * i])) / 1000.0;
+    double error = 0.5 *
+                   double((mine[2 * i + 1] - mine[2 * i]) +
+                          (zero[2 * i + 1] - zero[2 * i])) /
+                   1000.0;
     if (error < best.errorUs) {
       best.errorUs = error;
       best.offsetUs = (0.5 * double(mine[2 * i] + mine[2 * i + 1]) -

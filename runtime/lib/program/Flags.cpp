@@ -92,8 +92,8 @@ Flags rtxrt::program::parseFlags(const std::string &program, int argc,
     } else if (arg == "--metrics-port") {
       double p = number("a port");
       if (!(p >= 0 && p <= 65535) || p != static_cast<int>(p))
-        throw Error("--metrics-port needs a port in [0, 65535], got '" +
-                    value + "'");
+        throw Error("--metrics-port needs a port in [0, 65535], got '" + value +
+                    "'");
       flags.metricsPort = static_cast<int>(p);
     } else if (arg == "--metrics-host") {
       if (value.empty())
@@ -106,8 +106,7 @@ Flags rtxrt::program::parseFlags(const std::string &program, int argc,
       if (!(flags.metricsLinger >= 0 && flags.metricsLinger <= 3600))
         throw Error("--metrics-linger needs seconds in [0, 3600], got '" +
                     value + "'");
-    }
-    else if (arg == "--state")
+    } else if (arg == "--state")
       flags.state = path();
     else if (arg == "--save-state")
       flags.saveState = path();

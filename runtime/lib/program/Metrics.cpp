@@ -129,8 +129,8 @@ void Progress::step(StepRecord r, const CommunicationStats &comm) {
   r.allReducePct = allReducePercent(figures);
   r.overlapPct = overlapPercent(comm);
   r.netBwGBps = busBandwidthGBps(comm);
-  r.peakBytes = figures.device ? figures.device->peakBytes
-                               : figures.host.peakBytes;
+  r.peakBytes =
+      figures.device ? figures.device->peakBytes : figures.host.peakBytes;
   run_.step(figures);
   if (!textfileDir_.empty())
     writeMetricsTextfile(textfileDir_, rank_, run_.exposition());
@@ -144,8 +144,8 @@ void Progress::step(StepRecord r, const CommunicationStats &comm) {
     return;
   if (rank_ == 0) {
     std::printf("step %lld/%lld: loss=%.6e time=%.1fms",
-                static_cast<long long>(r.step),
-                static_cast<long long>(steps_), r.loss, r.ms);
+                static_cast<long long>(r.step), static_cast<long long>(steps_),
+                r.loss, r.ms);
     if (std::isfinite(perSecond))
       std::printf(" tokens/s=%.0f", perSecond);
     std::printf("\n");
@@ -154,9 +154,9 @@ void Progress::step(StepRecord r, const CommunicationStats &comm) {
 }
 
 void Progress::done() {
-  double seconds = std::chrono::duration<double>(
-                       std::chrono::steady_clock::now() - start_)
-                       .count();
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_)
+          .count();
   if (rank_ != 0) {
     linger();
     return;

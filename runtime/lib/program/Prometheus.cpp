@@ -91,9 +91,9 @@ static std::string labelValue(const std::string &s) {
 
 std::string RunMetrics::exposition() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  std::string labels = "rank=\"" + std::to_string(labels_.rank) +
-                       "\",mesh=\"" + labelValue(labels_.mesh) +
-                       "\",run=\"" + labelValue(labels_.run) + "\"";
+  std::string labels = "rank=\"" + std::to_string(labels_.rank) + "\",mesh=\"" +
+                       labelValue(labels_.mesh) + "\",run=\"" +
+                       labelValue(labels_.run) + "\"";
   std::string out;
   auto family = [&](const char *name, const char *type, const char *help) {
     out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name +
@@ -168,8 +168,8 @@ struct MetricsServer::Impl {
   std::thread thread;
 };
 
-MetricsServer::MetricsServer(const RunMetrics &metrics,
-                             const std::string &host, int port)
+MetricsServer::MetricsServer(const RunMetrics &metrics, const std::string &host,
+                             int port)
     : impl_(std::make_unique<Impl>()), port_(port) {
   // httplib's default also sets SO_REUSEPORT, with which a second program
   // on the same port would silently take half the scrapes: only
@@ -188,8 +188,8 @@ MetricsServer::MetricsServer(const RunMetrics &metrics,
   else if (!impl_->server.bind_to_port(host, port))
     port_ = -1;
   if (port_ <= 0)
-    throw Error("cannot serve metrics on " + host + ":" +
-                std::to_string(port) + " (in use, or not allowed: choose "
+    throw Error("cannot serve metrics on " + host + ":" + std::to_string(port) +
+                " (in use, or not allowed: choose "
                 "another --metrics-port)");
   impl_->thread = std::thread([this] { impl_->server.listen_after_bind(); });
 }
@@ -206,8 +206,8 @@ void rtxrt::program::writeMetricsTextfile(const std::string &dir, int64_t rank,
   // node-exporter reads only *.prom: the temporary name is not one.
   std::string temporary = path + ".tmp." + std::to_string(getpid());
   std::FILE *file = std::fopen(temporary.c_str(), "w");
-  bool ok = file && std::fwrite(text.data(), 1, text.size(), file) ==
-                        text.size();
+  bool ok =
+      file && std::fwrite(text.data(), 1, text.size(), file) == text.size();
   if (file)
     ok = (std::fclose(file) == 0) && ok;
   if (!ok || std::rename(temporary.c_str(), path.c_str()) != 0) {

@@ -67,7 +67,8 @@ struct StepContext::AsyncQueue {
   }
 };
 
-CommunicationStats &CommunicationStats::operator+=(const CommunicationStats &o) {
+CommunicationStats &
+CommunicationStats::operator+=(const CommunicationStats &o) {
   exposedSeconds += o.exposedSeconds;
   exposedAllReduceSeconds += o.exposedAllReduceSeconds;
   busySeconds += o.busySeconds;
@@ -176,8 +177,8 @@ Completion StepContext::toDeviceAtWait(Completion onHost) const {
       .share();
 }
 
-StepContext::Pending StepContext::track(Completion completion,
-                                        const char *what, bool allReduce) {
+StepContext::Pending StepContext::track(Completion completion, const char *what,
+                                        bool allReduce) {
   Pending pending{std::move(completion), nextId_++, allReduce};
   unwaited_[pending.id] = what;
   return pending;

@@ -45,14 +45,13 @@ std::vector<Tensor> StepLoop::run(std::vector<Tensor> &args,
                     .count();
     CommunicationStats comm = context.takeCommunicationStats();
     if (tracer && tracer->active())
-      tracer->span(TraceLane::Compute, "step", "step", stepStart,
-                   Tracer::now(), "", "step " + std::to_string(step));
+      tracer->span(TraceLane::Compute, "step", "step", stepStart, Tracer::now(),
+                   "", "step " + std::to_string(step));
     if (spec.lossResult >= 0) {
       record.hasLoss = true;
-      record.loss =
-          groups.globalScalar(results[spec.lossResult],
-                              spec.results[spec.lossResult].sharding,
-                              "the loss of the step");
+      record.loss = groups.globalScalar(results[spec.lossResult],
+                                        spec.results[spec.lossResult].sharding,
+                                        "the loss of the step");
     }
     groups.markProgress(stepsBefore + step);
     if (tracer)

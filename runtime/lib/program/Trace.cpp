@@ -84,7 +84,8 @@ void TraceOptions::parseSteps(const std::string &text, TraceOptions &options) {
   options.lastStep =
       last.empty() ? std::numeric_limits<int64_t>::max() : number(last);
   if (options.lastStep < options.firstStep)
-    throw Error("--trace-steps " + text + ": the last step is before the first");
+    throw Error("--trace-steps " + text +
+                ": the last step is before the first");
 }
 
 void Tracer::configure(const TraceOptions &options, int64_t rank,
@@ -93,7 +94,8 @@ void Tracer::configure(const TraceOptions &options, int64_t rank,
     return;
   // The directory, with its parents, as `mkdir -p` (every rank tries; one
   // that exists is fine).
-  for (size_t slash = options.dir.find('/', 1);; slash = options.dir.find('/', slash + 1)) {
+  for (size_t slash = options.dir.find('/', 1);;
+       slash = options.dir.find('/', slash + 1)) {
     std::string prefix = options.dir.substr(0, slash);
     if (::mkdir(prefix.c_str(), 0777) != 0 && errno != EEXIST)
       throw Error("cannot create the trace directory " + prefix + ": " +
@@ -180,8 +182,8 @@ static std::string number(double v) {
 }
 
 std::string Tracer::write() const {
-  std::string path = options_.dir + "/rank-" + std::to_string(rank_) +
-                     ".trace.json";
+  std::string path =
+      options_.dir + "/rank-" + std::to_string(rank_) + ".trace.json";
   std::string temporary = path + ".tmp." + std::to_string(getpid());
   std::FILE *file = std::fopen(temporary.c_str(), "w");
   if (!file)
@@ -213,27 +215,27 @@ std::string Tracer::write() const {
     }
     if (!e.args.empty())
       args += ", " + e.args;
-    std::fprintf(file,
-                 ",\n{\"name\": %s, \"cat\": \"%s\", \"ph\": \"X\", \"ts\": %s, "
-                 "\"dur\": %s, \"pid\": %s, \"tid\": %d, \"args\": {%s}}",
-                 jsonQuote(name).c_str(), e.category,
-                 micros(e.startNs).c_str(),
-                 micros(std::max<int64_t>(e.endNs - e.startNs, 0)).c_str(),
-                 pid.c_str(), static_cast<int>(e.lane), args.c_str());
+    std::fprintf(
+        file,
+        ",\n{\"name\": %s, \"cat\": \"%s\", \"ph\": \"X\", \"ts\": %s, "
+        "\"dur\": %s, \"pid\": %s, \"tid\": %d, \"args\": {%s}}",
+        jsonQuote(name).c_str(), e.category, micros(e.startNs).c_str(),
+        micros(std::max<int64_t>(e.endNs - e.startNs, 0)).c_str(), pid.c_str(),
+        static_cast<int>(e.lane), args.c_str());
   }
-  std::string steps =
-      "[" + std::to_string(options_.firstStep) + ", " +
-      (options_.lastStep == std::numeric_limits<int64_t>::max()
-           ? std::string("null")
-           : std::to_string(options_.lastStep)) +
-      "]";
+  std::string steps = "[" + std::to_string(options_.firstStep) + ", " +
+                      (options_.lastStep == std::numeric_limits<int64_t>::max()
+                           ? std::string("null")
+                           : std::to_string(options_.lastStep)) +
+                      "]";
   std::fprintf(
       file,
       "\n],\n\"displayTimeUnit\": \"ms\",\n\"otherData\": {\"rank\": %s, "
       "\"world\": %lld, \"mesh\": %s, \"run\": %s, \"clock\": "
       "\"CLOCK_MONOTONIC\", \"clock_offset_us\": %s, "
       "\"clock_offset_error_us\": %s, \"clock_sync_rounds\": %lld, "
-      "\"traced_steps\": %s, \"max_events\": %lld, \"dropped_events\": %lld}}\n",
+      "\"traced_steps\": %s, \"max_events\": %lld, \"dropped_events\": "
+      "%lld}}\n",
       pid.c_str(), static_cast<long long>(world_), jsonQuote(mesh_).c_str(),
       jsonQuote(runId_).c_str(), number(clock_.offsetUs).c_str(),
       number(clock_.errorUs).c_str(), static_cast<long long>(clock_.rounds),

@@ -35,8 +35,8 @@ static std::vector<int64_t> rankFiles(const std::string &dir) {
         name.compare(0, prefix.size(), prefix) != 0 ||
         name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
       continue;
-    std::string digits = name.substr(
-        prefix.size(), name.size() - prefix.size() - suffix.size());
+    std::string digits =
+        name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
     if (digits.empty() ||
         digits.find_first_not_of("0123456789") != std::string::npos)
       continue;

@@ -39,8 +39,8 @@ Schedule parsed(const std::string &text) {
 
 TEST(PipelineScheduleTest, OneFOneBAndGPipeMatchTheTextbook) {
   for (ScheduleKind kind : {ScheduleKind::GPipe, ScheduleKind::OneFOneB})
-    for (auto [p, m] : {std::pair<int64_t, int64_t>{2, 2}, {2, 8}, {4, 4},
-                        {4, 8}, {4, 16}}) {
+    for (auto [p, m] :
+         {std::pair<int64_t, int64_t>{2, 2}, {2, 8}, {4, 4}, {4, 8}, {4, 16}}) {
       SimulationResult r = simulate(generated(kind, p, m));
       ASSERT_TRUE(r.errors.empty()) << messages(r)[0];
       // Forward 1, backward 2 per stage and micro-batch.
@@ -69,8 +69,8 @@ TEST(PipelineScheduleTest, OneFOneBOnFourRanksReadsAsExpected) {
 }
 
 TEST(PipelineScheduleTest, InterleavedShrinksTheBubble) {
-  for (auto [p, m, v] : {std::tuple<int64_t, int64_t, int64_t>{2, 4, 2},
-                         {4, 8, 2}, {4, 8, 4}}) {
+  for (auto [p, m, v] :
+       {std::tuple<int64_t, int64_t, int64_t>{2, 4, 2}, {4, 8, 2}, {4, 8, 4}}) {
     Schedule s = generated(ScheduleKind::Interleaved, p, m, v);
     EXPECT_EQ(s.stages(), p * v);
     SimulationResult r = simulate(s);
@@ -86,8 +86,8 @@ TEST(PipelineScheduleTest, InterleavedShrinksTheBubble) {
 }
 
 TEST(PipelineScheduleTest, ZeroBubbleH1HalvesOneFOneBsBubble) {
-  for (auto [p, m] : {std::pair<int64_t, int64_t>{2, 4}, {4, 4}, {4, 8},
-                      {4, 12}, {8, 16}}) {
+  for (auto [p, m] :
+       {std::pair<int64_t, int64_t>{2, 4}, {4, 4}, {4, 8}, {4, 12}, {8, 16}}) {
     Schedule zb = generated(ScheduleKind::ZeroBubbleH1, p, m);
     SimulationResult r = simulate(zb);
     ASSERT_TRUE(r.errors.empty()) << messages(r)[0];
@@ -97,7 +97,8 @@ TEST(PipelineScheduleTest, ZeroBubbleH1HalvesOneFOneBsBubble) {
         << zb.str();
     // Uniform costs (F 1, B 1, W 1): 3m + p - 1 units, the bubble
     // (p - 1)(F + B - W) of the paper.
-    EXPECT_DOUBLE_EQ(r.makespan, double(3 * m + p - 1)) << "p=" << p << " m=" << m;
+    EXPECT_DOUBLE_EQ(r.makespan, double(3 * m + p - 1))
+        << "p=" << p << " m=" << m;
     // At most 2p - r micro-batches between a forward and its weight
     // gradient on rank r (peakActivations counts from F to W).
     for (int64_t stage = 0; stage < p; ++stage)
@@ -179,9 +180,8 @@ TEST(PipelineScheduleTest, ABackwardBeforeItsForwardIsNamed) {
 TEST(PipelineScheduleTest, ACycleBetweenTwoRanksIsNamed) {
   // Rank 0 waits for a gradient before it sends the activation that rank 1
   // waits for.
-  SimulationResult r =
-      simulate(parsed("rank 0: 0F0 0RECV_B0 0SEND_F0 0B0\n"
-                      "rank 1: 1RECV_F0 1F0 1B0 1SEND_B0\n"));
+  SimulationResult r = simulate(parsed("rank 0: 0F0 0RECV_B0 0SEND_F0 0B0\n"
+                                       "rank 1: 1RECV_F0 1F0 1B0 1SEND_B0\n"));
   EXPECT_EQ(messages(r),
             (std::vector<std::string>{
                 "rank 0, action 1: '0RECV_B0' waits forever for '1SEND_B0' of "
@@ -198,8 +198,8 @@ TEST(PipelineScheduleTest, CountsMustBalance) {
   ASSERT_EQ(m.size(), 1u);
   EXPECT_EQ(m[0], "rank 0, action 3: '0F1': runs twice (first at action 1)");
   r = simulate(parsed("rank 0: 0F0 0F1 0B0\n"));
-  EXPECT_EQ(messages(r), std::vector<std::string>{
-                             "rank 0: stage 0 never runs '0B1'"});
+  EXPECT_EQ(messages(r),
+            std::vector<std::string>{"rank 0: stage 0 never runs '0B1'"});
   r = simulate(parsed("rank 0: 1F0\n"));
   EXPECT_EQ(messages(r), std::vector<std::string>{
                              "rank 0, action 0: '1F0': stage 1 is outside the "
