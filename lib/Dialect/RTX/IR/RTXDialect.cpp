@@ -83,6 +83,25 @@ LogicalResult RTXDialect::verifyOperationAttribute(Operation *op,
       return op->emitError() << "'rtx.phase' must be \"global\" or \"local\"";
     return success();
   }
+  // A function's pipeline schedule, one 'rank R: ACTIONS' string per rank,
+  // and its virtual stages per rank (rtx-verify-pipeline-schedule,
+  // docs/pipeline.md). Their contents are the simulator's to check.
+  if (attr.getName() == "rtx.pipeline_schedule") {
+    auto ranks = dyn_cast<ArrayAttr>(attr.getValue());
+    if (!isa<FunctionOpInterface>(op) || !ranks ||
+        !llvm::all_of(ranks, [](Attribute a) { return isa<StringAttr>(a); }))
+      return op->emitError() << "'rtx.pipeline_schedule' is an array of "
+                                "strings of functions, one 'rank R: ACTIONS' "
+                                "per rank";
+    return success();
+  }
+  if (attr.getName() == "rtx.virtual_stages") {
+    auto count = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!isa<FunctionOpInterface>(op) || !count || count.getInt() < 1)
+      return op->emitError() << "'rtx.virtual_stages' is a positive integer "
+                                "of functions";
+    return success();
+  }
   if (attr.getName() != getShardingAttrName())
     return op->emitError() << "unknown rtx attribute '"
                            << attr.getName().getValue() << "'";

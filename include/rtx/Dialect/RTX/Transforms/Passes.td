@@ -239,6 +239,36 @@ def RTXVerifyDistribution
   let dependentDialects = ["mlir::rtx::RTXDialect"];
 }
 
+def RTXVerifyPipelineSchedule
+    : Pass<"rtx-verify-pipeline-schedule", "mlir::func::FuncOp"> {
+  let summary = "Proves a function's pipeline schedule sound by simulating it";
+  let description = [{
+    Checks the pipeline schedule of each function that has one. A schedule
+    is the `rtx.pipeline_schedule` attribute, one string per rank in the
+    text form of `rtx-schedule` (docs/pipeline.md), with
+    `rtx.virtual_stages` when a rank holds several stages. The pass runs the
+    schedule in the simulator (rtx/Analysis/PipelineSchedule.h) and reports
+    each problem as an error at the function:
+    - a receive without its send;
+    - a backward before its forward, or a weight gradient before its input
+      gradient;
+    - a cycle of ranks that wait on each other;
+    - counts that do not balance.
+    Each error names the rank, the action and why. A sound schedule is left
+    as it is.
+
+    Example:
+
+    ```mlir
+    // expected-error @below {{rank 1, action 0: '1RECV_F0': no rank sends it}}
+    func.func @step() attributes {rtx.pipeline_schedule = [
+        "rank 0: 0F0 0RECV_B0 0B0", "rank 1: 1RECV_F0 1F0 1B0 1SEND_B0"]} {
+      return
+    }
+    ```
+  }];
+}
+
 def RTXAddMesh : Pass<"rtx-add-mesh", "mlir::ModuleOp"> {
   let summary = "Adds the rtx.mesh that the distribution passes split over";
   let description = [{
