@@ -469,10 +469,16 @@ int main(int argc, char **argv) {
   // a failed run is the one most worth reading).
   if (!options.trace.empty() && node == 0) {
     try {
-      rtxrt::MergedTrace merged = rtxrt::mergeRankTraces(options.trace, world);
+      rtxrt::MergedTrace merged =
+          rtxrt::mergeRankTraces(options.trace, world, runId);
       std::string missing;
       for (int64_t r : merged.missing)
         missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+      for (int64_t r : merged.stale)
+        std::fprintf(stderr,
+                     "rtx-launch: warning: %s/rank-%lld.trace.json is from "
+                     "another run; not merged\n",
+                     options.trace.c_str(), static_cast<long long>(r));
       std::fprintf(stderr,
                    "rtx-launch: merged the traces of %zu rank(s) "
                    "into %s%s%s\n",

@@ -21,12 +21,16 @@ struct MergedTrace {
   std::string path;
   std::vector<int64_t> ranks;   // the ranks found
   std::vector<int64_t> missing; // ranks of [0, world) without a file
+  std::vector<int64_t> stale;   // files of another run, left out
   int64_t events = 0;
 };
 
 /// Merges the rank traces in `dir`; `world` (0: unknown) names the ranks
-/// expected. Throws Error when there is none, or one is not a trace.
-MergedTrace mergeRankTraces(const std::string &dir, int64_t world);
+/// expected, and `run` (empty: any) the run whose files count: a file that
+/// an earlier run left there is reported, not merged. Throws Error when
+/// there is none, or one is not a trace.
+MergedTrace mergeRankTraces(const std::string &dir, int64_t world,
+                            const std::string &run = "");
 
 } // namespace rtxrt
 

@@ -47,14 +47,15 @@ static std::vector<int64_t> rankFiles(const std::string &dir) {
   return ranks;
 }
 
-MergedTrace rtxrt::mergeRankTraces(const std::string &dir, int64_t world) {
+MergedTrace rtxrt::mergeRankTraces(const std::string &dir, int64_t world,
+                                   const std::string &run) {
   MergedTrace merged;
-  merged.ranks = rankFiles(dir);
+  std::vector<int64_t> found = rankFiles(dir);
+  for (int64_t rank : found)
+    if (world <= 0 || rank < world) // an earlier, larger run's are not ours
+      merged.ranks.push_back(rank);
   if (merged.ranks.empty())
     throw Error("no rank traces (rank-R.trace.json) in " + dir);
-  for (int64_t r = 0; r < world; ++r)
-    if (!std::binary_search(merged.ranks.begin(), merged.ranks.end(), r))
-      merged.missing.push_back(r);
 
   json events = json::array();
   json offsets = json::object(), errors = json::object(),
@@ -74,6 +75,12 @@ MergedTrace rtxrt::mergeRankTraces(const std::string &dir, int64_t world) {
         !trace["traceEvents"].is_array())
       throw Error(path + " has no traceEvents array");
     const json &other = trace.value("otherData", json::object());
+    // A file an earlier run left (a rank of this run failed before it wrote
+    // its own) is not merged as if it were this run's.
+    if (!run.empty() && other.value("run", "") != run) {
+      merged.stale.push_back(rank);
+      continue;
+    }
     double offset = other.value("clock_offset_us", 0.0);
     std::string key = std::to_string(rank);
     offsets[key] = offset;
@@ -90,6 +97,15 @@ MergedTrace rtxrt::mergeRankTraces(const std::string &dir, int64_t world) {
       events.push_back(std::move(event));
     }
   }
+  for (int64_t stale : merged.stale)
+    merged.ranks.erase(
+        std::find(merged.ranks.begin(), merged.ranks.end(), stale));
+  if (merged.ranks.empty())
+    throw Error("the rank traces in " + dir + " are all from other runs than " +
+                run);
+  for (int64_t r = 0; r < world; ++r)
+    if (!std::binary_search(merged.ranks.begin(), merged.ranks.end(), r))
+      merged.missing.push_back(r);
   if (!std::isfinite(origin))
     origin = 0;
   for (json &event : events)

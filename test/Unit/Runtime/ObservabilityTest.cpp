@@ -221,11 +221,13 @@ TEST(ObservabilityTest, BoundedBufferAndStepWindow) {
 
 TEST(ObservabilityTest, MergeMovesRanksOntoRankZerosClock) {
   std::string dir = temporaryDir();
-  for (int rank = 0; rank < 2; ++rank) {
+  for (int rank = 0; rank < 3; ++rank) {
     TraceOptions o;
     o.dir = dir;
     Tracer tracer;
     tracer.configure(o, rank, 2);
+    // Rank 2's file is an earlier run's: not merged.
+    tracer.setRunInfo("dp:2", rank == 2 ? "earlier" : "this");
     // Rank 1's clock runs 1000 us ahead: the same moment reads 1000 us
     // later there.
     tracer.setClockOffset(ClockOffset{rank == 1 ? 1000.0 : 0.0, 5.0, 8});
@@ -233,9 +235,12 @@ TEST(ObservabilityTest, MergeMovesRanksOntoRankZerosClock) {
     tracer.span(TraceLane::Compute, "same moment", "op", at, at + 1000);
     tracer.write();
   }
-  MergedTrace merged = mergeRankTraces(dir, 3);
+  MergedTrace merged = mergeRankTraces(dir, 3, "this");
   EXPECT_EQ(merged.ranks, (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(merged.stale, (std::vector<int64_t>{2}));
   EXPECT_EQ(merged.missing, (std::vector<int64_t>{2}));
+  // A file of a rank past the world (an earlier, larger run) is left out.
+  EXPECT_EQ(mergeRankTraces(dir, 2).ranks, (std::vector<int64_t>{0, 1}));
   std::ifstream in(merged.path);
   nlohmann::json trace = nlohmann::json::parse(in);
   std::vector<double> ts;
