@@ -34,6 +34,8 @@ PACKAGES=(
   iproute2 openmpi-bin
   # tests and benchmarks
   googletest libgtest-dev libbenchmark-dev python3-numpy python3-pytest
+  # the trace test's JSON Schema check
+  python3-jsonschema
   # the PyTorch importer (Debian's PyTorch 1.13, for /usr/bin/python3)
   python3-torch
 )
