@@ -26,33 +26,38 @@
 using namespace llvm;
 using namespace mlir::rtx::pipeline;
 
+// Only these options in --help, not LLVM's own.
+static cl::OptionCategory category("rtx-schedule options");
+
 static cl::opt<std::string>
     scheduleName("schedule",
                  cl::desc("gpipe, 1f1b, interleaved or zb-h1 (generate one)"),
-                 cl::value_desc("kind"));
+                 cl::value_desc("kind"), cl::cat(category));
 static cl::opt<std::string>
     checkFile("check", cl::desc("read a schedule from this file instead"),
-              cl::value_desc("file"));
-static cl::opt<int64_t> ranks("ranks", cl::desc("pipeline ranks"), cl::init(0));
+              cl::value_desc("file"), cl::cat(category));
+static cl::opt<int64_t> ranks("ranks", cl::desc("pipeline ranks"), cl::init(0),
+                              cl::cat(category));
 static cl::opt<int64_t> microBatches("micro-batches",
                                      cl::desc("micro-batches per step"),
-                                     cl::init(0));
+                                     cl::init(0), cl::cat(category));
 static cl::opt<int64_t>
     virtualStages("virtual", cl::desc("virtual stages per rank (interleaved)"),
-                  cl::init(1));
+                  cl::init(1), cl::cat(category));
 static cl::opt<std::string>
     costText("costs",
              cl::desc("time of F,B,W per stage (default 1,2,1: a B without "
                       "W takes B, a split one B - W and W)"),
-             cl::init("1,2,1"), cl::value_desc("F,B,W"));
+             cl::init("1,2,1"), cl::value_desc("F,B,W"), cl::cat(category));
 static cl::opt<double> latency("latency",
                                cl::desc("time a message takes (default 0)"),
-                               cl::init(0));
+                               cl::init(0), cl::cat(category));
 static cl::opt<bool> quiet("quiet",
-                           cl::desc("do not print the schedule itself"));
+                           cl::desc("do not print the schedule itself"),
+                           cl::cat(category));
 static cl::opt<std::string>
     timelineFile("timeline", cl::desc("write the simulated timeline as JSON"),
-                 cl::value_desc("file"));
+                 cl::value_desc("file"), cl::cat(category));
 
 static int fail(const Twine &message) {
   errs() << "rtx-schedule: error: " << message << "\n";
@@ -60,6 +65,7 @@ static int fail(const Twine &message) {
 }
 
 int main(int argc, char **argv) {
+  cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(
       argc, argv,
       "rtx-schedule: write, check and simulate pipeline schedules\n");
