@@ -4,7 +4,7 @@
 
 Starts Debian's prometheus on a free loopback port with a generated config
 that scrapes http://127.0.0.1:P/metrics and P+1 every 200 ms, runs the
-launch command with `--metrics-port P --metrics-linger 6 --metrics
+launch command with `--metrics-port P --metrics-linger 10 --metrics
 WORKDIR/metrics.jsonl --steps 20` appended to the program's arguments,
 and, while the ranks linger after their last step, reads the series back
 through Prometheus' HTTP query API (/api/v1/query) and compares them with
@@ -88,7 +88,7 @@ scrape_configs:
         jsonl = os.path.join(work, "metrics.jsonl")
         run = subprocess.Popen(command + [
             "--steps", str(STEPS), "--metrics", jsonl, "--metrics-port", str(metrics_port),
-            "--metrics-linger", "6"], stdout=subprocess.DEVNULL)
+            "--metrics-linger", "10"], stdout=subprocess.DEVNULL)
         # Every step of rank 0 scraped: its count reaches STEPS while the
         # ranks linger.
         deadline = time.time() + 120
