@@ -18,13 +18,13 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${RTX_ASAN_BUILD_DIR:-$ROOT/build-asan}"
 JOBS="${RTX_JOBS:-$(nproc)}"
 FUZZ_SECONDS="${RTX_FUZZ_SECONDS:-60}"
-LIT_DIRS="${RTX_SANITIZE_LIT-Dialect Transforms Pipelines Analysis Executor Distributed Training Examples}"
+LIT_DIRS="${RTX_SANITIZE_LIT-Dialect Transforms Pipelines Pipeline Analysis Executor Distributed Training Examples}"
 
 # Only what the stage runs: not the CUDA parts (RTX_SANITIZE turns them off),
 # not the benchmarks, not rtx-translate / rtx-launch.
-TARGETS=(rtx-opt rtx-run rtxrt-unit-tests rtxrt-gpu-emulation-tests
+TARGETS=(rtx-opt rtx-run rtx-schedule rtxrt-unit-tests rtxrt-gpu-emulation-tests
          rtx-dialect-unit-tests rtx-executor-unit-tests
-         rtx-transforms-unit-tests rtx-parse-fuzzer)
+         rtx-transforms-unit-tests rtx-analysis-unit-tests rtx-parse-fuzzer)
 
 if [ ! -f "$BUILD_DIR/build.ninja" ]; then
   echo "rtx sanitize: configuring $BUILD_DIR (address,undefined)"
@@ -79,7 +79,8 @@ rm -rf "$canary"
 echo "=== sanitize: unit tests ==="
 for t in test/Unit/Runtime/rtxrt-unit-tests test/Unit/Runtime/rtxrt-gpu-emulation-tests \
          test/Unit/Dialect/rtx-dialect-unit-tests test/Unit/Executor/rtx-executor-unit-tests \
-         test/Unit/Transforms/rtx-transforms-unit-tests; do
+         test/Unit/Transforms/rtx-transforms-unit-tests \
+         test/Unit/Analysis/rtx-analysis-unit-tests; do
   bin="$BUILD_DIR/$t"
   [ -x "$bin" ] || bin="$BUILD_DIR/bin/$(basename "$t")"
   log="$(mktemp)"
