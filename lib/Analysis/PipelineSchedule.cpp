@@ -540,6 +540,15 @@ static std::vector<Diagnostic> checkStatically(const Schedule &s) {
                         : "")});
       }
   }
+  // The other half of a send or receive, "'1RECV_F0' on rank 1", when the
+  // schedule lacks it; empty when it is there.
+  auto missingPeer = [&](const Action &peer) -> std::string {
+    bool inside = peer.stage >= 0 && peer.stage < stages;
+    if (inside && has(peer))
+      return "";
+    return quote(peer) + " on rank " +
+           std::to_string(inside ? s.rankOf(peer.stage) : -1);
+  };
   for (const auto &entry : where) {
     const Action &a = entry.first;
     const Position &pos = entry.second;
@@ -590,24 +599,14 @@ static std::vector<Diagnostic> checkStatically(const Schedule &s) {
       if (!before(produced, pos))
         bad("sends what " + quote(produced) +
             " computes, which this rank does not run before it");
-      Action recv = matchingRecv(a);
-      if (recv.stage < 0 || recv.stage >= stages || !has(recv))
-        bad("nothing receives it (expected " + quote(recv) + " on rank " +
-            std::to_string(recv.stage >= 0 && recv.stage < stages
-                               ? s.rankOf(recv.stage)
-                               : -1) +
-            ")");
+      if (std::string peer = missingPeer(matchingRecv(a)); !peer.empty())
+        bad("nothing receives it (expected " + peer + ")");
       break;
     }
     case ActionKind::RecvForward:
     case ActionKind::RecvBackward: {
-      Action send = matchingSend(a);
-      if (send.stage < 0 || send.stage >= stages || !has(send))
-        bad("no rank sends it (expected " + quote(send) + " on rank " +
-            std::to_string(send.stage >= 0 && send.stage < stages
-                               ? s.rankOf(send.stage)
-                               : -1) +
-            ")");
+      if (std::string peer = missingPeer(matchingSend(a)); !peer.empty())
+        bad("no rank sends it (expected " + peer + ")");
       break;
     }
     case ActionKind::ReduceGrad:

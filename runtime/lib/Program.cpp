@@ -31,7 +31,7 @@ static void writeTrace(const Tracer &tracer, const ProgramSpec &spec,
   if (!tracer.enabled())
     return;
   try {
-    std::string path = tracer.write();
+    tracer.write();
     if (tracer.dropped() > 0)
       std::fprintf(stderr,
                    "%s: rank %lld: warning: the trace kept its first %lld "
@@ -40,7 +40,6 @@ static void writeTrace(const Tracer &tracer, const ProgramSpec &spec,
                    spec.name.c_str(), static_cast<long long>(rank),
                    static_cast<long long>(tracer.recorded()),
                    static_cast<long long>(tracer.dropped()));
-    (void)path;
   } catch (const std::exception &error) {
     std::fprintf(stderr, "%s: rank %lld: error: %s\n", spec.name.c_str(),
                  static_cast<long long>(rank), error.what());
@@ -77,13 +76,7 @@ int rtxrt::runProgram(const ProgramSpec &spec, int argc, char **argv) {
     tracer.setClockOffset(groups.measureClockOffset());
     const char *runId = std::getenv("RTX_RUN_ID");
     std::string run = runId ? runId : self.launch.runId;
-    {
-      std::string mesh;
-      for (size_t i = 0; i < spec.mesh.axisNames().size(); ++i)
-        mesh += (i ? "," : "") + spec.mesh.axisNames()[i] + ":" +
-                std::to_string(spec.mesh.axisSizes()[i]);
-      tracer.setRunInfo(mesh, run);
-    }
+    tracer.setRunInfo(spec.mesh.spec(), run);
 
     // Arguments: parameters from --state, --params or their initializers,
     // optimizer state from --state or zero, data from --inputs or drawn;

@@ -35,6 +35,14 @@ public:
   }
   const std::vector<std::string> &axisNames() const { return names_; }
   const std::vector<int64_t> &axisSizes() const { return sizes_; }
+  /// "dp:2,tp:2", as rtx-distribute's mesh option spells it (the label of
+  /// traces and metrics).
+  std::string spec() const {
+    std::string text;
+    for (size_t i = 0; i < names_.size(); ++i)
+      text += (i ? "," : "") + names_[i] + ":" + std::to_string(sizes_[i]);
+    return text;
+  }
 
   /// Index of axis `name`; throws when the mesh has no such axis.
   size_t axisIndex(const std::string &name) const {
@@ -72,7 +80,8 @@ public:
   }
   /// The index of `rank` within its group over `axes`: its coordinates along
   /// those axes, linearised in the listed order (first = most significant).
-  int64_t indexInGroup(int64_t rank, const std::vector<std::string> &axes) const {
+  int64_t indexInGroup(int64_t rank,
+                       const std::vector<std::string> &axes) const {
     std::vector<int64_t> coords = coordinates(rank);
     int64_t index = 0;
     for (const std::string &axis : axes) {

@@ -262,13 +262,6 @@ public:
   /// naming the op when a started operation was never waited.
   void finishStep();
   Tensor meshSlice(const Axes &axes, int64_t dim, const Tensor &t);
-  /// Seconds this thread has waited in collectives (synchronous ones, and
-  /// wait()/drain() on started ones) since the last call; resets the count.
-  /// Started all-reduces that finish while the step computes cost nothing
-  /// here: this is the communication the step did not overlap.
-  double takeCollectiveSeconds() {
-    return takeCommunicationStats().exposedSeconds;
-  }
   /// What communication did since the last call; resets the counts.
   CommunicationStats takeCommunicationStats();
   /// Records spans into `tracer` from now on (null: none).

@@ -77,10 +77,7 @@ static MetricLabels labelsOf(const ProgramSpec &spec,
                              const MetricsPlace &place) {
   MetricLabels labels;
   labels.rank = place.rank;
-  // "dp:2,tp:2", as rtx-distribute's mesh option spells it.
-  for (size_t i = 0; i < spec.mesh.axisNames().size(); ++i)
-    labels.mesh += (i ? "," : "") + spec.mesh.axisNames()[i] + ":" +
-                   std::to_string(spec.mesh.axisSizes()[i]);
+  labels.mesh = spec.mesh.spec();
   labels.run = place.run;
   return labels;
 }
