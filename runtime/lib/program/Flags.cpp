@@ -12,6 +12,8 @@ using namespace rtxrt::program;
 Flags rtxrt::program::parseFlags(const std::string &program, int argc,
                                  char **argv) {
   Flags flags;
+  std::string traceFlag; // the last flag given that shapes a trace
+  bool hostGiven = false;
   if (const char *store = std::getenv("RTX_STORE"))
     flags.store = store;
   // rtx-launch --trace DIR exports RTX_TRACE (and RTX_TRACE_STEPS) to every
@@ -81,14 +83,16 @@ Flags rtxrt::program::parseFlags(const std::string &program, int argc,
       flags.metrics = path();
     else if (arg == "--trace")
       flags.trace.dir = path();
-    else if (arg == "--trace-steps")
+    else if (arg == "--trace-steps") {
       TraceOptions::parseSteps(value, flags.trace);
-    else if (arg == "--trace-max-events") {
+      traceFlag = arg;
+    } else if (arg == "--trace-max-events") {
       double n = number("a number of events");
       if (!(n >= 1 && n <= 1e9))
         throw Error("--trace-max-events needs a number in [1, 1e9], got '" +
                     value + "'");
       flags.trace.maxEvents = static_cast<int64_t>(n);
+      traceFlag = arg;
     } else if (arg == "--metrics-port") {
       double p = number("a port");
       if (!(p >= 0 && p <= 65535) || p != static_cast<int>(p))
@@ -99,6 +103,7 @@ Flags rtxrt::program::parseFlags(const std::string &program, int argc,
       if (value.empty())
         throw Error("--metrics-host needs an address, got an empty one");
       flags.metricsHost = value;
+      hostGiven = true;
     } else if (arg == "--metrics-textfile")
       flags.metricsTextfile = path();
     else if (arg == "--metrics-linger") {
@@ -124,6 +129,12 @@ Flags rtxrt::program::parseFlags(const std::string &program, int argc,
     throw Error("--params and --state both give the parameters; use one");
   if (flags.paramsPartial && flags.params.empty())
     throw Error("--params-partial needs --params DIR");
+  // Options that shape a trace or an endpoint that is not there would be
+  // ignored: refuse them.
+  if (!traceFlag.empty() && flags.trace.dir.empty())
+    throw Error(traceFlag + " needs --trace DIR (or RTX_TRACE)");
+  if (hostGiven && flags.metricsPort < 0)
+    throw Error("--metrics-host needs --metrics-port (or RTX_METRICS_PORT)");
   if (flags.metricsLinger > 0 && flags.metricsPort < 0)
     throw Error("--metrics-linger keeps the /metrics endpoint up: it needs "
                 "--metrics-port");
