@@ -180,10 +180,57 @@ static bool sameValues(const Tensor &a, const Tensor &b) {
   return diff2 <= 1e-12 * std::max(ref2, 1e-30);
 }
 
+namespace {
+/// What one pipeline coordinate's ranks run (the whole step when the module
+/// has no pipeline): its function, what each argument is, and where each of
+/// its results sits among the step's results.
+struct RankProgram {
+  func::FuncOp function;
+  ProgramDescription program;
+  std::vector<rtxrt::ArgSpec> args;
+  std::vector<int64_t> stepResult; // per result of `function`
+};
+} // namespace
+
+/// The functions rtx-pipeline made, by pipeline coordinate; empty when the
+/// module has none. `axis` receives the pipeline's mesh axis.
+static std::vector<func::FuncOp> pipelineFunctions(ModuleOp module,
+                                                   std::string &axis) {
+  std::vector<func::FuncOp> byRank;
+  for (auto f : module.getOps<func::FuncOp>()) {
+    auto rank =
+        f->getAttrOfType<IntegerAttr>(RTXDialect::getPipelineRankAttrName());
+    if (!rank || f.isExternal())
+      continue;
+    if (auto a =
+            f->getAttrOfType<StringAttr>(RTXDialect::getPipelineAxisAttrName()))
+      axis = a.getValue().str();
+    size_t r = rank.getInt();
+    if (byRank.size() <= r)
+      byRank.resize(r + 1);
+    if (byRank[r])
+      throw Error("functions @" + byRank[r].getSymName().str() + " and @" +
+                  f.getSymName().str() + " both run pipeline rank " +
+                  std::to_string(r));
+    byRank[r] = f;
+  }
+  for (size_t r = 0; r < byRank.size(); ++r)
+    if (!byRank[r])
+      throw Error("no function runs pipeline rank " + std::to_string(r) +
+                  " of " + std::to_string(byRank.size()));
+  return byRank;
+}
+
 ExecutionResult mlir::rtx::execute(ModuleOp module,
                                    const ExecutorOptions &options,
                                    const std::map<std::string, Tensor> &given) {
-  func::FuncOp function = findEntry(module, options.entry);
+  std::string pipelineAxis;
+  std::vector<func::FuncOp> functions =
+      options.entry.empty() ? pipelineFunctions(module, pipelineAxis)
+                            : std::vector<func::FuncOp>();
+  bool pipelined = !functions.empty();
+  if (!pipelined)
+    functions = {findEntry(module, options.entry)};
   int64_t numRanks = options.numRanks;
   if (numRanks < 1)
     throw Error("--ranks must be at least 1");
@@ -202,18 +249,64 @@ ExecutionResult mlir::rtx::execute(ModuleOp module,
     throw Error("--steps must be at least 1");
   MeshOp meshOp = findMesh(module, numRanks);
   rtxrt::MeshLayout mesh = layoutOf(meshOp);
+  // A rank's pipeline coordinate picks its program; with the coordinate
+  // set to 0 it names the rank whose place the shardings describe.
+  size_t ppAxis = 0;
+  if (pipelined) {
+    if (!llvm::is_contained(mesh.axisNames(), pipelineAxis) ||
+        mesh.axisSize(pipelineAxis) != int64_t(functions.size()))
+      throw Error("the module has " + std::to_string(functions.size()) +
+                  " pipeline functions, but mesh " + mesh.spec() +
+                  " has no axis \"" + pipelineAxis + "\" of that size");
+    ppAxis = mesh.axisIndex(pipelineAxis);
+  }
+  auto coordinateOf = [&](int64_t rank) -> size_t {
+    return pipelined ? mesh.coordinates(rank)[ppAxis] : 0;
+  };
+  auto withCoordinate = [&](int64_t rank, int64_t c) {
+    if (!pipelined)
+      return rank;
+    std::vector<int64_t> coords = mesh.coordinates(rank);
+    coords[ppAxis] = c;
+    return mesh.rankOf(coords);
+  };
 
   // What every argument is, where its value comes from, and which results
-  // carry state into the next step.
-  ProgramDescription program = describeOrThrow(function, meshOp);
-  std::vector<rtxrt::ArgSpec> args;
-  for (const ProgramArgument &argument : program.arguments)
-    args.push_back(toArgSpec(argument));
-  for (auto [i, r] : llvm::enumerate(program.results))
-    if (!r.stateKey.empty() && r.feedsArgument < 0)
-      throw Error("result " + std::to_string(i) + " carries state '" +
-                  r.stateKey + "' that no argument receives");
-  int64_t lossIndex = program.lossResult;
+  // carry state into the next step; per pipeline coordinate.
+  std::vector<RankProgram> programs;
+  int64_t numStepResults = 0;
+  for (func::FuncOp function : functions) {
+    RankProgram p{function, describeOrThrow(function, meshOp), {}, {}};
+    for (const ProgramArgument &argument : p.program.arguments)
+      p.args.push_back(toArgSpec(argument));
+    for (auto [i, r] : llvm::enumerate(p.program.results)) {
+      if (!r.stateKey.empty() && r.feedsArgument < 0)
+        throw Error("@" + function.getSymName().str() + ": result " +
+                    std::to_string(i) + " carries state '" + r.stateKey +
+                    "' that no argument receives");
+      auto index = function.getResultAttrOfType<IntegerAttr>(
+          i, RTXDialect::getStepResultAttrName());
+      p.stepResult.push_back(index ? index.getInt() : int64_t(i));
+      numStepResults = std::max(numStepResults, p.stepResult.back() + 1);
+    }
+    programs.push_back(std::move(p));
+  }
+  // Per result of the step: the first coordinate that returns it and the
+  // index there.
+  std::vector<std::pair<int64_t, int64_t>> owner(numStepResults, {-1, -1});
+  for (auto [c, p] : llvm::enumerate(programs))
+    for (auto [j, i] : llvm::enumerate(p.stepResult))
+      if (owner[i].first < 0)
+        owner[i] = {int64_t(c), int64_t(j)};
+  for (auto [i, o] : llvm::enumerate(owner))
+    if (o.first < 0)
+      throw Error("no pipeline function returns result " + std::to_string(i) +
+                  " of the step");
+  // The loss: the first coordinate's program that has one.
+  int64_t lossOwner = -1;
+  for (auto [c, p] : llvm::enumerate(programs))
+    if (p.program.lossResult >= 0 && lossOwner < 0)
+      lossOwner = c;
 
   rtxrt::ArgumentSources sources;
   sources.inputsDir = options.inputsDir;
@@ -232,26 +325,34 @@ ExecutionResult mlir::rtx::execute(ModuleOp module,
 
   // Every input, read or drawn once for all ranks.
   ExecutionResult result;
-  for (const rtxrt::ArgSpec &arg : args)
-    if (arg.kind == rtxrt::ArgSpec::Input)
-      result.inputs[arg.name] = loader.globalInput(arg);
+  for (const RankProgram &p : programs)
+    for (const rtxrt::ArgSpec &arg : p.args)
+      if (arg.kind == rtxrt::ArgSpec::Input && !result.inputs.count(arg.name))
+        result.inputs[arg.name] = loader.globalInput(arg);
 
-  // Each step is reported (options.onStep, the metrics file) as rank 0
-  // finishes it, unless its loss holds partial sums: that one is assembled
-  // from every rank after the run, and all steps are reported then.
+  // Each step is reported (options.onStep, the metrics file) as the loss's
+  // first rank finishes it, unless its loss holds partial sums: that one is
+  // assembled from every rank after the run, and all steps are reported
+  // then.
   rtxrt::MetricsFile metrics(options.metricsPath);
-  int64_t tokens = rtxrt::tokensPerStep(args, mesh);
+  int64_t tokens = 0;
+  if (lossOwner >= 0)
+    tokens = rtxrt::tokensPerStep(programs[lossOwner].args, mesh);
   auto report = [&](const rtxrt::StepRecord &record) {
     metrics.step(record, rtxrt::tokensPerSecond(tokens, record.ms));
     if (options.onStep)
       options.onStep(record);
   };
+  int64_t lossIndex =
+      lossOwner >= 0 ? programs[lossOwner].program.lossResult : -1;
   ShardingAttr lossSharding =
-      lossIndex >= 0 ? program.results[lossIndex].sharding : ShardingAttr();
+      lossIndex >= 0 ? programs[lossOwner].program.results[lossIndex].sharding
+                     : ShardingAttr();
   bool liveReport =
       lossIndex < 0 || !lossSharding || lossSharding.getPartialAxes().empty();
+  int64_t reportingRank = withCoordinate(0, std::max<int64_t>(lossOwner, 0));
   // Per step, per rank: the local loss (assembled after the run); per step,
-  // rank 0's time.
+  // the reporting rank's time.
   std::vector<std::vector<double>> localLosses(
       options.steps, std::vector<double>(numRanks, 0.0));
   std::vector<double> stepMs(options.steps, 0.0);
@@ -265,6 +366,7 @@ ExecutionResult mlir::rtx::execute(ModuleOp module,
   };
 
   auto runRank = [&](int64_t rank, InProcessWorld *world) {
+    RankProgram &p = programs[coordinateOf(rank)];
     RankEnvironment env;
     env.rank = rank;
     env.mesh = mesh;
@@ -273,27 +375,29 @@ ExecutionResult mlir::rtx::execute(ModuleOp module,
       return loader.block(toArgSpec(param), rank);
     };
     env.getInput = [&, rank](InputOp input) {
-      if (const ProgramArgument *argument = program.find(input.getResult()))
-        return loader.block(args[argument - program.arguments.data()], rank);
+      if (const ProgramArgument *argument = p.program.find(input.getResult()))
+        return loader.block(p.args[argument - p.program.arguments.data()],
+                            rank);
       throw Error("unknown input '" + input.getName().str() + "'");
     };
     std::vector<Tensor> values;
-    for (unsigned i = 0; i < function.getNumArguments(); ++i)
-      values.push_back(loader.block(args[i], rank));
+    for (unsigned i = 0; i < p.function.getNumArguments(); ++i)
+      values.push_back(loader.block(p.args[i], rank));
     std::vector<Tensor> results;
+    bool hasLoss = int64_t(coordinateOf(rank)) == lossOwner;
     for (int64_t step = 0; step < options.steps; ++step) {
       auto start = std::chrono::steady_clock::now();
-      results = interpret(function, values, env);
-      if (rank == 0)
+      results = interpret(p.function, values, env);
+      if (rank == reportingRank)
         stepMs[step] = std::chrono::duration<double, std::milli>(
                            std::chrono::steady_clock::now() - start)
                            .count();
-      double loss = lossIndex >= 0 ? results[lossIndex].getAsDouble(0) : 0;
+      double loss = hasLoss ? results[lossIndex].getAsDouble(0) : 0;
       localLosses[step][rank] = loss;
-      if (liveReport && rank == 0)
+      if (liveReport && rank == reportingRank)
         report(recordOf(step, loss));
       for (size_t i = 0; i < results.size(); ++i)
-        if (int64_t arg = program.results[i].feedsArgument; arg >= 0)
+        if (int64_t arg = p.program.results[i].feedsArgument; arg >= 0)
           values[arg] = results[i];
     }
     return results;
@@ -350,7 +454,8 @@ ExecutionResult mlir::rtx::execute(ModuleOp module,
     for (int64_t step = 0; step < options.steps; ++step) {
       double loss = 0;
       for (int64_t rank = 0; rank < numRanks; ++rank)
-        if (isCanonicalReplica(lossSharding, mesh, rank))
+        if (int64_t(coordinateOf(rank)) == lossOwner &&
+            isCanonicalReplica(lossSharding, mesh, withCoordinate(rank, 0)))
           loss += localLosses[step][rank];
       result.losses.push_back(loss);
       if (!liveReport)
@@ -360,16 +465,37 @@ ExecutionResult mlir::rtx::execute(ModuleOp module,
 
   // Reassemble every result to its global shape. Replicas of a block must
   // agree: a rank that disagrees holds a partial sum or a wrong value that
-  // the sharding does not declare, a partitioning bug worth reporting.
-  for (unsigned i = 0; i < function.getNumResults(); ++i) {
-    ShardingAttr sharding = program.results[i].sharding;
-    Shape local = shapeOf(program.results[i].type);
+  // the sharding does not declare, a partitioning bug worth reporting. A
+  // result that several pipeline coordinates return (a weight two stages
+  // tie, the optimizer's step count) must be the same on all of them.
+  for (int64_t i = 0; i < numStepResults; ++i) {
+    auto [c0, j0] = owner[i];
+    const RankProgram &p0 = programs[c0];
+    ShardingAttr sharding = p0.program.results[j0].sharding;
+    Shape local = shapeOf(p0.program.results[j0].type);
     Tensor global(getLocalBlock(sharding, local, mesh, 0).globalShape,
-                  rankResults[0][i].dtype());
+                  rankResults[withCoordinate(0, c0)][j0].dtype());
     for (int64_t rank = 0; rank < numRanks; ++rank) {
-      if (!isCanonicalReplica(sharding, mesh, rank)) {
-        int64_t canonical = canonicalReplicaOf(sharding, mesh, rank);
-        if (!sameValues(rankResults[rank][i], rankResults[canonical][i]))
+      int64_t c = coordinateOf(rank);
+      if (c != c0) {
+        const RankProgram &p = programs[c];
+        auto it = llvm::find(p.stepResult, i);
+        if (it == p.stepResult.end())
+          continue;
+        int64_t other = withCoordinate(rank, c0);
+        if (!sameValues(rankResults[rank][it - p.stepResult.begin()],
+                        rankResults[other][j0]))
+          throw Error("result " + std::to_string(i) + ": pipeline ranks " +
+                      std::to_string(rank) + " and " + std::to_string(other) +
+                      " hold different values for a tensor both stages keep "
+                      "(a tied weight's copies diverged)");
+        continue;
+      }
+      int64_t place = withCoordinate(rank, 0);
+      if (!isCanonicalReplica(sharding, mesh, place)) {
+        int64_t canonical =
+            withCoordinate(canonicalReplicaOf(sharding, mesh, place), c0);
+        if (!sameValues(rankResults[rank][j0], rankResults[canonical][j0]))
           throw Error("result " + std::to_string(i) + ": rank " +
                       std::to_string(rank) + " and rank " +
                       std::to_string(canonical) +
@@ -377,8 +503,8 @@ ExecutionResult mlir::rtx::execute(ModuleOp module,
                       "sharding says they are replicas");
         continue;
       }
-      LocalBlock block = getLocalBlock(sharding, local, mesh, rank);
-      accumulateBlock(global, rankResults[rank][i], block.offsets);
+      LocalBlock block = getLocalBlock(sharding, local, mesh, place);
+      accumulateBlock(global, rankResults[rank][j0], block.offsets);
     }
     result.results.push_back(global);
   }

@@ -38,13 +38,31 @@ RTXSeedShardingsOptions DistributeOptions::seedShardingsOptions() const {
   return o;
 }
 
+int64_t DistributeOptions::pipelineRanks() const {
+  SmallVector<StringRef> axes;
+  StringRef(mesh).split(axes, ',');
+  for (StringRef axis : axes) {
+    auto [name, size] = axis.split(':');
+    int64_t n = 1;
+    if (name.trim() == "pp" && !size.trim().getAsInteger(10, n))
+      return n;
+  }
+  return 1;
+}
+
 void mlir::rtx::buildDistributePipeline(OpPassManager &pm,
                                         const DistributeOptions &options) {
   pm.addPass(createRTXAddMesh(options.addMeshOptions()));
   // Padding changes the forward program, so it comes before autodiff.
   if (options.vocabParallel)
     pm.addPass(createRTXPadVocabulary());
+  int64_t pp = options.pipelineRanks();
   OpPassManager &training = pm.nest<func::FuncOp>();
+  // Stages are given to the forward model; autodiff hands them on to the
+  // backward ops.
+  if (pp > 1)
+    training.addPass(createRTXSplitStages(
+        RTXSplitStagesOptions{pp * options.virtualStages}));
   training.addPass(createRTXAutodiff());
   // Not only when > 1: rtx-accumulate-gradients refuses 0 and negative
   // counts, which would otherwise pass as "no accumulation".
@@ -56,6 +74,22 @@ void mlir::rtx::buildDistributePipeline(OpPassManager &pm,
   pm.addPass(createRTXPropagateSharding());
   pm.addPass(createRTXPartition());
   pm.addPass(createRTXVerifyDistribution());
+  // Pipeline options without a pp axis reach rtx-pipeline, which refuses a
+  // program without stages, rather than being ignored.
+  RTXPipelineOptions defaults;
+  bool pipelineOptions =
+      options.pipelineSchedule != defaults.schedule ||
+      options.pipelineScheduleFile != defaults.scheduleFile ||
+      options.pipelineMicroBatches != defaults.microBatches ||
+      options.virtualStages != defaults.virtualStages;
+  if (pp > 1 || pipelineOptions) {
+    RTXPipelineOptions pipeline;
+    pipeline.schedule = options.pipelineSchedule;
+    pipeline.scheduleFile = options.pipelineScheduleFile;
+    pipeline.microBatches = options.pipelineMicroBatches;
+    pipeline.virtualStages = options.virtualStages;
+    pm.addPass(createRTXPipeline(pipeline));
+  }
   if (options.bucketBytes < 0 && !options.overlap)
     return;
   OpPassManager &collectives = pm.nest<func::FuncOp>();
@@ -73,6 +107,7 @@ void mlir::rtx::registerRTXPipelines() {
       "rtx-add-mesh, rtx-pad-vocabulary, rtx-autodiff, "
       "rtx-accumulate-gradients, rtx-optimizer, rtx-seed-shardings, "
       "rtx-propagate-sharding, rtx-partition, rtx-verify-distribution, "
+      "rtx-pipeline (with a pp axis, rtx-split-stages before autodiff), "
       "rtx-bucket-collectives, rtx-schedule-overlap",
       buildDistributePipeline);
 }

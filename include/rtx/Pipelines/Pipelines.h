@@ -78,7 +78,31 @@ struct DistributeOptions : public PassPipelineOptions<DistributeOptions> {
                      "(rtx-schedule-overlap)"),
       llvm::cl::init(false)};
 
+  Option<std::string> pipelineSchedule{
+      *this, "pipeline-schedule",
+      llvm::cl::desc("With a pp axis: gpipe, 1f1b, interleaved or zb-h1 "
+                     "(rtx-pipeline's schedule)"),
+      llvm::cl::init(RTXPipelineOptions{}.schedule)};
+  Option<std::string> pipelineScheduleFile{
+      *this, "pipeline-schedule-file",
+      llvm::cl::desc("With a pp axis: a schedule in rtx-schedule's text form "
+                     "(rtx-pipeline's schedule-file)"),
+      llvm::cl::init(RTXPipelineOptions{}.scheduleFile)};
+  Option<int64_t> pipelineMicroBatches{
+      *this, "pipeline-micro-batches",
+      llvm::cl::desc("With a pp axis: micro-batches per step; the model is "
+                     "written for one, the step takes that many times its "
+                     "batch (0: one per pipeline rank)"),
+      llvm::cl::init(RTXPipelineOptions{}.microBatches)};
+  Option<int64_t> virtualStages{
+      *this, "virtual-stages",
+      llvm::cl::desc("With a pp axis: stages per pipeline rank (interleaved "
+                     "schedules)"),
+      llvm::cl::init(RTXPipelineOptions{}.virtualStages)};
+
   RTXAddMeshOptions addMeshOptions() const;
+  /// The size of the mesh's pp axis (1 without one).
+  int64_t pipelineRanks() const;
   RTXOptimizerOptions optimizerOptions() const;
   RTXSeedShardingsOptions seedShardingsOptions() const;
 };

@@ -102,6 +102,28 @@ LogicalResult RTXDialect::verifyOperationAttribute(Operation *op,
                                 "of functions";
     return success();
   }
+  if (attr.getName() == getStageAttrName()) {
+    auto stage = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!stage || stage.getInt() < 0)
+      return op->emitError() << "'rtx.stage' is a non-negative integer, got "
+                             << attr.getValue();
+    return success();
+  }
+  if (attr.getName() == getBackwardAttrName())
+    return success(isa<UnitAttr>(attr.getValue()));
+  if (attr.getName() == getPipelineRankAttrName()) {
+    auto rank = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!isa<FunctionOpInterface>(op) || !rank || rank.getInt() < 0)
+      return op->emitError() << "'rtx.pipeline_rank' is a non-negative "
+                                "integer of functions";
+    return success();
+  }
+  if (attr.getName() == getPipelineAxisAttrName()) {
+    if (!isa<FunctionOpInterface>(op) || !isa<StringAttr>(attr.getValue()))
+      return op->emitError() << "'rtx.pipeline_axis' is a string of "
+                                "functions";
+    return success();
+  }
   if (attr.getName() != getShardingAttrName())
     return op->emitError() << "unknown rtx attribute '"
                            << attr.getName().getValue() << "'";
@@ -156,7 +178,8 @@ static LogicalResult verifyValueAttribute(Operation *op, NamedAttribute attr,
     return expect(isa<StringAttr>(attr.getValue()), "a string");
   if (name == RTXDialect::getInitAttrName())
     return expect(isa<InitAttr>(attr.getValue()), "a #rtx.init");
-  if (name == RTXDialect::getSeedAttrName())
+  if (name == RTXDialect::getSeedAttrName() ||
+      name == RTXDialect::getStepResultAttrName())
     return expect(isa<IntegerAttr>(attr.getValue()), "an integer");
   if (attr.getName() != RTXDialect::getShardingAttrName())
     return op->emitError() << "unknown rtx attribute '"

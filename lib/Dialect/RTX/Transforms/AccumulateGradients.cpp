@@ -7,6 +7,8 @@
 
 #include "rtx/Dialect/RTX/Transforms/Passes.h"
 
+#include "MicroBatch.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 
@@ -43,14 +45,6 @@ struct RTXAccumulateGradientsPass
 };
 } // namespace
 
-/// The type of a k-times larger batch.
-static RankedTensorType growBatch(Type type, int64_t k) {
-  auto tensor = cast<RankedTensorType>(type);
-  SmallVector<int64_t> shape(tensor.getShape());
-  shape[0] *= k;
-  return RankedTensorType::get(shape, tensor.getElementType());
-}
-
 LogicalResult RTXAccumulateGradientsPass::accumulate(func::FuncOp function) {
   int64_t k = microBatches;
   Block &body = function.getBody().front();
@@ -68,26 +62,10 @@ LogicalResult RTXAccumulateGradientsPass::accumulate(func::FuncOp function) {
 
   OpBuilder b(ret);
   Location loc = function.getLoc();
-  // Batch inputs grow k times; micro-batch j takes rows j, j+k, j+2k, ...
-  // (the whole [k*B, ...] input viewed as [B, k, ...], column j). Every row
-  // is in exactly one micro-batch, so the step is the same as with
-  // consecutive rows, and a data-parallel split of the batch stays local to
-  // each rank.
+  // Batch inputs grow k times (MicroBatch.h says which rows micro-batch j
+  // takes).
   auto sliceOf = [&](Value whole, int64_t index, RankedTensorType micro) {
-    SmallVector<int64_t> viewShape = {micro.getDimSize(0), k};
-    viewShape.append(micro.getShape().begin() + 1, micro.getShape().end());
-    auto viewType = RankedTensorType::get(viewShape, micro.getElementType());
-    Value view = ReshapeOp::create(b, loc, viewType, whole);
-    SmallVector<int64_t> starts(viewShape.size(), 0);
-    SmallVector<int64_t> limits(viewShape);
-    starts[1] = index;
-    limits[1] = index + 1;
-    SmallVector<int64_t> pieceShape(viewShape);
-    pieceShape[1] = 1;
-    Value piece = SliceOp::create(
-        b, loc, RankedTensorType::get(pieceShape, micro.getElementType()), view,
-        b.getDenseI64ArrayAttr(starts), b.getDenseI64ArrayAttr(limits));
-    return ReshapeOp::create(b, loc, micro, piece).getResult();
+    return sliceMicroBatch(b, loc, whole, index, k, micro);
   };
 
   SmallVector<InputOp> inputs(body.getOps<InputOp>());

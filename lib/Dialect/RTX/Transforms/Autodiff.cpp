@@ -10,6 +10,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/ScopeExit.h"
 
 namespace mlir::rtx {
 #define GEN_PASS_DEF_RTXAUTODIFF
@@ -132,6 +133,22 @@ LogicalResult RTXAutodiffPass::differentiate(func::FuncOp function) {
     });
     if (!active)
       continue;
+    // The ops this VJP builds land before the return; they run on the
+    // forward op's pipeline stage, marked as backward (rtx-pipeline).
+    Operation *lastBefore = ret->getPrevNode();
+    auto stage = op->getAttrOfType<IntegerAttr>(RTXDialect::getStageAttrName());
+    auto tagBackward = llvm::make_scope_exit([&] {
+      if (!stage)
+        return;
+      Operation *first =
+          lastBefore ? lastBefore->getNextNode() : &ret->getBlock()->front();
+      for (Operation *built = first; built != ret;
+           built = built->getNextNode()) {
+        built->setAttr(RTXDialect::getStageAttrName(), stage);
+        built->setAttr(RTXDialect::getBackwardAttrName(),
+                       UnitAttr::get(op->getContext()));
+      }
+    });
     SmallVector<Value> resultGrads;
     for (Value result : op->getResults())
       resultGrads.push_back(grads.get(result, op->getLoc()));

@@ -610,10 +610,11 @@ struct RTXSeedShardingsPass
     MeshAxes mesh(*meshOp);
     for (Attribute axis : meshOp->getAxisNames()) {
       StringRef name = cast<StringAttr>(axis).getValue();
-      if (name != "dp" && name != "tp" && name != "sp") {
+      // pp splits no tensor: rtx-pipeline gives each stage its own ops.
+      if (name != "dp" && name != "tp" && name != "sp" && name != "pp") {
         mlir::emitError(meshOp->getLoc()) << "rtx-seed-shardings: no seeding rule for mesh "
                                "axis '"
-                            << name << "'; expected dp, tp or sp";
+                            << name << "'; expected dp, tp, sp or pp";
         return signalPassFailure();
       }
     }

@@ -95,6 +95,31 @@ def RTX_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getShardingOriginAttrName() {
       return "rtx.sharding_origin";
     }
+    /// On an op: the pipeline stage that runs it (a non-negative integer;
+    /// rtx-split-stages, or by hand).
+    static constexpr ::llvm::StringLiteral getStageAttrName() {
+      return "rtx.stage";
+    }
+    /// A unit attribute on an op that rtx-autodiff built for the backward
+    /// pass of an op with a stage (rtx-pipeline tells forward from backward
+    /// by it).
+    static constexpr ::llvm::StringLiteral getBackwardAttrName() {
+      return "rtx.backward";
+    }
+    /// On a function that rtx-pipeline made: the coordinate of the pipeline
+    /// axis whose ranks run it (an integer).
+    static constexpr ::llvm::StringLiteral getPipelineRankAttrName() {
+      return "rtx.pipeline_rank";
+    }
+    /// On such a function: the name of the pipeline's mesh axis.
+    static constexpr ::llvm::StringLiteral getPipelineAxisAttrName() {
+      return "rtx.pipeline_axis";
+    }
+    /// On a result of such a function: its index among the results of the
+    /// step it was made from (an integer).
+    static constexpr ::llvm::StringLiteral getStepResultAttrName() {
+      return "rtx.step_result";
+    }
 
   private:
     void registerAttributes();

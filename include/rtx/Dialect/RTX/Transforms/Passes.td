@@ -239,6 +239,106 @@ def RTXVerifyDistribution
   let dependentDialects = ["mlir::rtx::RTXDialect"];
 }
 
+def RTXSplitStages : Pass<"rtx-split-stages", "mlir::func::FuncOp"> {
+  let summary = "Splits a forward model into pipeline stages balanced by cost";
+  let description = [{
+    Runs on a forward model (before `rtx-autodiff`) and gives each op that
+    computes an `rtx.stage` attribute: stage 0 first, `stages - 1` last, in
+    program order. The cuts lie at layer boundaries: places in the op order
+    where exactly one computed tensor is live (a transformer's residual
+    stream between blocks). Among those, the split minimises the cost of the
+    most expensive stage (exact dynamic programming), an op's cost being its
+    FLOPs plus 4 per byte it reads and writes (CostOpInterface), so the
+    embedding and the loss count where they lie. Parameters, inputs,
+    constants and the ops computed from those alone get no stage: each stage
+    that uses them has its own copy (rtx-pipeline), which is how a weight
+    tied between the first and the last stage (GPT-2's `wte`) is held by
+    both.
+
+    A split written by hand is kept: when some ops already have `rtx.stage`,
+    the pass only checks that the stages never decrease in program order and
+    gives each op without one the stage of the op before it.
+
+    With `report`, the split is reported as one remark per stage, at its
+    first op: its ops, FLOPs, share of the cost, parameters and the bytes
+    of the activations its ops compute (what a backward pass may keep). Asking for more stages than the model has layer
+    boundaries plus one is an error that says how many there are.
+
+    Example: `rtx-opt '-rtx-split-stages=stages=4 report=true' -rtx-autodiff`.
+  }];
+  let options = [
+    Option<"stages", "stages", "int64_t", "1",
+           "Number of pipeline stages (1: no split)">,
+    Option<"remarks", "report", "bool", "false",
+           "Report each stage's ops, FLOPs, cost share, parameters and "
+           "activations as remarks">
+  ];
+  let dependentDialects = ["mlir::rtx::RTXDialect"];
+}
+
+def RTXPipeline : Pass<"rtx-pipeline", "mlir::ModuleOp"> {
+  let summary = "Pipeline parallelism: one program per stage, run by a schedule";
+  let description = [{
+    Runs on a partitioned train step whose ops carry `rtx.stage`
+    (rtx-split-stages before rtx-autodiff; rtx-autodiff gives each backward
+    op its forward op's stage and `rtx.backward`). The module's mesh has the
+    pipeline axis (`axis`, "pp" by default) of size p; the stages number
+    p * `virtual`, stage s running on the ranks whose pipeline coordinate is
+    s % p (Megatron's interleaving).
+
+    The function, written for one micro-batch, becomes one function per
+    pipeline coordinate (`@F_pp0`, ..., with `rtx.pipeline_rank`) that takes
+    `micro-batches` (k) times as large a batch, micro-batch j being rows j,
+    j+k, ... (as rtx-accumulate-gradients splits it), and runs the actions of
+    the schedule (`schedule`: gpipe, 1f1b, interleaved or zb-h1, or the text
+    of `schedule-file`, docs/pipeline.md) in order:
+    - `sFm` / `sBm`: the forward / backward ops of stage s on micro-batch m;
+      with `sWm` actions (zb-h1) `sBm` computes only what the previous stage
+      needs (the input gradient) and `sWm` the rest (weight gradients);
+    - `sSEND_Fm` / `sRECV_Fm` (`_B` for gradients): `rtx.send_start` /
+      `rtx.recv` over the pipeline axis of every tensor the other stage
+      uses, each with its own tag; the sends are waited for at the end;
+    - `sREDUCE_GRAD`: the sums over micro-batches, divided by k, are done;
+      a sum another stage needs (a weight used by two stages, as GPT-2 ties
+      `wte` between the embedding and the LM head: Megatron's embedding
+      group) is sent to it;
+    - `OPTIMIZER`: the ops after the gradients (data-parallel all-reduces of
+      the summed gradients, optimizer updates), on each stage that holds the
+      weight. A weight used by two stages is updated by both, from the same
+      sum of both stages' gradients added in the same order, so its copies
+      stay bitwise equal.
+    Parameters, inputs and constants are copied into each function that
+    uses them; each function returns the results of the step that its
+    stages own, each marked with its index in the step
+    (`rtx.step_result`), so rtx-run and the emitted programs can put the
+    step back together and check that the copies of a tied weight agree.
+
+    The schedule is simulated first (rtx/Analysis/PipelineSchedule.h): an
+    unsound one is an error naming the rank, the action and why. Errors
+    also name an op that combines tensors of two stages within a
+    micro-batch (gradient clipping's global norm, for now), a batch that
+    has no dimension to grow, and a stage count that is not p * virtual.
+
+    Example: `rtx-opt -rtx-split-stages=stages=2 -rtx-autodiff
+    -rtx-optimizer -rtx-add-mesh=mesh=pp:2 -rtx-propagate-sharding
+    -rtx-partition '-rtx-pipeline=schedule=1f1b micro-batches=4'`, or
+    `-rtx-distribute=mesh=dp:2,pp:2 pipeline-micro-batches=4`.
+  }];
+  let options = [
+    Option<"axis", "axis", "std::string", "\"pp\"",
+           "The mesh axis of the pipeline">,
+    Option<"schedule", "schedule", "std::string", "\"1f1b\"",
+           "gpipe, 1f1b, interleaved or zb-h1">,
+    Option<"scheduleFile", "schedule-file", "std::string", "\"\"",
+           "A schedule in rtx-schedule's text form (instead of schedule)">,
+    Option<"microBatches", "micro-batches", "int64_t", "0",
+           "Micro-batches per step (0: as many as pipeline ranks)">,
+    Option<"virtualStages", "virtual", "int64_t", "1",
+           "Stages per pipeline rank (interleaved)">
+  ];
+  let dependentDialects = ["mlir::rtx::RTXDialect", "mlir::func::FuncDialect"];
+}
+
 def RTXVerifyPipelineSchedule
     : Pass<"rtx-verify-pipeline-schedule", "mlir::func::FuncOp"> {
   let summary = "Proves a function's pipeline schedule sound by simulating it";
