@@ -122,11 +122,12 @@ class LlamaConfig:
     kv_heads: int = 2
     hidden: int = 64
     seed: int = 0
+    layers: int = 1  # blocks stacked (layers.0, layers.1, ...)
 
 
 def llama_block(c: LlamaConfig = LlamaConfig(), name: str = "llama_block") -> Module:
-    """A Llama-style block: RMSNorm, rotary embedding, grouped key/value
-    heads, SiLU-gated MLP, no biases. Loss: mean of the output (a stand-in
+    """A Llama-style block (or a stack of c.layers of them): RMSNorm, rotary
+    embedding, grouped key/value heads, SiLU-gated MLP, no biases. Loss: mean of the output (a stand-in
     objective that exercises every gradient)."""
     m = Module()
     m.comment(f"A Llama-style block: width {c.width}, {c.heads} query heads, {c.kv_heads} "
@@ -137,22 +138,24 @@ def llama_block(c: LlamaConfig = LlamaConfig(), name: str = "llama_block") -> Mo
     hd = c.width // c.heads
     init = normal(0.0, 0.02)
 
-    def p(n, shape, i=init):
-        return f.param(f"layers.0.{n}", shape, i, seed=c.seed)
+    for layer in range(c.layers):
+        def p(n, shape, i=init, layer=layer):
+            return f.param(f"layers.{layer}.{n}", shape, i, seed=c.seed)
 
-    h = f.rmsnorm(x, p("attention_norm.weight", [c.width], ones()))
-    q = f.linear(h, p("attention.wq.weight", [c.heads * hd, c.width]))
-    k = f.linear(h, p("attention.wk.weight", [c.kv_heads * hd, c.width]))
-    v = f.linear(h, p("attention.wv.weight", [c.kv_heads * hd, c.width]))
-    q = f.rope(_attention_heads(f, q, c.batch, c.seq, c.heads))
-    k = f.rope(_attention_heads(f, k, c.batch, c.seq, c.kv_heads))
-    v = _attention_heads(f, v, c.batch, c.seq, c.kv_heads)
-    y = _merge_heads(f, f.attention(q, k, v, causal=True))
-    x = f.add(x, f.linear(y, p("attention.wo.weight", [c.width, c.heads * hd])))
-    h = f.rmsnorm(x, p("ffn_norm.weight", [c.width], ones()))
-    gate = f.linear(h, p("feed_forward.w1.weight", [c.hidden, c.width]))
-    up = f.linear(h, p("feed_forward.w3.weight", [c.hidden, c.width]))
-    x = f.add(x, f.linear(f.swiglu(gate, up), p("feed_forward.w2.weight", [c.width, c.hidden])))
+        h = f.rmsnorm(x, p("attention_norm.weight", [c.width], ones()))
+        q = f.linear(h, p("attention.wq.weight", [c.heads * hd, c.width]))
+        k = f.linear(h, p("attention.wk.weight", [c.kv_heads * hd, c.width]))
+        v = f.linear(h, p("attention.wv.weight", [c.kv_heads * hd, c.width]))
+        q = f.rope(_attention_heads(f, q, c.batch, c.seq, c.heads))
+        k = f.rope(_attention_heads(f, k, c.batch, c.seq, c.kv_heads))
+        v = _attention_heads(f, v, c.batch, c.seq, c.kv_heads)
+        y = _merge_heads(f, f.attention(q, k, v, causal=True))
+        x = f.add(x, f.linear(y, p("attention.wo.weight", [c.width, c.heads * hd])))
+        h = f.rmsnorm(x, p("ffn_norm.weight", [c.width], ones()))
+        gate = f.linear(h, p("feed_forward.w1.weight", [c.hidden, c.width]))
+        up = f.linear(h, p("feed_forward.w3.weight", [c.hidden, c.width]))
+        x = f.add(x, f.linear(f.swiglu(gate, up),
+                              p("feed_forward.w2.weight", [c.width, c.hidden])))
     f.ret(f.reduce("mean", f.mul(x, x), [0, 1, 2]))
     return m
 
