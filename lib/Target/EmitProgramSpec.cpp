@@ -9,6 +9,10 @@
 
 #include "CppText.h"
 
+#include "rtx/Dialect/RTX/IR/RTXDialect.h"
+
+#include <map>
+
 using namespace mlir;
 using namespace mlir::rtx;
 using namespace mlir::rtx::cpp;
@@ -25,7 +29,9 @@ static const char *argKind(ProgramArgument::Role role) {
   llvm_unreachable("unknown role");
 }
 
-static void emitArgument(const ProgramArgument &argument, raw_ostream &os) {
+/// Appends the argument's ArgSpec to `into` (spec.args, s.args).
+static void emitArgument(const ProgramArgument &argument, StringRef into,
+                         raw_ostream &os) {
   os << "  {\n    ArgSpec a;\n    a.kind = " << argKind(argument.role)
      << ";\n    a.name = " << quoted(argument.name) << ";\n";
   if (!argument.stateKey.empty())
@@ -46,12 +52,26 @@ static void emitArgument(const ProgramArgument &argument, raw_ostream &os) {
   os << "    a.shape = " << shape(argument.type)
      << ";\n    a.dtype = " << dtype(argument.type)
      << ";\n    a.sharding = " << sharding(argument.sharding)
-     << ";\n    spec.args.push_back(a);\n  }\n";
+     << ";\n    " << into << ".push_back(a);\n  }\n";
 }
 
-void mlir::rtx::emitProgramMain(const ProgramDescription &program,
-                                const std::vector<std::string> &collectiveAxes,
-                                bool cuda, raw_ostream &os) {
+static void emitResult(const ProgramResult &result, StringRef into,
+                       raw_ostream &os) {
+  os << "  " << into << ".push_back(ResultSpec{" << quoted(result.stateKey)
+     << ", " << shape(result.type) << ", " << sharding(result.sharding) << ", "
+     << dtype(result.type) << "});\n";
+}
+
+/// The index among the step's results of a pipeline stage's result `j`.
+static int64_t stepResultOf(const ProgramDescription &stage, unsigned j) {
+  func::FuncOp function = stage.function;
+  auto index = function.getResultAttrOfType<IntegerAttr>(
+      j, RTXDialect::getStepResultAttrName());
+  return index ? index.getInt() : j;
+}
+
+/// main()'s start: the spec, its name and its mesh.
+static void emitBegin(const ProgramDescription &program, raw_ostream &os) {
   func::FuncOp function = program.function;
   os << "int main(int argc, char **argv) {\n  ProgramSpec spec;\n"
      << "  spec.name = " << quoted(function.getSymName()) << ";\n";
@@ -62,16 +82,65 @@ void mlir::rtx::emitProgramMain(const ProgramDescription &program,
     os << "  spec.mesh = MeshLayout(" << strings(axes) << ", "
        << ints(mesh.getAxisSizes()) << ");\n";
   }
-  for (const ProgramArgument &argument : program.arguments)
-    emitArgument(argument, os);
-  for (const ProgramResult &result : program.results)
-    os << "  spec.results.push_back(ResultSpec{" << quoted(result.stateKey)
-       << ", " << shape(result.type) << ", " << sharding(result.sharding)
-       << "});\n";
-  os << "  spec.lossResult = " << program.lossResult << ";\n";
+}
+
+/// main()'s end: the groups to create, the device, the step, the run.
+static void emitEnd(const std::vector<std::string> &collectiveAxes, bool cuda,
+                    StringRef step, raw_ostream &os) {
   for (const std::string &axes : collectiveAxes)
     os << "  spec.collectiveAxes.push_back(" << axes << ");\n";
   if (cuda)
     os << "  spec.device = &gpu::deviceRuntime();\n";
-  os << "  spec.step = step;\n  return runProgram(spec, argc, argv);\n}\n";
+  os << step << "  return runProgram(spec, argc, argv);\n}\n";
+}
+
+void mlir::rtx::emitProgramMain(const ProgramDescription &program,
+                                const std::vector<std::string> &collectiveAxes,
+                                bool cuda, raw_ostream &os) {
+  emitBegin(program, os);
+  for (const ProgramArgument &argument : program.arguments)
+    emitArgument(argument, "spec.args", os);
+  for (const ProgramResult &result : program.results)
+    emitResult(result, "spec.results", os);
+  os << "  spec.lossResult = " << program.lossResult << ";\n";
+  emitEnd(collectiveAxes, cuda, "  spec.step = step;\n", os);
+}
+
+void mlir::rtx::emitPipelinedMain(
+    const std::vector<ProgramDescription> &stages,
+    const std::vector<std::string> &stepNames,
+    const std::vector<std::string> &collectiveAxes, bool cuda,
+    raw_ostream &os) {
+  func::FuncOp first = stages.front().function;
+  emitBegin(stages.front(), os);
+  os << "  spec.pipelineAxis = "
+     << quoted(first->getAttrOfType<StringAttr>(
+                        RTXDialect::getPipelineAxisAttrName())
+                   .getValue())
+     << ";\n";
+  // The step's results, each described by the first stage that returns it.
+  std::map<int64_t, const ProgramResult *> stepResults;
+  int64_t loss = -1;
+  for (const ProgramDescription &stage : stages)
+    for (auto [j, result] : llvm::enumerate(stage.results)) {
+      int64_t index = stepResultOf(stage, j);
+      stepResults.emplace(index, &result);
+      if (int64_t(j) == stage.lossResult && loss < 0)
+        loss = index;
+    }
+  for (auto [index, result] : stepResults)
+    emitResult(*result, "spec.results", os);
+  os << "  spec.lossResult = " << loss << ";\n";
+  for (auto [c, stage] : llvm::enumerate(stages)) {
+    os << "  {\n  PipelineStage s;\n";
+    for (const ProgramArgument &argument : stage.arguments)
+      emitArgument(argument, "s.args", os);
+    for (auto [j, result] : llvm::enumerate(stage.results)) {
+      emitResult(result, "s.results", os);
+      os << "  s.stepResult.push_back(" << stepResultOf(stage, j) << ");\n";
+    }
+    os << "  s.lossResult = " << stage.lossResult << ";\n  s.step = "
+       << stepNames[c] << ";\n  spec.stages.push_back(s);\n  }\n";
+  }
+  emitEnd(collectiveAxes, cuda, "", os);
 }

@@ -21,6 +21,14 @@ void emitProgramMain(const ProgramDescription &program,
                      const std::vector<std::string> &collectiveAxes, bool cuda,
                      llvm::raw_ostream &os);
 
+/// main() of a pipelined program: the step's results, then one
+/// PipelineStage per coordinate with its arguments, results and step
+/// function (`stepNames`, in coordinate order).
+void emitPipelinedMain(const std::vector<ProgramDescription> &stages,
+                       const std::vector<std::string> &stepNames,
+                       const std::vector<std::string> &collectiveAxes,
+                       bool cuda, llvm::raw_ostream &os);
+
 } // namespace mlir::rtx
 
 #endif // RTX_LIB_TARGET_EMITPROGRAMSPEC_H

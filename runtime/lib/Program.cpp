@@ -12,6 +12,7 @@
 #include "program/Flags.h"
 #include "program/Groups.h"
 #include "program/Metrics.h"
+#include "program/PipelineView.h"
 #include "program/StateFiles.h"
 #include "program/StepLoop.h"
 #include "program/TokenData.h"
@@ -46,7 +47,9 @@ static void writeTrace(const Tracer &tracer, const ProgramSpec &spec,
   }
 }
 
-int rtxrt::runProgram(const ProgramSpec &spec, int argc, char **argv) {
+int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
+  // Until the rank is known, the whole program; then its rank's part.
+  ProgramSpec spec = whole;
   Placement self;
   Tracer tracer;
   try {
@@ -68,6 +71,7 @@ int rtxrt::runProgram(const ProgramSpec &spec, int argc, char **argv) {
     if (self.rank == 0 && self.world > 1)
       std::printf("launch: %s\n", self.launch.describe().c_str());
     checkPlacement(spec, self);
+    spec = pipelineView(whole, self.rank);
     tracer.configure(flags.trace, self.rank, self.world);
     ProgramDevice device(spec.device, self);
     ProcessGroups groups(spec, self, device, self.launch.store, flags.timeout);

@@ -13,8 +13,16 @@
 // MICRO0: error: rtx-accumulate-gradients: micro-batches=0 must be at least 1 (1: no gradient accumulation)
 // RUN: not rtx-opt %s '-rtx-distribute=mesh=dp:2 micro-batches=-2' 2>&1 | FileCheck %s --check-prefix=MICRONEG
 // MICRONEG: error: rtx-accumulate-gradients: micro-batches=-2 must be at least 1 (1: no gradient accumulation)
-// RUN: not rtx-opt %s '-rtx-distribute=mesh=pp:2' 2>&1 | FileCheck %s --check-prefix=AXIS
-// AXIS: error: rtx-seed-shardings: no seeding rule for mesh axis 'pp'; expected dp, tp or sp
+// RUN: not rtx-opt %s '-rtx-distribute=mesh=ep:2' 2>&1 | FileCheck %s --check-prefix=AXIS
+// AXIS: error: rtx-seed-shardings: no seeding rule for mesh axis 'ep'; expected dp, tp, sp or pp
+// Pipeline options without a pp axis are refused, not ignored; so are more
+// stages than the model has layer boundaries, and gradient clipping.
+// RUN: not rtx-opt %s '-rtx-distribute=mesh=dp:2 pipeline-schedule=zb-h1' 2>&1 | FileCheck %s --check-prefix=NOPP
+// NOPP: error: rtx-pipeline: no op has an 'rtx.stage'; run rtx-split-stages before rtx-autodiff (in rtx-distribute: a mesh with a pp axis)
+// RUN: not rtx-opt %s '-rtx-distribute=mesh=pp:64' 2>&1 | FileCheck %s --check-prefix=STAGES
+// STAGES: error: cannot split {{.*}} into 64 pipeline stages: it has {{[0-9]+}} layer boundaries
+// RUN: not rtx-opt %s '-rtx-distribute=mesh=pp:2 clip-norm=1.0' 2>&1 | FileCheck %s --check-prefix=CLIP
+// CLIP: error: {{.*}} combines tensors of pipeline stages 0 1 within a micro-batch
 // RUN: not rtx-opt %s '-rtx-distribute=mesh=tp:2 seed-hints=fc1' 2>&1 | FileCheck %s --check-prefix=HINT
 // HINT: error: rtx-seed-shardings: bad seed hint 'fc1'; expected NAME:column or NAME:row (NAME a parameter-name suffix, e.g. q_proj:column)
 // RUN: not rtx-opt %s '-rtx-distribute=mesh=tp:2 optimizer=lion' 2>&1 | FileCheck %s --check-prefix=OPTIMIZER

@@ -101,3 +101,20 @@ func.func @not_a_loss() -> tensor<3xf32> {
   %w = rtx.param "w" ones : tensor<3xf32>
   return %w : tensor<3xf32>
 }
+
+// -----
+
+// A forward op's pipeline stage goes to the ops of its VJP, marked as
+// backward (rtx-pipeline runs them in the stage's B action).
+// CHECK-LABEL: func.func @staged
+// CHECK: rtx.tanh {{.*}}{rtx.stage = 1 : i64}
+// CHECK: rtx.unary_grad tanh {{.*}}{rtx.backward, rtx.stage = 1 : i64}
+// CHECK: rtx.matmul {{.*}}{rtx.backward, rtx.stage = 0 : i64}
+func.func @staged() -> tensor<f32> {
+  %x = rtx.input "x" : tensor<4x8xf32>
+  %w = rtx.param "w" normal(0.0, 0.1) : tensor<8x8xf32>
+  %a = rtx.matmul %x, %w {rtx.stage = 0 : i64} : tensor<4x8xf32>, tensor<8x8xf32> -> tensor<4x8xf32>
+  %b = rtx.tanh %a {rtx.stage = 1 : i64} : tensor<4x8xf32>
+  %l = rtx.reduce sum %b dims [0, 1] {rtx.stage = 1 : i64} : tensor<4x8xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}

@@ -16,9 +16,10 @@ module {
 
 // -----
 
-// Only dp, tp and sp have seeding rules.
-// expected-error @+1 {{rtx-seed-shardings: no seeding rule for mesh axis 'pp'; expected dp, tp or sp}}
-rtx.mesh @mesh_pp2 ["pp"=2]
+// Only dp, tp and sp have seeding rules (pp splits no tensor: rtx-pipeline
+// gives each stage its ops).
+// expected-error @+1 {{rtx-seed-shardings: no seeding rule for mesh axis 'ep'; expected dp, tp, sp or pp}}
+rtx.mesh @mesh_ep2 ["ep"=2]
 
 // -----
 

@@ -69,6 +69,8 @@ int main(int argc, char **argv) {
       parseSourceFile<ModuleOp>(input, sourceMgr, &context);
   if (!module)
     return 1;
+  // A pipelined module (rtx-pipeline) is one program of all its stage
+  // functions; the first names it.
   func::FuncOp function;
   for (auto f : module->getOps<func::FuncOp>())
     if (!f.isExternal() && (entry.empty() ? !function : f.getSymName() == entry))

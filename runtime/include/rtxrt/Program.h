@@ -191,6 +191,7 @@ struct ResultSpec {
   std::string state; // the state key it carries to the next step, or ""
   Shape shape;       // local shape
   Sharding sharding;
+  DType dtype = DType::F32;
 };
 
 /// What a step's communication did (the run's metrics,
@@ -330,6 +331,20 @@ private:
   std::map<int64_t, std::deque<Tensor>> selfMessages_;
 };
 
+using StepFunction =
+    std::function<std::vector<Tensor>(StepContext &, const std::vector<Tensor> &)>;
+
+/// What the ranks of one pipeline coordinate run (rtx-pipeline made one
+/// function per coordinate; docs/pipeline.md).
+struct PipelineStage {
+  std::vector<ArgSpec> args;
+  std::vector<ResultSpec> results;
+  /// Per result: its index among the step's results (ProgramSpec::results).
+  std::vector<int64_t> stepResult;
+  int64_t lossResult = -1;
+  StepFunction step;
+};
+
 /// What an emitted program tells runProgram about itself.
 struct ProgramSpec {
   std::string name;
@@ -339,10 +354,29 @@ struct ProgramSpec {
   int64_t lossResult = -1;
   /// Every axis list a collective of the step uses (the groups to create).
   std::vector<std::vector<std::string>> collectiveAxes;
-  std::function<std::vector<Tensor>(StepContext &, const std::vector<Tensor> &)>
-      step;
+  StepFunction step;
   /// Set by GPU programs: arguments live on the device during the steps.
   const DeviceRuntime *device = nullptr;
+  /// A pipelined program: the ranks whose coordinate on `pipelineAxis` is c
+  /// run stages[c]; `results` and `lossResult` are then the whole step's,
+  /// each held by the first coordinate that returns it, and `args` and
+  /// `step` are unused. runProgram turns it into each rank's own view
+  /// (`stage` >= 0: the coordinate; args, results, lossResult and step
+  /// its stage's; stepResults the step's).
+  std::string pipelineAxis;
+  std::vector<PipelineStage> stages;
+  int64_t stage = -1;
+  std::vector<ResultSpec> stepResults;
+  int64_t stepLossResult = -1; // the loss's index in stepResults
+  int64_t stepLossOwner = -1;  // the coordinate that returns the loss
+  /// The first coordinate that returns the step's result `i`.
+  int64_t ownerOf(int64_t i) const {
+    for (size_t c = 0; c < stages.size(); ++c)
+      for (int64_t r : stages[c].stepResult)
+        if (r == i)
+          return c;
+    return -1;
+  }
 };
 
 /// The program's main: parses the command line (--help lists it), runs, and

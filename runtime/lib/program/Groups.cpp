@@ -67,7 +67,8 @@ ProgramDevice::ProgramDevice(const DeviceRuntime *runtime,
 ProcessGroups::ProcessGroups(const ProgramSpec &spec, const Placement &self,
                              const ProgramDevice &device,
                              const std::string &store, double timeoutSeconds)
-    : mesh_(spec.mesh), device_(device), rank_(self.rank) {
+    : mesh_(spec.mesh), pipelineAxis_(spec.pipelineAxis), device_(device),
+      rank_(self.rank) {
   for (int64_t r = 0; r < self.world; ++r)
     world_.push_back(r);
   if (self.world == 1) {
@@ -116,14 +117,26 @@ ClockOffset ProcessGroups::measureClockOffset() {
   return program::measureClockOffset(*comm_, world_, rank_);
 }
 
+int64_t ProcessGroups::placeOf(int64_t r, int64_t owner) const {
+  if (owner < 0 || pipelineAxis_.empty())
+    return r;
+  std::vector<int64_t> coords = mesh_.coordinates(r);
+  size_t axis = mesh_.axisIndex(pipelineAxis_);
+  if (coords[axis] != owner)
+    return -1;
+  coords[axis] = 0;
+  return mesh_.rankOf(coords);
+}
+
 double ProcessGroups::globalScalar(const Tensor &local,
                                    const Sharding &sharding,
-                                   const std::string &what) {
+                                   const std::string &what, int64_t owner) {
   std::vector<Tensor> all =
       comm_->exchange(world_, device_.toHost(local), what);
   double value = 0;
   for (int64_t r : world_)
-    if (isCanonicalReplica(sharding, mesh_, r))
+    if (int64_t place = placeOf(r, owner);
+        place >= 0 && isCanonicalReplica(sharding, mesh_, place))
       value += all[r].getAsDouble(0);
   return value;
 }
@@ -131,16 +144,18 @@ double ProcessGroups::globalScalar(const Tensor &local,
 Tensor ProcessGroups::gatherOnRankZero(const Tensor &local,
                                        const Shape &localShape,
                                        const Sharding &sharding,
-                                       const std::string &what) {
+                                       const std::string &what,
+                                       int64_t owner) {
   std::vector<Tensor> all =
       comm_->exchange(world_, device_.toHost(local), what);
   if (rank_ != 0)
     return Tensor();
   Tensor global(localBlock(sharding, localShape, mesh_, 0).globalShape,
-                all[0].dtype());
+                local.dtype());
   for (int64_t r : world_)
-    if (isCanonicalReplica(sharding, mesh_, r))
+    if (int64_t place = placeOf(r, owner);
+        place >= 0 && isCanonicalReplica(sharding, mesh_, place))
       accumulateBlock(global, all[r],
-                      localBlock(sharding, localShape, mesh_, r).offsets);
+                      localBlock(sharding, localShape, mesh_, place).offsets);
   return global;
 }

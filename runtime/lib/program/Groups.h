@@ -76,16 +76,25 @@ public:
   ClockOffset measureClockOffset();
 
   /// The sum of a scalar's canonical replicas over all ranks (the loss of a
-  /// step); every rank gets it.
+  /// step); every rank gets it. In a pipelined program (`owner` >= 0) only
+  /// the ranks of pipeline coordinate `owner` hold the value; the others
+  /// pass a placeholder of its size.
   double globalScalar(const Tensor &local, const Sharding &sharding,
-                      const std::string &what);
+                      const std::string &what, int64_t owner = -1);
   /// The global tensor that the ranks' blocks of a value form, on rank 0;
-  /// an undefined tensor on the other ranks. Every rank calls it.
+  /// an undefined tensor on the other ranks. Every rank calls it; `owner`
+  /// as for globalScalar.
   Tensor gatherOnRankZero(const Tensor &local, const Shape &localShape,
-                          const Sharding &sharding, const std::string &what);
+                          const Sharding &sharding, const std::string &what,
+                          int64_t owner = -1);
 
 private:
+  /// The rank whose place in the mesh `r`'s block of a value describes, or
+  /// -1 when `r` holds none (pipelined programs: not the owner coordinate).
+  int64_t placeOf(int64_t r, int64_t owner) const;
+
   const MeshLayout &mesh_;
+  std::string pipelineAxis_;
   const ProgramDevice &device_;
   int64_t rank_;
   std::vector<int64_t> world_;

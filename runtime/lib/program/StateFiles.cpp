@@ -7,6 +7,7 @@
 #include "rtxrt/Arguments.h"
 #include "rtxrt/Npy.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -54,13 +55,29 @@ void rtxrt::program::writeResults(const ProgramSpec &spec,
       attempt(
           [&] { state = std::make_unique<StateDirectoryWriter>(stateDir); });
   }
-  for (size_t i = 0; i < results.size(); ++i) {
-    const ResultSpec &result = spec.results[i];
+  // A pipelined program writes the step's results: each from the ranks of
+  // the first coordinate that returns it, the others passing a placeholder.
+  bool pipelined = spec.stage >= 0;
+  const std::vector<ResultSpec> &written =
+      pipelined ? spec.stepResults : spec.results;
+  for (size_t i = 0; i < written.size(); ++i) {
+    const ResultSpec &result = written[i];
     bool saveState = !stateDir.empty() && !result.state.empty();
     if (outDir.empty() && !saveState)
       continue;
+    Tensor local;
+    int64_t owner = -1;
+    if (pipelined) {
+      owner = spec.ownerOf(i);
+      const std::vector<int64_t> &mine = spec.stages[spec.stage].stepResult;
+      auto it = std::find(mine.begin(), mine.end(), int64_t(i));
+      local = it != mine.end() ? results[it - mine.begin()]
+                               : Tensor(result.shape, result.dtype);
+    } else {
+      local = results[i];
+    }
     Tensor global = groups.gatherOnRankZero(
-        results[i], result.shape, result.sharding, "writing the results");
+        local, result.shape, result.sharding, "writing the results", owner);
     if (!writer)
       continue;
     if (!outDir.empty())

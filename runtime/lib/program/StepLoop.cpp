@@ -47,7 +47,15 @@ std::vector<Tensor> StepLoop::run(std::vector<Tensor> &args,
     if (tracer && tracer->active())
       tracer->span(TraceLane::Compute, "step", "step", stepStart, Tracer::now(),
                    "", "step " + std::to_string(step));
-    if (spec.lossResult >= 0) {
+    if (spec.stage >= 0 && spec.stepLossResult >= 0) {
+      // Pipelined: one coordinate holds the loss; every rank takes part.
+      const ResultSpec &loss = spec.stepResults[spec.stepLossResult];
+      record.hasLoss = true;
+      record.loss = groups.globalScalar(
+          spec.lossResult >= 0 ? results[spec.lossResult]
+                               : Tensor(loss.shape, loss.dtype),
+          loss.sharding, "the loss of the step", spec.stepLossOwner);
+    } else if (spec.lossResult >= 0) {
       record.hasLoss = true;
       record.loss = groups.globalScalar(results[spec.lossResult],
                                         spec.results[spec.lossResult].sharding,

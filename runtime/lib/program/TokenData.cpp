@@ -60,17 +60,28 @@ TokenData::TokenData(const std::string &path, const ProgramSpec &spec,
     if (spec.args[i].name == "labels")
       labelsArg_ = i;
   }
-  if (tokensArg_ < 0 || labelsArg_ < 0)
+  // A pipelined program's first stage takes the tokens and its last the
+  // labels: each rank loads the ones it has, the whole program needs both.
+  bool tokens = tokensArg_ >= 0, labels = labelsArg_ >= 0;
+  for (const PipelineStage &stage : spec.stages)
+    for (const ArgSpec &arg : stage.args)
+      if (arg.kind == ArgSpec::Input) {
+        tokens = tokens || arg.name == "tokens";
+        labels = labels || arg.name == "labels";
+      }
+  if (!tokens || !labels)
     throw Error("--data needs inputs named 'tokens' and 'labels'; this "
                 "program has other inputs");
 }
 
 void TokenData::loadBatch(int64_t step, std::vector<Tensor> &args,
                           const ProgramDevice &device) const {
-  const ArgSpec &tokensSpec = spec_.args[tokensArg_];
-  const ArgSpec &labelsSpec = spec_.args[labelsArg_];
+  if (tokensArg_ < 0 && labelsArg_ < 0)
+    return; // a middle pipeline stage
+  const ArgSpec &shapeSpec =
+      spec_.args[tokensArg_ >= 0 ? tokensArg_ : labelsArg_];
   LocalBlock block =
-      localBlock(tokensSpec.sharding, tokensSpec.shape, spec_.mesh, rank_);
+      localBlock(shapeSpec.sharding, shapeSpec.shape, spec_.mesh, rank_);
   if (block.globalShape.size() != 2)
     throw Error("--data needs [batch, seq] tokens, got " +
                 shapeToString(block.globalShape));
@@ -79,8 +90,8 @@ void TokenData::loadBatch(int64_t step, std::vector<Tensor> &args,
   if (n < seq + 1)
     throw Error("token file " + path_ + " holds " + std::to_string(n) +
                 " tokens; a window needs " + std::to_string(seq + 1));
-  Tensor tokens(block.globalShape, tokensSpec.dtype);
-  Tensor labels(block.globalShape, labelsSpec.dtype);
+  Tensor tokens(block.globalShape, shapeSpec.dtype);
+  Tensor labels(block.globalShape, shapeSpec.dtype);
   for (int64_t b = 0; b < batch; ++b) {
     int64_t start = ((step * batch + b) * seq) % (n - seq);
     for (int64_t t = 0; t < seq; ++t) {
@@ -88,10 +99,17 @@ void TokenData::loadBatch(int64_t step, std::vector<Tensor> &args,
       labels.setFromDouble(b * seq + t, tokens_[start + t + 1]);
     }
   }
-  args[tokensArg_] =
-      device.toDevice(sliceBlock(tokens, tokensSpec.shape, block.offsets));
-  args[labelsArg_] = device.toDevice(sliceBlock(
-      labels, labelsSpec.shape,
-      localBlock(labelsSpec.sharding, labelsSpec.shape, spec_.mesh, rank_)
-          .offsets));
+  auto place = [&](int64_t arg, const Tensor &whole) {
+    if (arg < 0)
+      return;
+    const ArgSpec &spec = spec_.args[arg];
+    Tensor typed(whole.shape(), spec.dtype);
+    for (int64_t i = 0; i < whole.numel(); ++i)
+      typed.setFromDouble(i, whole.getAsDouble(i));
+    args[arg] = device.toDevice(sliceBlock(
+        typed, spec.shape,
+        localBlock(spec.sharding, spec.shape, spec_.mesh, rank_).offsets));
+  };
+  place(tokensArg_, tokens);
+  place(labelsArg_, labels);
 }

@@ -137,7 +137,7 @@ LogicalResult RTXAutodiffPass::differentiate(func::FuncOp function) {
     // forward op's pipeline stage, marked as backward (rtx-pipeline).
     Operation *lastBefore = ret->getPrevNode();
     auto stage = op->getAttrOfType<IntegerAttr>(RTXDialect::getStageAttrName());
-    auto tagBackward = llvm::make_scope_exit([&] {
+    llvm::scope_exit tagBackward([&] {
       if (!stage)
         return;
       Operation *first =

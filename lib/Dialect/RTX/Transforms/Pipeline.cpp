@@ -129,6 +129,18 @@ LogicalResult RTXPipelinePass::analyze(func::FuncOp function,
                              RTXDialect::getStateAttrName()))
       a.dataArgs.insert(arg.getArgNumber());
 
+  for (BlockArgument arg : body.getArguments())
+    if (a.dataArgs.contains(arg.getArgNumber()) &&
+        cast<RankedTensorType>(arg.getType()).getRank() == 0)
+      return function.emitError()
+             << "argument " << arg.getArgNumber()
+             << " is a scalar: there is no batch dimension to split into "
+                "micro-batches";
+  for (InputOp input : body.getOps<InputOp>())
+    if (input.getType().getRank() == 0)
+      return input.emitError() << "input \"" << input.getName()
+                               << "\" is a scalar: there is no batch "
+                                  "dimension to split into micro-batches";
   auto stageAttr = [](Operation *op) {
     return op->getAttrOfType<IntegerAttr>(RTXDialect::getStageAttrName());
   };
