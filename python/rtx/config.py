@@ -167,6 +167,9 @@ def _env_int(env: Mapping[str, str], name: str, default: int) -> int:
 
 # --- parallelism -----------------------------------------------------------------
 
+SCHEDULES = ("gpipe", "1f1b", "interleaved", "zb-h1")
+RECOMPUTE_POLICIES = ("none", "full", "selective")
+
 @dataclass(frozen=True)
 class ParallelConfig:
     """How one step is spread over ranks.
@@ -177,7 +180,15 @@ class ParallelConfig:
         model is written (or traced) for one micro-batch; a step takes
         micro_batch of them, concatenated along dimension 0, and averages
         their loss and gradients (gradient accumulation). With pp > 1 these
-        are also the pipeline's micro-batches.
+        are the pipeline's micro-batches (rtx-pipeline), at least pp of them
+        for 1F1B-like schedules.
+    schedule: with pp > 1, the pipeline schedule: "gpipe", "1f1b",
+        "interleaved" (with virtual_stages > 1) or "zb-h1" (zero-bubble,
+        the backward split into input and weight gradients).
+    virtual_stages: with pp > 1, stages per pipeline rank (interleaved
+        1F1B: rank r holds stages r, r + pp, ...).
+    recompute: activation recompute, "none" (the only policy built so
+        far; "full" and "selective" are refused with NotYetSupportedError).
     bucket_bytes: with dp > 1, the largest bucket gradients are all-reduced
         in (rtx-bucket-collectives); None: 25 MiB, PyTorch DDP's default.
     overlap: with dp > 1, run the all-reduces on a communication thread
@@ -191,10 +202,25 @@ class ParallelConfig:
     micro_batch: int = 1
     bucket_bytes: Optional[int] = None
     overlap: bool = False
+    schedule: str = "1f1b"
+    virtual_stages: int = 1
+    recompute: str = "none"
 
     def __post_init__(self) -> None:
-        for name in ("dp", "tp", "pp", "sp", "micro_batch"):
+        for name in ("dp", "tp", "pp", "sp", "micro_batch", "virtual_stages"):
             _positive_int(f"parallel.{name}", getattr(self, name))
+        if self.schedule not in SCHEDULES:
+            raise ConfigError(f"parallel.schedule must be one of {', '.join(SCHEDULES)}, "
+                              f"got {self.schedule!r}")
+        if self.recompute not in RECOMPUTE_POLICIES:
+            raise ConfigError(f"parallel.recompute must be one of {', '.join(RECOMPUTE_POLICIES)}, "
+                              f"got {self.recompute!r}")
+        if self.pp == 1 and (self.schedule != "1f1b" or self.virtual_stages != 1):
+            raise ConfigError("parallel.schedule and parallel.virtual_stages apply to pipelines: "
+                              "set pp > 1 (or leave them at 1f1b and 1)")
+        if self.schedule == "interleaved" and self.micro_batch % self.pp:
+            raise ConfigError(f"parallel.schedule='interleaved' needs micro_batch ({self.micro_batch}) "
+                              f"divisible by pp ({self.pp})")
         _positive_int("parallel.bucket_bytes", self.bucket_bytes, allow_none=True)
         if not isinstance(self.overlap, bool):
             raise ConfigError(f"parallel.overlap must be True or False, got {self.overlap!r}")
@@ -205,14 +231,28 @@ class ParallelConfig:
 
     def unsupported(self) -> List[Unsupported]:
         problems = []
-        if self.pp != 1:
-            problems.append(Unsupported("parallel.pp", self.pp,
-                                        "pipeline parallelism comes with the pipeline passes; use pp=1"))
+        if self.recompute != "none":
+            problems.append(Unsupported("parallel.recompute", self.recompute,
+                                        "activation recompute (rtx-recompute) is not built yet; "
+                                        "use recompute='none'"))
         return problems
 
+    def mesh(self) -> Optional[str]:
+        """The mesh rtx-distribute splits over ("dp:2,pp:2,tp:2"): tp
+        innermost, as Megatron places it; None on one rank."""
+        axes = [f"{name}:{getattr(self, name)}" for name in ("dp", "pp", "tp", "sp")
+                if getattr(self, name) > 1]
+        return ",".join(axes) if axes else None
+
     def distribute_options(self) -> str:
-        """The rtx-distribute options for the buckets and the overlap."""
+        """The rtx-distribute options for the pipeline, the buckets and the
+        overlap."""
         options = []
+        if self.pp > 1:
+            options += [f"pipeline-micro-batches={self.micro_batch}",
+                        f"pipeline-schedule={self.schedule}"]
+            if self.virtual_stages > 1:
+                options.append(f"virtual-stages={self.virtual_stages}")
         if self.bucket_bytes is not None:
             options.append(f"bucket-bytes={self.bucket_bytes}")
         if self.overlap:

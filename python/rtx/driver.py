@@ -186,7 +186,9 @@ def _annotate(results: List[Result], signature: List[str]) -> None:
 
 def _result_signature(text: str, entry: Optional[str]) -> List[str]:
     """The attribute text of each result of the entry function (the first
-    function, or `entry`), in order."""
+    function, or `entry`), in order. A pipelined module's step is all its
+    stage functions' results, by their rtx.step_result index."""
+    pipelined: Dict[int, str] = {}
     for m in re.finditer(r"func\.func @([\w$.]+)\(", text):
         if entry is not None and m.group(1) != entry:
             continue
@@ -199,8 +201,13 @@ def _result_signature(text: str, entry: Optional[str]) -> List[str]:
         if not rest.startswith("("):
             return [rest[:rest.find("{")] if "{" in rest else rest]
         close = _matching(rest, 0)
-        return _split_top(rest[1:close])
-    return []
+        results = _split_top(rest[1:close])
+        indexes = [re.search(r"rtx\.step_result = (\d+)", r) for r in results]
+        if entry is not None or not results or not all(indexes):
+            return results
+        for index, attrs in zip(indexes, results):
+            pipelined.setdefault(int(index.group(1)), attrs)
+    return [pipelined[i] for i in sorted(pipelined)]
 
 
 def _matching(text: str, open_index: int) -> int:

@@ -234,10 +234,12 @@ def compile(model: Any, example_inputs: Union[Sequence[Any], Mapping[str, Any], 
                                   "cannot be split into micro-batches along dimension 0")
     # More than one rank: rtx-distribute partitions the step for the mesh,
     # and rtx-run executes it as that many simulated ranks.
-    axes = [f"{name}:{getattr(parallel, name)}" for name in ("dp", "tp", "sp") if getattr(parallel, name) > 1]
-    mesh = ",".join(axes) if axes else None
+    # With pp > 1 the micro-batches are the pipeline's (rtx-pipeline), not
+    # gradient accumulation's.
+    mesh = parallel.mesh()
+    accumulate = parallel.micro_batch if parallel.pp == 1 else 1
     options = " ".join(o for o in (parallel.distribute_options(), sharding.distribute_options()) if o)
-    train_ir = driver.opt(model_ir, driver.training_passes(optimizer.pass_options(), parallel.micro_batch, mesh,
+    train_ir = driver.opt(model_ir, driver.training_passes(optimizer.pass_options(), accumulate, mesh,
                                                            options))
     return Program(model_ir, train_ir, inputs, parallel.micro_batch, params, group, parallel, sharding, elastic,
                    optimizer)
