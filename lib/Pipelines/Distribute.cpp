@@ -64,6 +64,10 @@ void mlir::rtx::buildDistributePipeline(OpPassManager &pm,
     training.addPass(createRTXSplitStages(
         RTXSplitStagesOptions{pp * options.virtualStages}));
   training.addPass(createRTXAutodiff());
+  // Not only when set: rtx-recompute refuses an unknown policy.
+  if (options.recompute != RTXRecomputeOptions{}.policy)
+    training.addPass(createRTXRecompute(
+        RTXRecomputeOptions{options.recompute, /*remarks=*/false}));
   // Not only when > 1: rtx-accumulate-gradients refuses 0 and negative
   // counts, which would otherwise pass as "no accumulation".
   if (options.microBatches != 1)
@@ -104,7 +108,7 @@ void mlir::rtx::registerRTXPipelines() {
   PassPipelineRegistration<DistributeOptions>(
       "rtx-distribute",
       "From a forward model to a partitioned, verified train step: "
-      "rtx-add-mesh, rtx-pad-vocabulary, rtx-autodiff, "
+      "rtx-add-mesh, rtx-pad-vocabulary, rtx-autodiff, rtx-recompute, "
       "rtx-accumulate-gradients, rtx-optimizer, rtx-seed-shardings, "
       "rtx-propagate-sharding, rtx-partition, rtx-verify-distribution, "
       "rtx-pipeline (with a pp axis, rtx-split-stages before autodiff), "

@@ -100,6 +100,12 @@ struct DistributeOptions : public PassPipelineOptions<DistributeOptions> {
                      "schedules)"),
       llvm::cl::init(RTXPipelineOptions{}.virtualStages)};
 
+  Option<std::string> recompute{
+      *this, "recompute",
+      llvm::cl::desc("Activation recompute: none, full or selective "
+                     "(rtx-recompute's policy)"),
+      llvm::cl::init(RTXRecomputeOptions{}.policy)};
+
   RTXAddMeshOptions addMeshOptions() const;
   /// The size of the mesh's pp axis (1 without one).
   int64_t pipelineRanks() const;

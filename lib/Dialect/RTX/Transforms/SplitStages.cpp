@@ -7,6 +7,10 @@
 
 #include "rtx/Dialect/RTX/Transforms/Passes.h"
 
+#include "LayerBoundaries.h"
+
+#include "rtx/Analysis/ActivationMemory.h"
+
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -22,15 +26,6 @@ namespace mlir::rtx {
 
 using namespace mlir;
 using namespace mlir::rtx;
-
-/// Bytes of a tensor type (0 for other types).
-static int64_t bytesOf(Type type) {
-  auto tensor = dyn_cast<RankedTensorType>(type);
-  if (!tensor)
-    return 0;
-  int64_t bits = tensor.getElementType().getIntOrFloatBitWidth();
-  return tensor.getNumElements() * std::max<int64_t>(bits / 8, 1);
-}
 
 /// An op's cost for balancing: its FLOPs plus 4 per byte it accesses (a
 /// machine doing about 4 FLOPs in the time it moves a byte, so that
@@ -117,28 +112,9 @@ struct RTXSplitStagesPass
 
   LogicalResult split(func::FuncOp function, int64_t count) {
     int64_t n = computing.size();
-    llvm::DenseMap<Operation *, int64_t> index;
-    for (auto [i, op] : llvm::enumerate(computing))
-      index[op] = i;
-    // live[c]: computed tensors defined before op c and used at or after it.
-    std::vector<int64_t> delta(n + 2, 0);
-    for (auto [i, op] : llvm::enumerate(computing))
-      for (Value result : op->getResults()) {
-        int64_t last = -1;
-        for (Operation *user : result.getUsers())
-          last = std::max(last, index.count(user) ? index[user] : n);
-        if (last > int64_t(i)) {
-          delta[i + 1] += 1;
-          delta[last + 1] -= 1;
-        }
-      }
     std::vector<int64_t> cuts = {0};
-    int64_t live = 0;
-    for (int64_t c = 1; c < n; ++c) {
-      live += delta[c];
-      if (live == 1)
-        cuts.push_back(c);
-    }
+    for (const LayerBoundary &boundary : findLayerBoundaries(computing))
+      cuts.push_back(boundary.position);
     cuts.push_back(n);
     int64_t boundaries = cuts.size() - 2;
     if (boundaries < count - 1)
@@ -211,7 +187,7 @@ struct RTXSplitStagesPass
       t.cost += costOf(op);
       total += costOf(op);
       for (Value result : op->getResults())
-        t.activationBytes += bytesOf(result.getType());
+        t.activationBytes += tensorBytes(result.getType());
       for (Value operand : op->getOperands())
         if (auto param = operand.getDefiningOp<ParamOp>())
           t.params.insert(param);
@@ -219,7 +195,7 @@ struct RTXSplitStagesPass
     for (auto &[stage, t] : byStage) {
       int64_t paramBytes = 0;
       for (Operation *param : t.params)
-        paramBytes += bytesOf(param->getResult(0).getType());
+        paramBytes += tensorBytes(param->getResult(0).getType());
       t.first->emitRemark() << llvm::formatv(
           "stage {0}: {1} ops, {2} FLOPs, {3:f1}% of the cost, {4} "
           "parameters ({5} bytes), {6} bytes of activations",

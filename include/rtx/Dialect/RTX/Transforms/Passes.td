@@ -339,6 +339,43 @@ def RTXPipeline : Pass<"rtx-pipeline", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::rtx::RTXDialect", "mlir::func::FuncDialect"];
 }
 
+def RTXRecompute : Pass<"rtx-recompute", "mlir::func::FuncOp"> {
+  let summary = "Activation recompute: the backward pass recomputes activations";
+  let description = [{
+    Runs after `rtx-autodiff`. Each forward activation that the backward
+    pass uses, and that the policy does not keep, is computed again by a
+    copy of its forward ops placed right before its first backward use,
+    from kept values, so that the forward pass's copy dies when the forward
+    pass is done with it:
+    - `full`: only the layer inputs are kept (the one tensor live at a layer
+      boundary, as rtx-split-stages finds them), with parameters, inputs
+      and constants; each layer's forward runs again in its backward;
+    - `selective` (Megatron's): cheap, memory-heavy ops are recomputed
+      (elementwise chains, softmax, reshapes, transposes, broadcasts,
+      slices), from the kept results of the others (matmuls, attention,
+      norms);
+    - `none`: nothing changes.
+    The copies compute the same values with the same ops, so the losses and
+    gradients are those without recompute (bit for bit on one rank). A copy
+    of an op with a pipeline stage runs in that stage's backward action
+    (`rtx.backward`), so recompute works with pipelines.
+
+    With `report`, a remark gives the static estimate of peak activation
+    bytes (rtx/Analysis/ActivationMemory.h) before and after: full < selective
+    < none on transformer blocks.
+
+    Example: `rtx-opt -rtx-autodiff '-rtx-recompute=policy=selective'
+    -rtx-optimizer`, or `-rtx-distribute=mesh=pp:2 recompute=full`.
+  }];
+  let options = [
+    Option<"policy", "policy", "std::string", "\"none\"",
+           "none, full or selective">,
+    Option<"remarks", "report", "bool", "false",
+           "Report the estimated peak activation bytes before and after">
+  ];
+  let dependentDialects = ["mlir::rtx::RTXDialect"];
+}
+
 def RTXVerifyPipelineSchedule
     : Pass<"rtx-verify-pipeline-schedule", "mlir::func::FuncOp"> {
   let summary = "Proves a function's pipeline schedule sound by simulating it";
