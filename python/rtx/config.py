@@ -187,8 +187,11 @@ class ParallelConfig:
         the backward split into input and weight gradients).
     virtual_stages: with pp > 1, stages per pipeline rank (interleaved
         1F1B: rank r holds stages r, r + pp, ...).
-    recompute: activation recompute, "none" (the only policy built so
-        far; "full" and "selective" are refused with NotYetSupportedError).
+    recompute: activation recompute (rtx-recompute): "none", "full" (keep
+        only layer inputs, recompute each layer in its backward) or
+        "selective" (recompute elementwise ops, softmax and layout ops,
+        Megatron's policy). The results are the same; the activation
+        memory falls.
     bucket_bytes: with dp > 1, the largest bucket gradients are all-reduced
         in (rtx-bucket-collectives); None: 25 MiB, PyTorch DDP's default.
     overlap: with dp > 1, run the all-reduces on a communication thread
@@ -230,12 +233,7 @@ class ParallelConfig:
         return self.dp * self.tp * self.pp * self.sp
 
     def unsupported(self) -> List[Unsupported]:
-        problems = []
-        if self.recompute != "none":
-            problems.append(Unsupported("parallel.recompute", self.recompute,
-                                        "activation recompute (rtx-recompute) is not built yet; "
-                                        "use recompute='none'"))
-        return problems
+        return []
 
     def mesh(self) -> Optional[str]:
         """The mesh rtx-distribute splits over ("dp:2,pp:2,tp:2"): tp
@@ -248,6 +246,8 @@ class ParallelConfig:
         """The rtx-distribute options for the pipeline, the buckets and the
         overlap."""
         options = []
+        if self.recompute != "none":
+            options.append(f"recompute={self.recompute}")
         if self.pp > 1:
             options += [f"pipeline-micro-batches={self.micro_batch}",
                         f"pipeline-schedule={self.schedule}"]

@@ -56,6 +56,9 @@ def training_passes(optimizer_options: str, micro_batches: int = 1,
         extra = f" {distribute_options}" if distribute_options else ""
         return [f"-rtx-distribute=mesh={mesh} micro-batches={micro_batches} {options}{extra}"]
     passes = ["-rtx-autodiff"]
+    recompute = re.search(r"(?:^| )recompute=(\S+)", distribute_options)
+    if recompute:
+        passes.append(f"-rtx-recompute=policy={recompute.group(1)}")
     if micro_batches > 1:
         passes.append(f"-rtx-accumulate-gradients=micro-batches={micro_batches}")
     passes.append(f"-rtx-optimizer={optimizer_options}")

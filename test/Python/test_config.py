@@ -88,7 +88,6 @@ def test_valid_future_options_are_accepted():
 # --- compile refuses what it cannot do yet -------------------------------------------------
 
 @pytest.mark.parametrize("kwargs, option", [
-    (dict(parallel=ParallelConfig(recompute="full")), "parallel.recompute='full'"),
     (dict(sharding=ShardingConfig("zero1")), "sharding.shard_strategy='zero1'"),
     (dict(sharding=ShardingConfig("zero3", "cpu")), "sharding.offload='cpu'"),
     (dict(sharding=ShardingConfig("fsdp", auto_wrap={"Block"})), "sharding.auto_wrap"),
