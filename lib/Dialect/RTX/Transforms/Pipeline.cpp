@@ -710,14 +710,27 @@ LogicalResult RankBuilder::run() {
   return success();
 }
 
+/// An op's cost for balancing B against W: FLOPs plus 4 per byte, as
+/// rtx-split-stages weighs stages.
+static int64_t balanceCost(Operation *op) {
+  if (auto cost = dyn_cast<CostOpInterface>(op))
+    return cost.getFlops() + 4 * cost.getBytesAccessed() + 1;
+  return 1;
+}
+
 /// The backward ops of each stage whose results the previous stage does not
-/// need: zero-bubble's W part (the rest is B, the input gradient).
+/// need: zero-bubble's W part (the rest is B, the input gradient). The first
+/// stage sends no gradient back, so nothing would be B and every W would
+/// wait for the end: there B is the first half of the backward (by cost), a
+/// prefix in program order, which is closed under dependences.
 static void splitWeightGradients(StepAnalysis &a) {
   for (auto &[stage, ops] : a.stageOps) {
     llvm::DenseSet<Operation *> inputGrad;
+    SmallVector<Operation *> backward;
     for (Operation *op : llvm::reverse(ops)) {
       if (a.phase[op] != Phase::Backward)
         continue;
+      backward.push_back(op);
       bool needed = llvm::any_of(op->getResults(), [&](Value v) {
         if (a.crossing.count(v))
           return true;
@@ -727,9 +740,22 @@ static void splitWeightGradients(StepAnalysis &a) {
       });
       if (needed)
         inputGrad.insert(op);
-      else
-        a.weightGradOps.insert(op);
     }
+    std::reverse(backward.begin(), backward.end());
+    if (inputGrad.empty()) {
+      int64_t total = 0, prefix = 0;
+      for (Operation *op : backward)
+        total += balanceCost(op);
+      for (Operation *op : backward) {
+        if (2 * prefix >= total)
+          break;
+        prefix += balanceCost(op);
+        inputGrad.insert(op);
+      }
+    }
+    for (Operation *op : backward)
+      if (!inputGrad.contains(op))
+        a.weightGradOps.insert(op);
   }
 }
 
