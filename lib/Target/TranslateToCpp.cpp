@@ -419,9 +419,18 @@ LogicalResult Emitter::emitStep(func::FuncOp f,
   for (auto [i, argument] : llvm::enumerate(program.arguments))
     if (!argument.argNumber)
       inputIndex[argument.value.getDefiningOp()] = i;
-  for (Operation &op : body.without_terminator())
+  // A pipeline's actions (rtx-pipeline's rtx.action): each a trace span.
+  StringAttr action;
+  for (Operation &op : body.without_terminator()) {
+    auto name = op.getAttrOfType<StringAttr>(RTXDialect::getActionAttrName());
+    if (name && name != action)
+      os << "  ctx.action(" << quoted(name.getValue()) << ");\n";
+    action = name ? name : action;
     if (failed(emitOp(&op)))
       return failure();
+  }
+  if (action)
+    os << "  ctx.action(nullptr);\n";
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   os << "  return {";
   for (auto [i, v] : llvm::enumerate(ret.getOperands()))

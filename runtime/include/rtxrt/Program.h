@@ -277,6 +277,17 @@ public:
     if (tracer_ && tracer_->active())
       tracer_->opSpan(op, opStart_, Tracer::now());
   }
+  /// A pipeline action begins (`name` like "1F3", a string literal), ending
+  /// the one before; null ends the last. Traced as a span around its ops.
+  void action(const char *name) {
+    if (tracer_ && tracer_->active()) {
+      int64_t now = Tracer::now();
+      if (action_)
+        tracer_->span(TraceLane::Compute, action_, "action", actionStart_, now);
+      actionStart_ = now;
+    }
+    action_ = name;
+  }
   /// This rank's index in its group over `axes`, and the group's size.
   int64_t indexInGroup(const Axes &axes) const {
     return mesh_.indexInGroup(rank_, axes);
@@ -321,6 +332,8 @@ private:
   CommunicationStats stats_;
   Tracer *tracer_ = nullptr;
   int64_t opStart_ = 0;
+  const char *action_ = nullptr;
+  int64_t actionStart_ = 0;
   int64_t nextId_ = 0;
   /// Started operations not yet waited, by id: what they are.
   std::map<int64_t, std::string> unwaited_;

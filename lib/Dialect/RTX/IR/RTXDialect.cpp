@@ -118,6 +118,8 @@ LogicalResult RTXDialect::verifyOperationAttribute(Operation *op,
                                 "integer of functions";
     return success();
   }
+  if (attr.getName() == getActionAttrName())
+    return success(isa<StringAttr>(attr.getValue()));
   if (attr.getName() == getPipelineAxisAttrName()) {
     if (!isa<FunctionOpInterface>(op) || !isa<StringAttr>(attr.getValue()))
       return op->emitError() << "'rtx.pipeline_axis' is a string of "

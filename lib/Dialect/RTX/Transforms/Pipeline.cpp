@@ -30,6 +30,7 @@
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -662,7 +663,16 @@ private:
 
 LogicalResult RankBuilder::run() {
   using K = pl::ActionKind;
+  Block &body = target.getBody().front();
   for (const pl::Action &action : schedule.actions[rank]) {
+    // The ops this action makes carry its name, for traces.
+    Operation *before = body.empty() ? nullptr : &body.back();
+    llvm::scope_exit tag([&] {
+      StringAttr name = b.getStringAttr(action.str());
+      for (Operation *op = before ? before->getNextNode() : &body.front(); op;
+           op = op->getNextNode())
+        op->setAttr(RTXDialect::getActionAttrName(), name);
+    });
     LogicalResult ok = success();
     switch (action.kind) {
     case K::Forward:
@@ -699,7 +709,7 @@ LogicalResult RankBuilder::run() {
   for (Value token : sends)
     WaitOp::create(b, loc(), Type(), token);
   func::ReturnOp::create(b, loc(), results);
-  Block &entry = target.getBody().front();
+  Block &entry = body;
   target.setFunctionType(b.getFunctionType(
       entry.getArgumentTypes(), ValueRange(results).getTypes()));
   for (auto [i, dict] : llvm::enumerate(argAttrs))

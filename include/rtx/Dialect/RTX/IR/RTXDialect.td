@@ -111,6 +111,11 @@ def RTX_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getPipelineRankAttrName() {
       return "rtx.pipeline_rank";
     }
+    /// On an op of such a function: the schedule's action it belongs to
+    /// ("1F3"; traces show each action as a span).
+    static constexpr ::llvm::StringLiteral getActionAttrName() {
+      return "rtx.action";
+    }
     /// On such a function: the name of the pipeline's mesh axis.
     static constexpr ::llvm::StringLiteral getPipelineAxisAttrName() {
       return "rtx.pipeline_axis";
