@@ -31,8 +31,8 @@
 // activations per stage. Otherwise it returns diagnostics that name the
 // rank, the action and why.
 //
-// This is the first part of pipeline parallelism (docs/pipeline.md). The
-// stage split, the pass and the execution follow.
+// rtx-pipeline generates or reads a schedule, simulates it, and builds the
+// per-rank programs from it (docs/pipeline.md).
 //
 //===----------------------------------------------------------------------===//
 
