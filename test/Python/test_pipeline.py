@@ -64,13 +64,15 @@ def test_recompute_gives_the_same_training(recompute):
     _assert_same(piped.train(batch, steps=3), expected, tolerance=1e-4)
 
 
-def test_native_pipelined_program_trains_as_rtx_run(tmp_path):
-    """pp=2 as two processes under rtx-launch: rtx-run's losses and
+@pytest.mark.parametrize("device, emulate", [("cpu", False), ("cuda", True)])
+def test_native_pipelined_program_trains_as_rtx_run(tmp_path, device, emulate):
+    """pp=2 as two processes under rtx-launch, CPU and CUDA (built against the
+    host emulation of the GPU runtime here): rtx-run's losses and
     parameters."""
     parallel, optimizer = ParallelConfig(pp=2, micro_batch=2), rtx.AdamW(lr=1e-2)
     reference = rtx.compile(models.mlp(), group=init("cpu", 2, env={}), parallel=parallel, optimizer=optimizer)
-    program = rtx.compile(models.mlp(), group=init("cpu", 2, env={}), parallel=parallel, optimizer=optimizer)
-    native = program.build(tmp_path)
+    program = rtx.compile(models.mlp(), group=init(device, 2, env={}), parallel=parallel, optimizer=optimizer)
+    native = program.build(tmp_path, emulate=emulate)
     batch = random_batch(program)
     _assert_same(native.train(batch, steps=3), reference.train(batch, steps=3))
 
