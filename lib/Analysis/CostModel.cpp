@@ -27,3 +27,9 @@ ProgramCost mlir::rtx::analyzeProgramCost(func::FuncOp function) {
   });
   return cost;
 }
+
+int64_t mlir::rtx::balanceCost(Operation *op) {
+  if (auto cost = dyn_cast<CostOpInterface>(op))
+    return cost.getFlops() + 4 * cost.getBytesAccessed() + 1;
+  return 1;
+}

@@ -37,6 +37,12 @@ struct ProgramCost {
 /// The cost of one execution of `function`'s body.
 ProgramCost analyzeProgramCost(func::FuncOp function);
 
+/// One op's weight when work is balanced between pipeline stages or between
+/// a backward's B and W parts: its FLOPs plus 4 per byte it reads and writes
+/// (a machine doing about 4 FLOPs in the time it moves a byte, so that
+/// elementwise chains count), plus 1; 1 for an op without a cost.
+int64_t balanceCost(Operation *op);
+
 } // namespace mlir::rtx
 
 #endif // RTX_ANALYSIS_COSTMODEL_H

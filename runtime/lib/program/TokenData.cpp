@@ -90,26 +90,22 @@ void TokenData::loadBatch(int64_t step, std::vector<Tensor> &args,
   if (n < seq + 1)
     throw Error("token file " + path_ + " holds " + std::to_string(n) +
                 " tokens; a window needs " + std::to_string(seq + 1));
-  Tensor tokens(block.globalShape, shapeSpec.dtype);
-  Tensor labels(block.globalShape, shapeSpec.dtype);
-  for (int64_t b = 0; b < batch; ++b) {
-    int64_t start = ((step * batch + b) * seq) % (n - seq);
-    for (int64_t t = 0; t < seq; ++t) {
-      tokens.setFromDouble(b * seq + t, tokens_[start + t]);
-      labels.setFromDouble(b * seq + t, tokens_[start + t + 1]);
-    }
-  }
-  auto place = [&](int64_t arg, const Tensor &whole) {
+  // Labels are the tokens shifted by one; each input is filled once, in
+  // its own dtype, and this rank keeps its block.
+  auto place = [&](int64_t arg, int64_t shift) {
     if (arg < 0)
       return;
     const ArgSpec &spec = spec_.args[arg];
-    Tensor typed(whole.shape(), spec.dtype);
-    for (int64_t i = 0; i < whole.numel(); ++i)
-      typed.setFromDouble(i, whole.getAsDouble(i));
+    Tensor whole(block.globalShape, spec.dtype);
+    for (int64_t b = 0; b < batch; ++b) {
+      int64_t start = ((step * batch + b) * seq) % (n - seq);
+      for (int64_t t = 0; t < seq; ++t)
+        whole.setFromDouble(b * seq + t, tokens_[start + t + shift]);
+    }
     args[arg] = device.toDevice(sliceBlock(
-        typed, spec.shape,
+        whole, spec.shape,
         localBlock(spec.sharding, spec.shape, spec_.mesh, rank_).offsets));
   };
-  place(tokensArg_, tokens);
-  place(labelsArg_, labels);
+  place(tokensArg_, 0);
+  place(labelsArg_, 1);
 }

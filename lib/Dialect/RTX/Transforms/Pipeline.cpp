@@ -23,11 +23,11 @@
 
 #include "MicroBatch.h"
 
+#include "rtx/Analysis/CostModel.h"
 #include "rtx/Analysis/PipelineSchedule.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
-#include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/ScopeExit.h"
@@ -720,19 +720,12 @@ LogicalResult RankBuilder::run() {
   return success();
 }
 
-/// An op's cost for balancing B against W: FLOPs plus 4 per byte, as
-/// rtx-split-stages weighs stages.
-static int64_t balanceCost(Operation *op) {
-  if (auto cost = dyn_cast<CostOpInterface>(op))
-    return cost.getFlops() + 4 * cost.getBytesAccessed() + 1;
-  return 1;
-}
-
 /// The backward ops of each stage whose results the previous stage does not
 /// need: zero-bubble's W part (the rest is B, the input gradient). The first
 /// stage sends no gradient back, so nothing would be B and every W would
-/// wait for the end: there B is the first half of the backward (by cost), a
-/// prefix in program order, which is closed under dependences.
+/// wait for the end: there B is the first half of the backward (by
+/// balanceCost), a prefix in program order, which is closed under
+/// dependences.
 static void splitWeightGradients(StepAnalysis &a) {
   for (auto &[stage, ops] : a.stageOps) {
     llvm::DenseSet<Operation *> inputGrad;

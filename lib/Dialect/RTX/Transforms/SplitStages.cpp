@@ -10,6 +10,7 @@
 #include "LayerBoundaries.h"
 
 #include "rtx/Analysis/ActivationMemory.h"
+#include "rtx/Analysis/CostModel.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
@@ -26,15 +27,6 @@ namespace mlir::rtx {
 
 using namespace mlir;
 using namespace mlir::rtx;
-
-/// An op's cost for balancing: its FLOPs plus 4 per byte it accesses (a
-/// machine doing about 4 FLOPs in the time it moves a byte, so that
-/// elementwise chains count), or 1 for an op without a cost.
-static int64_t costOf(Operation *op) {
-  if (auto cost = dyn_cast<CostOpInterface>(op))
-    return cost.getFlops() + 4 * cost.getBytesAccessed() + 1;
-  return 1;
-}
 
 namespace {
 struct RTXSplitStagesPass
@@ -126,7 +118,7 @@ struct RTXSplitStagesPass
              << boundaries + 1 << " stages";
     std::vector<int64_t> prefix(n + 1, 0);
     for (int64_t i = 0; i < n; ++i)
-      prefix[i + 1] = prefix[i] + costOf(computing[i]);
+      prefix[i + 1] = prefix[i] + balanceCost(computing[i]);
     auto segment = [&](int64_t a, int64_t b) {
       return prefix[cuts[b]] - prefix[cuts[a]];
     };
@@ -184,8 +176,8 @@ struct RTXSplitStagesPass
       t.ops += 1;
       if (auto cost = dyn_cast<CostOpInterface>(op))
         t.flops += cost.getFlops();
-      t.cost += costOf(op);
-      total += costOf(op);
+      t.cost += balanceCost(op);
+      total += balanceCost(op);
       for (Value result : op->getResults())
         t.activationBytes += tensorBytes(result.getType());
       for (Value operand : op->getOperands())
