@@ -128,15 +128,16 @@ void Progress::step(StepRecord r, const CommunicationStats &comm) {
   r.netBwGBps = busBandwidthGBps(comm);
   r.peakBytes =
       figures.device ? figures.device->peakBytes : figures.host.peakBytes;
-  run_.step(figures);
-  if (!textfileDir_.empty())
-    writeMetricsTextfile(textfileDir_, rank_, run_.exposition());
-
   totalMs_ += r.ms;
   totalCollectiveMs_ += r.collectiveMs.value_or(0.0);
   double perSecond = figures.tokensPerSecond;
+  // The JSON lines first, then the scraped figures: whoever sees step N on
+  // /metrics (or in the textfile) finds its line already flushed.
   metrics_.step(r, perSecond);
   rankMetrics_.step(r, perSecond);
+  run_.step(figures);
+  if (!textfileDir_.empty())
+    writeMetricsTextfile(textfileDir_, rank_, run_.exposition());
   if (!r.hasLoss)
     return;
   if (rank_ == 0) {

@@ -43,7 +43,7 @@ def free_port(pair=False):
 
 def query(base, expression):
     url = base + "/api/v1/query?" + urllib.parse.urlencode({"query": expression})
-    with urllib.request.urlopen(url, timeout=5) as response:
+    with urllib.request.urlopen(url, timeout=30) as response:
         answer = json.load(response)
     assert answer["status"] == "success", answer
     return answer["data"]["result"]
@@ -99,6 +99,8 @@ scrape_configs:
             if run.poll() is not None or time.time() > deadline:
                 sys.exit(f"prometheus never saw step {STEPS} of rank 0 (last: {count})")
             time.sleep(0.2)
+        # The program flushes a step's JSON line before /metrics shows the
+        # step, so every line is there now.
         rows = [json.loads(line) for line in open(jsonl)]
         assert [r["step"] for r in rows] == list(range(1, STEPS + 1)), rows
 
