@@ -20,6 +20,45 @@ FailureOr<MeshOp> mlir::rtx::getProgramMesh(ModuleOp module) {
   return meshes.empty() ? MeshOp() : meshes.front();
 }
 
+/// The members of an `rtx.flat` layout (verified by the dialect), as
+/// arguments; results take the state key, type, sharding and index.
+static FailureOr<std::vector<ProgramArgument>>
+describeFlatMembers(func::FuncOp function, DictionaryAttr layout,
+                    std::vector<int64_t> &offsets,
+                    std::vector<int64_t> *resultIndices = nullptr) {
+  std::vector<ProgramArgument> members;
+  for (Attribute element : layout.getAs<ArrayAttr>("members")) {
+    auto fields = cast<DictionaryAttr>(element);
+    ProgramArgument member;
+    member.type = cast<RankedTensorType>(
+        fields.getAs<TypeAttr>("type").getValue());
+    member.sharding = fields.getAs<ShardingAttr>("sharding");
+    member.stateKey = fields.getAs<StringAttr>("state").getValue().str();
+    auto name = fields.getAs<StringAttr>("name");
+    member.name = name ? name.getValue().str() : member.stateKey;
+    auto kind = fields.getAs<StringAttr>("kind");
+    if (kind && kind.getValue() == "param") {
+      member.role = ProgramArgument::Role::Parameter;
+      member.init = fields.getAs<InitAttr>("init");
+      if (!member.init)
+        return function.emitError() << "flat buffer member '" << member.name
+                                    << "' is a parameter without 'init'";
+      if (auto seed = fields.getAs<IntegerAttr>("seed"))
+        member.seed = seed.getInt();
+    } else {
+      member.role = ProgramArgument::Role::OptimizerState;
+      member.name = member.stateKey;
+    }
+    if (resultIndices) {
+      auto index = fields.getAs<IntegerAttr>("result");
+      resultIndices->push_back(index ? index.getInt() : -1);
+    }
+    offsets.push_back(fields.getAs<IntegerAttr>("offset").getInt());
+    members.push_back(member);
+  }
+  return members;
+}
+
 /// A function argument: parameter, optimizer state, or data.
 static FailureOr<ProgramArgument> describeArgument(func::FuncOp function,
                                                    BlockArgument arg,
@@ -35,6 +74,19 @@ static FailureOr<ProgramArgument> describeArgument(func::FuncOp function,
   if (auto state =
           dyn_cast_or_null<StringAttr>(attr(RTXDialect::getStateAttrName())))
     argument.stateKey = state.getValue().str();
+  if (auto layout = dyn_cast_or_null<DictionaryAttr>(
+          attr(RTXDialect::getFlatAttrName()))) {
+    FailureOr<std::vector<ProgramArgument>> members =
+        describeFlatMembers(function, layout, argument.offsets);
+    if (failed(members))
+      return failure();
+    argument.members = std::move(*members);
+    argument.flatAxis = layout.getAs<StringAttr>("axis").getValue().str();
+    argument.flatLength = layout.getAs<IntegerAttr>("length").getInt();
+    argument.role = argument.members.front().role;
+    argument.name = argument.stateKey;
+    return argument;
+  }
   if (auto name =
           dyn_cast_or_null<StringAttr>(attr(RTXDialect::getParamAttrName()))) {
     argument.role = ProgramArgument::Role::Parameter;
@@ -94,6 +146,27 @@ FailureOr<ProgramDescription> mlir::rtx::describeProgram(func::FuncOp function,
     result.type = cast<RankedTensorType>(function.getResultTypes()[i]);
     result.sharding = function.getResultAttrOfType<ShardingAttr>(
         i, RTXDialect::getShardingAttrName());
+    if (auto index = function.getResultAttrOfType<IntegerAttr>(
+            i, RTXDialect::getStepResultAttrName()))
+      result.index = index.getInt();
+    if (auto layout = function.getResultAttrOfType<DictionaryAttr>(
+            i, RTXDialect::getFlatAttrName())) {
+      std::vector<int64_t> indices;
+      FailureOr<std::vector<ProgramArgument>> members =
+          describeFlatMembers(function, layout, result.offsets, &indices);
+      if (failed(members))
+        return failure();
+      for (auto [m, index] : llvm::zip(*members, indices)) {
+        ProgramResult member;
+        member.stateKey = m.stateKey;
+        member.type = m.type;
+        member.sharding = m.sharding;
+        member.index = index;
+        result.members.push_back(member);
+      }
+      result.flatAxis = layout.getAs<StringAttr>("axis").getValue().str();
+      result.flatLength = layout.getAs<IntegerAttr>("length").getInt();
+    }
     if (auto state = function.getResultAttrOfType<StringAttr>(
             i, RTXDialect::getStateAttrName())) {
       result.stateKey = state.getValue().str();

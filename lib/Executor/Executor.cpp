@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <system_error>
+#include <set>
 #include <thread>
 
 using namespace mlir;
@@ -129,7 +130,7 @@ static rtxrt::ArgSpec toArgSpec(const ParamSpec &param) {
 static rtxrt::ArgSpec toArgSpec(const ProgramArgument &argument) {
   using Role = ProgramArgument::Role;
   rtxrt::ArgSpec spec;
-  if (argument.role == Role::Parameter)
+  if (argument.role == Role::Parameter && argument.members.empty())
     spec = paramArgSpec(argument.name, argument.init, argument.seed,
                         argument.type, argument.sharding);
   spec.kind = argument.role == Role::Parameter        ? rtxrt::ArgSpec::Param
@@ -141,7 +142,27 @@ static rtxrt::ArgSpec toArgSpec(const ProgramArgument &argument) {
   spec.dtype = toDType(argument.type.getElementType());
   spec.sharding = toRuntimeSharding(argument.sharding);
   spec.bound = argument.dataBound;
+  if (!argument.members.empty()) {
+    spec.flat.axis = argument.flatAxis;
+    spec.flat.length = argument.flatLength;
+    spec.flat.offsets = argument.offsets;
+    for (const ProgramArgument &member : argument.members) {
+      spec.members.push_back(toArgSpec(member));
+      spec.flat.shapes.push_back(shapeOf(member.type));
+    }
+  }
   return spec;
+}
+
+/// The runtime's view of a flat result's layout.
+static rtxrt::FlatLayout flatLayoutOf(const ProgramResult &result) {
+  rtxrt::FlatLayout layout;
+  layout.axis = result.flatAxis;
+  layout.length = result.flatLength;
+  layout.offsets = result.offsets;
+  for (const ProgramResult &member : result.members)
+    layout.shapes.push_back(shapeOf(member.type));
+  return layout;
 }
 
 /// The canonical replica holding the same block as `rank`.
@@ -275,6 +296,8 @@ ExecutionResult mlir::rtx::execute(ModuleOp module,
   // carry state into the next step; per pipeline coordinate.
   std::vector<RankProgram> programs;
   int64_t numStepResults = 0;
+  // Step results that flat buffers' members are (rtx-shard-state).
+  std::set<int64_t> flatMembers;
   for (func::FuncOp function : functions) {
     RankProgram p{function, describeOrThrow(function, meshOp), {}, {}};
     for (const ProgramArgument &argument : p.program.arguments)
@@ -284,9 +307,19 @@ ExecutionResult mlir::rtx::execute(ModuleOp module,
         throw Error("@" + function.getSymName().str() + ": result " +
                     std::to_string(i) + " carries state '" + r.stateKey +
                     "' that no argument receives");
-      auto index = function.getResultAttrOfType<IntegerAttr>(
-          i, RTXDialect::getStepResultAttrName());
-      p.stepResult.push_back(index ? index.getInt() : int64_t(i));
+      if (!r.members.empty()) {
+        if (pipelined)
+          throw Error("@" + function.getSymName().str() +
+                      ": flat buffers in a pipelined program are not "
+                      "supported");
+        for (const ProgramResult &member : r.members) {
+          flatMembers.insert(member.index);
+          numStepResults = std::max(numStepResults, member.index + 1);
+        }
+        p.stepResult.push_back(-1);
+        continue;
+      }
+      p.stepResult.push_back(r.index >= 0 ? r.index : int64_t(i));
       numStepResults = std::max(numStepResults, p.stepResult.back() + 1);
     }
     programs.push_back(std::move(p));
@@ -296,10 +329,10 @@ ExecutionResult mlir::rtx::execute(ModuleOp module,
   std::vector<std::pair<int64_t, int64_t>> owner(numStepResults, {-1, -1});
   for (auto [c, p] : llvm::enumerate(programs))
     for (auto [j, i] : llvm::enumerate(p.stepResult))
-      if (owner[i].first < 0)
+      if (i >= 0 && owner[i].first < 0)
         owner[i] = {int64_t(c), int64_t(j)};
   for (auto [i, o] : llvm::enumerate(owner))
-    if (o.first < 0)
+    if (o.first < 0 && !flatMembers.count(i))
       throw Error("no pipeline function returns result " + std::to_string(i) +
                   " of the step");
   // The loss: the first coordinate's program that has one.
@@ -469,6 +502,10 @@ ExecutionResult mlir::rtx::execute(ModuleOp module,
   // result that several pipeline coordinates return (a weight two stages
   // tie, the optimizer's step count) must be the same on all of them.
   for (int64_t i = 0; i < numStepResults; ++i) {
+    if (flatMembers.count(i)) {
+      result.results.push_back(Tensor()); // filled below
+      continue;
+    }
     auto [c0, j0] = owner[i];
     const RankProgram &p0 = programs[c0];
     ShardingAttr sharding = p0.program.results[j0].sharding;
@@ -507,6 +544,27 @@ ExecutionResult mlir::rtx::execute(ModuleOp module,
       accumulateBlock(global, rankResults[rank][j0], block.offsets);
     }
     result.results.push_back(global);
+  }
+  // Flat buffers: each member from every rank's shard.
+  for (auto [j, r] : llvm::enumerate(programs.front().program.results)) {
+    if (r.members.empty())
+      continue;
+    rtxrt::FlatLayout layout = flatLayoutOf(r);
+    std::vector<Tensor> shards;
+    for (int64_t rank = 0; rank < numRanks; ++rank)
+      shards.push_back(rankResults[rank][j]);
+    for (auto [m, member] : llvm::enumerate(r.members)) {
+      Shape local = shapeOf(member.type);
+      Tensor global(getLocalBlock(member.sharding, local, mesh, 0).globalShape,
+                    shards.front().dtype());
+      for (int64_t rank = 0; rank < numRanks; ++rank)
+        if (isCanonicalReplica(member.sharding, mesh, rank))
+          accumulateBlock(global,
+                          rtxrt::unpackFlatMember(layout, shards, mesh, rank, m),
+                          getLocalBlock(member.sharding, local, mesh, rank)
+                              .offsets);
+      result.results[member.index] = global;
+    }
   }
   return result;
 }

@@ -94,6 +94,19 @@ void mlir::rtx::buildDistributePipeline(OpPassManager &pm,
     pipeline.virtualStages = options.virtualStages;
     pm.addPass(createRTXPipeline(pipeline));
   }
+  // Sharding options without shard-state reach rtx-shard-state's checks
+  // rather than being ignored.
+  RTXShardStateOptions shardDefaults;
+  if (options.shardState != 0 || options.shardUnit != shardDefaults.unit ||
+      options.reshardAfterForward != shardDefaults.reshardAfterForward ||
+      options.reduceDtype != shardDefaults.reduceDtype) {
+    RTXShardStateOptions shard;
+    shard.stage = options.shardState;
+    shard.unit = options.shardUnit;
+    shard.reshardAfterForward = options.reshardAfterForward;
+    shard.reduceDtype = options.reduceDtype;
+    pm.addPass(createRTXShardState(shard));
+  }
   if (options.bucketBytes < 0 && !options.overlap)
     return;
   OpPassManager &collectives = pm.nest<func::FuncOp>();
@@ -112,6 +125,6 @@ void mlir::rtx::registerRTXPipelines() {
       "rtx-accumulate-gradients, rtx-optimizer, rtx-seed-shardings, "
       "rtx-propagate-sharding, rtx-partition, rtx-verify-distribution, "
       "rtx-pipeline (with a pp axis, rtx-split-stages before autodiff), "
-      "rtx-bucket-collectives, rtx-schedule-overlap",
+      "rtx-shard-state (with shard-state), rtx-bucket-collectives, rtx-schedule-overlap",
       buildDistributePipeline);
 }

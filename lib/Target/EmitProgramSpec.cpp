@@ -29,15 +29,28 @@ static const char *argKind(ProgramArgument::Role role) {
   llvm_unreachable("unknown role");
 }
 
-/// Appends the argument's ArgSpec to `into` (spec.args, s.args).
+/// Appends the argument's ArgSpec to `into` (spec.args, s.args); a flat
+/// buffer's members first go into its own `members`, in a nested block.
 static void emitArgument(const ProgramArgument &argument, StringRef into,
-                         raw_ostream &os) {
-  os << "  {\n    ArgSpec a;\n    a.kind = " << argKind(argument.role)
+                         raw_ostream &os, unsigned depth = 0) {
+  std::string a = "a" + std::to_string(depth);
+  os << "  {\n    ArgSpec " << a << ";\n";
+  for (auto [member, offset] : llvm::zip(argument.members, argument.offsets)) {
+    emitArgument(member, a + ".members", os, depth + 1);
+    os << "    " << a << ".flat.offsets.push_back(" << offset << ");\n    "
+       << a << ".flat.shapes.push_back(" << shape(member.type) << ");\n";
+  }
+  if (!argument.members.empty())
+    os << "    " << a << ".flat.axis = " << quoted(argument.flatAxis)
+       << ";\n    " << a << ".flat.length = " << argument.flatLength << ";\n";
+  os << "    ArgSpec &a = " << a << ";\n    a.kind = " << argKind(argument.role)
      << ";\n    a.name = " << quoted(argument.name) << ";\n";
   if (!argument.stateKey.empty())
     os << "    a.state = " << quoted(argument.stateKey) << ";\n";
   switch (argument.role) {
   case ProgramArgument::Role::Parameter:
+    if (!argument.members.empty())
+      break; // each member has its initializer
     os << "    a.init = " << enumerator(toRuntime(argument.init.getKind()))
        << ";\n    a.a = " << number(argument.init.getA().convertToDouble())
        << ";\n    a.b = " << number(argument.init.getB().convertToDouble())
@@ -59,7 +72,18 @@ static void emitResult(const ProgramResult &result, StringRef into,
                        raw_ostream &os) {
   os << "  " << into << ".push_back(ResultSpec{" << quoted(result.stateKey)
      << ", " << shape(result.type) << ", " << sharding(result.sharding) << ", "
-     << dtype(result.type) << "});\n";
+     << dtype(result.type) << ", " << result.index << "});\n";
+  if (result.members.empty())
+    return;
+  // A flat buffer: its layout and members, each written as a result.
+  std::string r = into.str() + ".back()";
+  os << "  " << r << ".flat.axis = " << quoted(result.flatAxis) << ";\n  "
+     << r << ".flat.length = " << result.flatLength << ";\n";
+  for (auto [member, offset] : llvm::zip(result.members, result.offsets)) {
+    emitResult(member, r + ".members", os);
+    os << "  " << r << ".flat.offsets.push_back(" << offset << ");\n  " << r
+       << ".flat.shapes.push_back(" << shape(member.type) << ");\n";
+  }
 }
 
 /// The index among the step's results of a pipeline stage's result `j`.

@@ -58,6 +58,13 @@ struct ProgramArgument {
   Value value;
   /// The function argument's number; none for an `rtx.input`.
   std::optional<unsigned> argNumber;
+  /// A flat buffer (`rtx.flat`, rtx-shard-state): its shard axis, length,
+  /// and each member (a parameter or a piece of state, with its local type
+  /// and sharding over the other axes) with its offset.
+  std::string flatAxis;
+  int64_t flatLength = 0;
+  std::vector<ProgramArgument> members;
+  std::vector<int64_t> offsets;
 };
 
 /// A result of the step.
@@ -69,6 +76,14 @@ struct ProgramResult {
   int64_t feedsArgument = -1;
   RankedTensorType type;
   ShardingAttr sharding;
+  /// Its index among the step's results (`rtx.step_result`), or -1.
+  int64_t index = -1;
+  /// A flat buffer, as for ProgramArgument: each member a result of its own,
+  /// with its state key, local type, sharding and index.
+  std::string flatAxis;
+  int64_t flatLength = 0;
+  std::vector<ProgramResult> members;
+  std::vector<int64_t> offsets;
 };
 
 struct ProgramDescription {

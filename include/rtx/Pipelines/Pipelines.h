@@ -106,6 +106,27 @@ struct DistributeOptions : public PassPipelineOptions<DistributeOptions> {
                      "(rtx-recompute's policy)"),
       llvm::cl::init(RTXRecomputeOptions{}.policy)};
 
+  Option<int64_t> shardState{
+      *this, "shard-state",
+      llvm::cl::desc("ZeRO stage over dp: 0 (none), 1, 2 or 3 "
+                     "(rtx-shard-state)"),
+      llvm::cl::init(0)};
+  Option<std::string> shardUnit{
+      *this, "shard-unit",
+      llvm::cl::desc("With shard-state: units of flat buffers, block, param "
+                     "or all"),
+      llvm::cl::init(RTXShardStateOptions{}.unit)};
+  Option<bool> reshardAfterForward{
+      *this, "reshard-after-forward",
+      llvm::cl::desc("With shard-state=3: gather parameters again for the "
+                     "backward pass"),
+      llvm::cl::init(RTXShardStateOptions{}.reshardAfterForward)};
+  Option<std::string> reduceDtype{
+      *this, "reduce-dtype",
+      llvm::cl::desc("With shard-state >= 2: element type of the gradient "
+                     "reduce-scatter (f32, bf16, f16)"),
+      llvm::cl::init(RTXShardStateOptions{}.reduceDtype)};
+
   RTXAddMeshOptions addMeshOptions() const;
   /// The size of the mesh's pp axis (1 without one).
   int64_t pipelineRanks() const;

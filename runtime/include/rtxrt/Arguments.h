@@ -14,6 +14,7 @@
 #define RTXRT_ARGUMENTS_H
 
 #include "rtxrt/Block.h"
+#include "rtxrt/FlatBuffer.h"
 #include "rtxrt/Kernels.h"
 #include "rtxrt/MeshLayout.h"
 
@@ -39,6 +40,10 @@ struct ArgSpec {
   DType dtype = DType::F32;
   Sharding sharding;
   int64_t bound = 2; // integer inputs are drawn below this
+  /// A flat buffer (rtx-shard-state): this rank's shard of `members`, each
+  /// loaded as an argument of its own and packed as `flat` says.
+  FlatLayout flat;
+  std::vector<ArgSpec> members;
 };
 
 /// The key of an argument's state: `state`, or for a parameter without one

@@ -192,6 +192,13 @@ struct ResultSpec {
   Shape shape;       // local shape
   Sharding sharding;
   DType dtype = DType::F32;
+  /// Its index among the step's results (rtx.step_result), or -1 for its
+  /// position.
+  int64_t index = -1;
+  /// A flat buffer (rtx-shard-state): written as its members, each a result
+  /// of its own with its own index and state key.
+  FlatLayout flat;
+  std::vector<ResultSpec> members;
 };
 
 /// What a step's communication did (the run's metrics,

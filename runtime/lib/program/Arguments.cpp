@@ -186,6 +186,12 @@ Tensor ArgumentLoader::globalInput(const ArgSpec &arg) {
 }
 
 Tensor ArgumentLoader::block(const ArgSpec &arg, int64_t rank) {
+  if (!arg.flat.empty()) {
+    std::vector<Tensor> blocks;
+    for (const ArgSpec &member : arg.members)
+      blocks.push_back(block(member, rank));
+    return packFlatShard(arg.flat, blocks, mesh_, rank, arg.dtype);
+  }
   LocalBlock block = localBlock(arg.sharding, arg.shape, mesh_, rank);
   switch (arg.kind) {
   case ArgSpec::Param:

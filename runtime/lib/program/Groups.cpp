@@ -141,6 +141,15 @@ double ProcessGroups::globalScalar(const Tensor &local,
   return value;
 }
 
+std::vector<Tensor> ProcessGroups::exchangeToRankZero(const Tensor &local,
+                                                      const std::string &what) {
+  std::vector<Tensor> all =
+      comm_->exchange(world_, device_.toHost(local), what);
+  if (rank_ != 0)
+    return {};
+  return all;
+}
+
 Tensor ProcessGroups::gatherOnRankZero(const Tensor &local,
                                        const Shape &localShape,
                                        const Sharding &sharding,

@@ -84,6 +84,9 @@ public:
   /// The global tensor that the ranks' blocks of a value form, on rank 0;
   /// an undefined tensor on the other ranks. Every rank calls it; `owner`
   /// as for globalScalar.
+  /// Every rank's `local` on rank 0 (indexed by rank); empty elsewhere.
+  std::vector<Tensor> exchangeToRankZero(const Tensor &local,
+                                         const std::string &what);
   Tensor gatherOnRankZero(const Tensor &local, const Shape &localShape,
                           const Sharding &sharding, const std::string &what,
                           int64_t owner = -1);

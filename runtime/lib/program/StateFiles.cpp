@@ -2,6 +2,10 @@
 
 #include "StateFiles.h"
 
+#include "rtxrt/FlatBuffer.h"
+
+#include <tuple>
+
 #include "StateDirectory.h"
 
 #include "rtxrt/Arguments.h"
@@ -76,19 +80,50 @@ void rtxrt::program::writeResults(const ProgramSpec &spec,
     } else {
       local = results[i];
     }
-    Tensor global = groups.gatherOnRankZero(
-        local, result.shape, result.sharding, "writing the results", owner);
+    // (index, state key, global value) of what this result writes: itself,
+    // or a flat buffer's members.
+    std::vector<std::tuple<int64_t, std::string, Tensor>> written;
+    if (!result.flat.empty()) {
+      std::vector<Tensor> shards =
+          groups.exchangeToRankZero(local, "writing the results");
+      if (writer)
+        for (size_t m = 0; m < result.members.size(); ++m) {
+          const ResultSpec &member = result.members[m];
+          Tensor global(
+              localBlock(member.sharding, member.shape, spec.mesh, 0)
+                  .globalShape,
+              member.dtype);
+          for (int64_t r = 0; r < spec.mesh.numRanks(); ++r)
+            if (isCanonicalReplica(member.sharding, spec.mesh, r))
+              accumulateBlock(
+                  global, unpackFlatMember(result.flat, shards, spec.mesh, r, m),
+                  localBlock(member.sharding, member.shape, spec.mesh, r)
+                      .offsets);
+          written.emplace_back(member.index, member.state, global);
+        }
+    } else {
+      Tensor global = groups.gatherOnRankZero(
+          local, result.shape, result.sharding, "writing the results", owner);
+      written.emplace_back(result.index >= 0 ? result.index : int64_t(i),
+                           result.state, global);
+    }
     if (!writer)
       continue;
-    if (!outDir.empty())
-      attempt([&] {
-        writeNpy(outDir + "/result" + std::to_string(i) + ".npy", global);
-      });
-    if (saveState)
-      attempt([&] {
-        std::string name = result.state + ".npy";
-        state->write(name, encodeNpy(global, stateDir + "/" + name));
-      });
+    for (auto &entry : written) {
+      int64_t index = std::get<0>(entry);
+      const std::string &key = std::get<1>(entry);
+      const Tensor &global = std::get<2>(entry);
+      if (!outDir.empty())
+        attempt([&] {
+          writeNpy(outDir + "/result" + std::to_string(index) + ".npy",
+                   global);
+        });
+      if (!stateDir.empty() && !key.empty())
+        attempt([&] {
+          std::string name = key + ".npy";
+          state->write(name, encodeNpy(global, stateDir + "/" + name));
+        });
+    }
   }
   if (state)
     attempt([&] {

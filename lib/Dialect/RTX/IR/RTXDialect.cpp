@@ -109,7 +109,8 @@ LogicalResult RTXDialect::verifyOperationAttribute(Operation *op,
                              << attr.getValue();
     return success();
   }
-  if (attr.getName() == getBackwardAttrName())
+  if (attr.getName() == getBackwardAttrName() ||
+      attr.getName() == getGradNormAttrName())
     return success(isa<UnitAttr>(attr.getValue()));
   if (attr.getName() == getPipelineRankAttrName()) {
     auto rank = dyn_cast<IntegerAttr>(attr.getValue());
@@ -160,6 +161,36 @@ LogicalResult RTXDialect::verifyOperationAttribute(Operation *op,
   return success();
 }
 
+/// An `rtx.flat` layout: a 1-D value whose members are described by
+/// dictionaries with the fields that ProgramDescription reads.
+static LogicalResult verifyFlatLayout(Operation *op, Attribute value,
+                                      Type type, const Twine &what) {
+  auto error = [&]() {
+    return op->emitError() << "'rtx.flat' on " << what << ": ";
+  };
+  auto layout = dyn_cast<DictionaryAttr>(value);
+  if (!layout)
+    return error() << "must be a dictionary, got " << value;
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || tensor.getRank() != 1)
+    return error() << "the value must be a 1-D tensor, got " << type;
+  if (!layout.getAs<StringAttr>("axis") ||
+      !layout.getAs<IntegerAttr>("length"))
+    return error() << "needs 'axis' (a string) and 'length' (an integer)";
+  auto members = layout.getAs<ArrayAttr>("members");
+  if (!members || members.empty())
+    return error() << "needs a non-empty 'members' array";
+  for (auto [i, element] : llvm::enumerate(members)) {
+    auto member = dyn_cast<DictionaryAttr>(element);
+    if (!member || !member.getAs<StringAttr>("state") ||
+        !member.getAs<IntegerAttr>("offset") ||
+        !member.getAs<TypeAttr>("type"))
+      return error() << "member " << i
+                     << " needs 'state', 'offset' and 'type', got " << element;
+  }
+  return success();
+}
+
 /// Shared by argument and result attributes. Besides `rtx.sharding`, the
 /// training-step passes mark values: `rtx.grad_of` (the parameter a gradient
 /// belongs to), `rtx.state` (the key that links a piece of state before and
@@ -180,6 +211,8 @@ static LogicalResult verifyValueAttribute(Operation *op, NamedAttribute attr,
     return expect(isa<StringAttr>(attr.getValue()), "a string");
   if (name == RTXDialect::getInitAttrName())
     return expect(isa<InitAttr>(attr.getValue()), "a #rtx.init");
+  if (name == RTXDialect::getFlatAttrName())
+    return verifyFlatLayout(op, attr.getValue(), type, what);
   if (name == RTXDialect::getSeedAttrName() ||
       name == RTXDialect::getStepResultAttrName())
     return expect(isa<IntegerAttr>(attr.getValue()), "an integer");

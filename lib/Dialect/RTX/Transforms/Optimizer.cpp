@@ -189,7 +189,10 @@ LogicalResult RTXOptimizerPass::buildTrainStep(func::FuncOp function) {
                                    b.getDenseI64ArrayAttr(all), false);
       total = AddOp::create(b, loc, total, sum);
     }
-    Value norm = SqrtOp::create(b, loc, total);
+    auto sqrt = SqrtOp::create(b, loc, total);
+    // rtx-shard-state finds the norm by it, to sum it from gradient shards.
+    sqrt->setAttr(RTXDialect::getGradNormAttrName(), b.getUnitAttr());
+    Value norm = sqrt;
     Value denominator =
         AddOp::create(b, loc, norm, splat(b, loc, scalar, 1e-6));
     Value ratio = DivOp::create(b, loc, splat(b, loc, scalar, clipNorm),

@@ -125,6 +125,20 @@ def RTX_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getStepResultAttrName() {
       return "rtx.step_result";
     }
+    /// On an argument or result that rtx-shard-state made: a flat buffer,
+    /// this rank's shard of several tensors (its members) flattened,
+    /// concatenated and padded to a multiple of the shard axis: a dictionary
+    /// with `axis`, `length` and `members`, one dictionary per member with
+    /// name, state, kind, offset, type, sharding, init, seed and result
+    /// (docs/fsdp.md).
+    static constexpr ::llvm::StringLiteral getFlatAttrName() {
+      return "rtx.flat";
+    }
+    /// A unit attribute on the op that rtx-optimizer computes the global
+    /// gradient norm with (rtx-shard-state recomputes it from shards).
+    static constexpr ::llvm::StringLiteral getGradNormAttrName() {
+      return "rtx.grad_norm";
+    }
 
   private:
     void registerAttributes();

@@ -376,6 +376,73 @@ def RTXRecompute : Pass<"rtx-recompute", "mlir::func::FuncOp"> {
   let dependentDialects = ["mlir::rtx::RTXDialect"];
 }
 
+def RTXShardState : Pass<"rtx-shard-state", "mlir::ModuleOp"> {
+  let summary = "ZeRO-1/2/3 and FSDP: shards optimizer state, gradients and parameters over a data axis";
+  let description = [{
+    Data parallelism keeps a whole copy of the model state on every rank: for
+    mixed-precision Adam 16 bytes per parameter, which caps the model a rank
+    can train long before its activations do (the ZeRO paper's 16Ψ). This
+    pass, on the partitioned step (after `rtx-partition`, before
+    `rtx-bucket-collectives`), shards that state over the ranks of `axis`
+    (default `dp`), as DeepSpeed's ZeRO and PyTorch's FSDP do:
+    - `stage=1`: each rank keeps and updates 1/N of the optimizer state; the
+      gradients are still all-reduced whole; the new parameters are
+      all-gathered after the update;
+    - `stage=2`: the gradients are reduce-scattered instead (each rank
+      receives the sum of its shard only);
+    - `stage=3` (FSDP's FULL_SHARD): the parameters too live as shards;
+      each unit's are all-gathered right before its first use in the forward
+      pass and, with `reshard-after-forward` (the default), again before its
+      first use in the backward pass, so that a gathered copy dies after the
+      ops that use it; with `prefetch` the next unit's gather starts while
+      the current unit computes (`rtx.all_gather_start`, `rtx.wait`).
+
+    State is grouped into units (`unit=block`: one per transformer block,
+    found from parameter names `….N.…`, and one for the rest; `param`: one
+    per parameter; `all`: one), and within a unit by element type and by the
+    other axes that split its members (tensor parallelism keeps its own
+    layout: a member is this rank's tp block). Each group is one flat
+    buffer: the members flattened and concatenated, padded with zeros to a
+    multiple of N (the documented rule for sizes N does not divide: at most
+    N-1 elements per buffer), so each gather and each reduce-scatter is one
+    collective per buffer. The buffers are new arguments and results that
+    carry `rtx.flat` (which member lies where); the other results carry
+    `rtx.step_result`, so rtx-run and emitted programs write the same results
+    and state files as plain data parallelism.
+
+    Why it is exact: AdamW and SGD are elementwise with one learning rate and
+    weight decay for all parameters, so one update over a buffer's shard
+    computes the same numbers as the per-parameter updates; a reduce-scatter
+    is an all-reduce whose pieces are kept apart; gradient clipping sums the
+    squares of each shard and all-reduces them over `axis` and the axes that
+    split the buffer's members, so the norm is the global one (not a shard's,
+    the bug users of FSDP reported). The gradients may be reduced in another
+    dtype (`reduce-dtype`, fp32 by default).
+
+    Not yet: pipelined programs (one function per pp coordinate) are
+    refused with a diagnostic.
+
+    Example: `rtx-opt '-rtx-distribute=mesh=dp:4 shard-state=3'`, or
+    `-rtx-shard-state=stage=2` on a partitioned step.
+  }];
+  let options = [
+    Option<"stage", "stage", "int64_t", "1", "ZeRO stage: 1, 2 or 3">,
+    Option<"axis", "axis", "std::string", "\"dp\"",
+           "The mesh axis to shard over">,
+    Option<"unit", "unit", "std::string", "\"block\"",
+           "Units of flat buffers: block, param or all">,
+    Option<"reshardAfterForward", "reshard-after-forward", "bool", "true",
+           "Stage 3: gather the parameters again for the backward pass">,
+    Option<"prefetch", "prefetch", "bool", "true",
+           "Stage 3: start the next unit's gather before this unit computes">,
+    Option<"reduceDtype", "reduce-dtype", "std::string", "\"f32\"",
+           "Element type of the gradient reduction: f32, bf16 or f16">,
+    Option<"remarks", "report", "bool", "false",
+           "A remark per flat buffer: its members, length and padding">
+  ];
+  let dependentDialects = ["mlir::rtx::RTXDialect"];
+}
+
 def RTXVerifyPipelineSchedule
     : Pass<"rtx-verify-pipeline-schedule", "mlir::func::FuncOp"> {
   let summary = "Proves a function's pipeline schedule sound by simulating it";

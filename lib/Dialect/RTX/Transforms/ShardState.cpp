@@ -1,0 +1,731 @@
+//===- ShardState.cpp - the rtx-shard-state pass --------------------------===//
+//
+// ZeRO-1/2/3 and FSDP on the partitioned step: the optimizer state, the
+// gradients and (stage 3) the parameters of each unit become one flat buffer
+// per rank, 1/N of the unit's members. See Passes.td and docs/fsdp.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rtx/Dialect/RTX/Transforms/Passes.h"
+
+#include "rtx/Analysis/ProgramDescription.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/Support/Regex.h"
+
+#include <map>
+
+namespace mlir::rtx {
+#define GEN_PASS_DEF_RTXSHARDSTATE
+#include "rtx/Dialect/RTX/Transforms/Passes.h.inc"
+} // namespace mlir::rtx
+
+using namespace mlir;
+using namespace mlir::rtx;
+
+namespace {
+
+/// One parameter and what its update reads and writes.
+struct Member {
+  Operation *update = nullptr; // rtx.adamw_update or rtx.sgd_update
+  BlockArgument param;
+  std::string name;
+  RankedTensorType type; // the local (per-rank) type
+  ShardingAttr sharding; // over the other axes (tp, ...)
+  /// The gradient the update reads (clipped or not), the all-reduce it
+  /// comes from and that all-reduce's input (the partial sum).
+  Value grad;
+  AllReduceOp reduce;
+  Value partial;
+  Value clipScale; // the scalar the gradient is multiplied by, or null
+  SmallVector<BlockArgument> moments; // exp_avg, exp_avg_sq (AdamW)
+  /// Results: the new parameter's, then each moment's.
+  SmallVector<int64_t> results;
+  int64_t offset = 0;
+  int64_t numel() const { return type.getNumElements(); }
+};
+
+/// The members that share one flat buffer.
+struct Buffer {
+  std::string unit;
+  SmallVector<Member *> members;
+  SmallVector<StringRef> splitAxes; // axes other than `axis` that split them
+  SmallVector<StringRef> otherReduceAxes; // the gradients' other reductions
+  int64_t length = 0, padded = 0, shard = 0;
+  Type elementType;
+};
+
+/// The ops the value depends on in its block (the forward computation, for
+/// the loss).
+static llvm::SetVector<Operation *> coneOf(Value value, Block &block) {
+  llvm::SetVector<Operation *> cone;
+  SmallVector<Value> work = {value};
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    Operation *def = v.getDefiningOp();
+    if (!def || def->getBlock() != &block || !cone.insert(def))
+      continue;
+    for (Value operand : def->getOperands())
+      work.push_back(operand);
+  }
+  return cone;
+}
+
+/// The unit a parameter belongs to: `block` groups `….N.…` names by the
+/// prefix up to the first layer index.
+static std::string unitOf(StringRef name, StringRef policy) {
+  if (policy == "param")
+    return name.str();
+  if (policy == "all")
+    return "all";
+  llvm::Regex layer("^([^.]*(\\.[^.]+)*?\\.[0-9]+)\\.");
+  SmallVector<StringRef> match;
+  if (layer.match(name, &match))
+    return match[1].str();
+  return "root";
+}
+
+struct RTXShardStatePass
+    : mlir::rtx::impl::RTXShardStateBase<RTXShardStatePass> {
+  using RTXShardStateBase::RTXShardStateBase;
+
+  void runOnOperation() override {
+    if (stage < 1 || stage > 3) {
+      getOperation().emitError()
+          << "rtx-shard-state: stage must be 1, 2 or 3, got " << stage;
+      return signalPassFailure();
+    }
+    if (unit != "block" && unit != "param" && unit != "all") {
+      getOperation().emitError() << "rtx-shard-state: unit must be block, "
+                                    "param or all, got '"
+                                 << unit << "'";
+      return signalPassFailure();
+    }
+    if (reduceDtype != "f32" && reduceDtype != "bf16" && reduceDtype != "f16") {
+      getOperation().emitError() << "rtx-shard-state: reduce-dtype must be "
+                                    "f32, bf16 or f16, got '"
+                                 << reduceDtype << "'";
+      return signalPassFailure();
+    }
+    FailureOr<MeshOp> mesh = getProgramMesh(getOperation());
+    if (failed(mesh))
+      return signalPassFailure();
+    SmallVector<func::FuncOp> steps;
+    getOperation().walk([&](func::FuncOp f) {
+      if (f->hasAttr(RTXDialect::getTrainStepAttrName()))
+        steps.push_back(f);
+    });
+    if (steps.empty()) {
+      getOperation().emitError()
+          << "rtx-shard-state: no training step (a function that "
+             "rtx-optimizer made, with rtx.train_step)";
+      return signalPassFailure();
+    }
+    for (func::FuncOp f : steps)
+      if (failed(shard(f, *mesh)))
+        return signalPassFailure();
+  }
+
+  LogicalResult shard(func::FuncOp function, MeshOp mesh);
+  LogicalResult collect(func::FuncOp function, MeshOp mesh,
+                        std::vector<Member> &members);
+};
+
+LogicalResult RTXShardStatePass::collect(func::FuncOp function, MeshOp mesh,
+                                         std::vector<Member> &members) {
+  auto ret = cast<func::ReturnOp>(function.getBody().front().getTerminator());
+  auto resultOf = [&](Value v) -> int64_t {
+    for (OpOperand &use : v.getUses())
+      if (use.getOwner() == ret)
+        return use.getOperandNumber();
+    return -1;
+  };
+  WalkResult walk = function.walk([&](Operation *op) {
+    if (!isa<AdamWUpdateOp, SGDUpdateOp>(op))
+      return WalkResult::advance();
+    Member m;
+    m.update = op;
+    m.param = dyn_cast<BlockArgument>(op->getOperand(0));
+    auto name = m.param ? function.getArgAttrOfType<StringAttr>(
+                              m.param.getArgNumber(),
+                              RTXDialect::getParamAttrName())
+                        : StringAttr();
+    if (!name) {
+      op->emitError() << "rtx-shard-state: the updated parameter is not an "
+                         "argument with rtx.param";
+      return WalkResult::interrupt();
+    }
+    m.name = name.str();
+    m.type = cast<RankedTensorType>(m.param.getType());
+    m.sharding = function.getArgAttrOfType<ShardingAttr>(
+        m.param.getArgNumber(), RTXDialect::getShardingAttrName());
+    for (ShardingAttr s = m.sharding; s;) {
+      for (int64_t d = 0; d < s.getRank(); ++d)
+        for (StringRef a : s.getDimAxes(d))
+          if (a == axis) {
+            op->emitError() << "rtx-shard-state: parameter '" << m.name
+                            << "' is already split over \"" << axis << "\"";
+            return WalkResult::interrupt();
+          }
+      break;
+    }
+    m.grad = op->getOperand(1);
+    Value raw = m.grad;
+    if (auto mul = raw.getDefiningOp<MulOp>())
+      for (unsigned i = 0; i < 2; ++i)
+        if (auto bcast = mul->getOperand(1 - i).getDefiningOp<BroadcastOp>())
+          if (cast<RankedTensorType>(bcast.getInput().getType()).getRank() ==
+              0) {
+            m.clipScale = bcast.getInput();
+            raw = mul->getOperand(i);
+            break;
+          }
+    m.reduce = raw.getDefiningOp<AllReduceOp>();
+    bool overAxis = m.reduce && m.reduce.getKind() == ReductionKind::Sum &&
+                    llvm::is_contained(m.reduce.getAxes().getAsValueRange<StringAttr>(),
+                                       axis.getValue());
+    if (!overAxis) {
+      op->emitError() << "rtx-shard-state: the gradient of '" << m.name
+                      << "' is not a sum over \"" << axis
+                      << "\" (an rtx.all_reduce): is the program partitioned "
+                         "with that data axis?";
+      return WalkResult::interrupt();
+    }
+    m.partial = m.reduce.getInput();
+    m.results.push_back(resultOf(op->getResult(0)));
+    if (auto adam = dyn_cast<AdamWUpdateOp>(op)) {
+      for (Value moment : {adam.getExpAvg(), adam.getExpAvgSq()}) {
+        auto arg = dyn_cast<BlockArgument>(moment);
+        if (!arg || !moment.hasOneUse()) {
+          op->emitError() << "rtx-shard-state: the moments of '" << m.name
+                          << "' must be arguments used by its update only";
+          return WalkResult::interrupt();
+        }
+        m.moments.push_back(arg);
+      }
+      m.results.push_back(resultOf(adam.getNewExpAvg()));
+      m.results.push_back(resultOf(adam.getNewExpAvgSq()));
+    }
+    if (llvm::is_contained(m.results, -1)) {
+      op->emitError() << "rtx-shard-state: the update of '" << m.name
+                      << "' is not returned whole";
+      return WalkResult::interrupt();
+    }
+    members.push_back(std::move(m));
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  if (members.empty())
+    return function.emitError()
+           << "rtx-shard-state: the step updates no parameter";
+  return success();
+}
+
+/// `values` (each one member) flattened, concatenated and padded to
+/// `padded` elements.
+static Value flatten(OpBuilder &b, Location loc, ValueRange values,
+                     int64_t length, int64_t padded, Type element) {
+  SmallVector<Value> flat;
+  for (Value v : values) {
+    auto type = cast<RankedTensorType>(v.getType());
+    flat.push_back(ReshapeOp::create(
+        b, loc, RankedTensorType::get({type.getNumElements()}, element), v));
+  }
+  Value joined = flat.size() == 1
+                     ? flat.front()
+                     : ConcatOp::create(b, loc,
+                                        RankedTensorType::get({length}, element),
+                                        flat, 0)
+                           .getResult();
+  if (padded == length)
+    return joined;
+  return PadOp::create(b, loc, RankedTensorType::get({padded}, element), joined,
+                       b.getDenseI64ArrayAttr({0}),
+                       b.getDenseI64ArrayAttr({padded - length}));
+}
+
+/// The members of a whole buffer (`padded` elements), in their own types.
+static SmallVector<Value> unflatten(OpBuilder &b, Location loc, Value whole,
+                                    const Buffer &buffer) {
+  Value data = whole;
+  if (buffer.padded != buffer.length)
+    data = SliceOp::create(
+        b, loc, RankedTensorType::get({buffer.length}, buffer.elementType),
+        whole, b.getDenseI64ArrayAttr({0}),
+        b.getDenseI64ArrayAttr({buffer.length}));
+  SmallVector<Value> pieces;
+  if (buffer.members.size() == 1) {
+    pieces.push_back(data);
+  } else {
+    SmallVector<Type> types;
+    for (Member *m : buffer.members)
+      types.push_back(RankedTensorType::get({m->numel()}, buffer.elementType));
+    auto split = SplitOp::create(b, loc, types, data, 0);
+    llvm::append_range(pieces, split.getResults());
+  }
+  SmallVector<Value> out;
+  for (auto [m, piece] : llvm::zip(buffer.members, pieces))
+    out.push_back(ReshapeOp::create(b, loc, m->type, piece));
+  return out;
+}
+
+static Type elementTypeNamed(MLIRContext *context, StringRef name) {
+  if (name == "bf16")
+    return BFloat16Type::get(context);
+  if (name == "f16")
+    return Float16Type::get(context);
+  return Float32Type::get(context);
+}
+
+/// Erases ops without uses that compute nothing else (pure ops and
+/// collectives, which every rank drops alike), last first.
+static void eraseDead(Block &block) {
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    for (Operation &op : llvm::make_early_inc_range(llvm::reverse(block))) {
+      if (op.hasTrait<OpTrait::IsTerminator>() || !op.use_empty() ||
+          op.getNumResults() == 0)
+        continue;
+      if (!isPure(&op) && !isa<AllReduceOp, ReduceScatterOp, AllGatherOp>(op))
+        continue;
+      op.erase();
+      changed = true;
+    }
+  }
+}
+
+LogicalResult RTXShardStatePass::shard(func::FuncOp function, MeshOp mesh) {
+  if (function->hasAttr(RTXDialect::getPipelineRankAttrName()))
+    return function.emitError()
+           << "rtx-shard-state: pipelined programs (one function per "
+              "pipeline coordinate) are not supported yet; shard a program "
+              "without pp";
+  int64_t n = 0;
+  for (auto [name, size] :
+       llvm::zip(mesh.getAxisNames(), mesh.getAxisSizes()))
+    if (cast<StringAttr>(name).getValue() == axis)
+      n = size;
+  if (n == 0)
+    return function.emitError() << "rtx-shard-state: mesh @"
+                                << mesh.getSymName() << " has no axis \""
+                                << axis << "\"";
+  std::vector<Member> members;
+  if (failed(collect(function, mesh, members)))
+    return failure();
+  FailureOr<ProgramDescription> program = describeProgram(function, mesh);
+  if (failed(program))
+    return failure();
+
+  Block &body = function.getBody().front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  MLIRContext *context = function.getContext();
+  OpBuilder b(context);
+  Location loc = function.getLoc();
+  auto meshRef = FlatSymbolRefAttr::get(mesh.getSymNameAttr());
+  auto axisAttr = b.getStrArrayAttr({axis.getValue()});
+  auto sum = ReductionKindAttr::get(context, ReductionKind::Sum);
+
+  // Group the members into buffers.
+  std::vector<Buffer> buffers;
+  std::map<std::string, size_t> bufferOf;
+  for (Member &m : members) {
+    Buffer probe;
+    if (m.sharding)
+      for (int64_t d = 0; d < m.sharding.getRank(); ++d)
+        for (StringRef a : m.sharding.getDimAxes(d))
+          probe.splitAxes.push_back(a);
+    llvm::sort(probe.splitAxes);
+    for (StringRef a : m.reduce.getAxes().getAsValueRange<StringAttr>())
+      if (a != axis)
+        probe.otherReduceAxes.push_back(a);
+    std::string key = unitOf(m.name, unit) + "|" +
+                      llvm::join(probe.splitAxes, ",") + "|" +
+                      llvm::join(probe.otherReduceAxes, ",") + "|";
+    llvm::raw_string_ostream os(key);
+    os << m.type.getElementType() << "|" << m.update->getName() << "|";
+    for (NamedAttribute attr : m.update->getAttrs())
+      if (attr.getName() != RTXDialect::getShardingAttrName())
+        os << attr.getName() << "=" << attr.getValue() << ",";
+    os << "|"
+       << (m.clipScale ? m.clipScale.getAsOpaquePointer() : nullptr);
+    auto [it, fresh] = bufferOf.try_emplace(key, buffers.size());
+    if (fresh)
+      buffers.push_back(Buffer());
+    Buffer &buffer = buffers[it->second];
+    if (fresh) {
+      buffer = probe;
+      buffer.unit = unitOf(m.name, unit);
+      buffer.elementType = m.type.getElementType();
+    }
+    m.offset = buffer.length;
+    buffer.length += m.numel();
+    buffer.members.push_back(&m);
+  }
+  for (Buffer &buffer : buffers) {
+    buffer.padded = (buffer.length + n - 1) / n * n;
+    buffer.shard = buffer.padded / n;
+  }
+
+  // The loss's cone tells forward uses of a parameter from backward ones.
+  llvm::SetVector<Operation *> forward;
+  if (program->lossResult >= 0)
+    forward = coneOf(ret.getOperand(program->lossResult), body);
+
+  // Every result keeps its index in the step's results: flat buffers
+  // replace some, and readers put their members back in place.
+  unsigned numResults = function.getNumResults();
+  for (unsigned i = 0; i < numResults; ++i)
+    function.setResultAttr(i, RTXDialect::getStepResultAttrName(),
+                           b.getI64IntegerAttr(i));
+
+  struct NewValue {
+    Type type;
+    DictionaryAttr attrs;
+    Value value; // results only
+  };
+  SmallVector<NewValue> newArgs, newResults;
+  llvm::BitVector eraseArgs(function.getNumArguments());
+  llvm::BitVector eraseResults(numResults);
+  auto layout = [&](const Buffer &buffer, StringRef kind,
+                    unsigned which) -> DictionaryAttr {
+    SmallVector<Attribute> list;
+    for (Member *m : buffer.members) {
+      unsigned arg = which == 0 ? m->param.getArgNumber()
+                                : m->moments[which - 1].getArgNumber();
+      SmallVector<NamedAttribute> fields = {
+          b.getNamedAttr("name", b.getStringAttr(m->name)),
+          b.getNamedAttr("kind", b.getStringAttr(kind)),
+          b.getNamedAttr("offset", b.getI64IntegerAttr(m->offset)),
+          b.getNamedAttr("type", TypeAttr::get(m->type)),
+          b.getNamedAttr("result", b.getI64IntegerAttr(m->results[which]))};
+      StringAttr state = function.getArgAttrOfType<StringAttr>(
+          arg, RTXDialect::getStateAttrName());
+      fields.push_back(b.getNamedAttr(
+          "state", state ? state : b.getStringAttr("param:" + m->name)));
+      if (m->sharding)
+        fields.push_back(b.getNamedAttr("sharding", m->sharding));
+      if (which == 0) {
+        for (StringRef field :
+             {RTXDialect::getInitAttrName(), RTXDialect::getSeedAttrName()})
+          if (Attribute a = function.getArgAttr(arg, field))
+            fields.push_back(
+                b.getNamedAttr(field == RTXDialect::getInitAttrName() ? "init"
+                                                                      : "seed",
+                               a));
+      }
+      list.push_back(b.getDictionaryAttr(fields));
+    }
+    return b.getDictionaryAttr(
+        {b.getNamedAttr("axis", b.getStringAttr(axis.getValue())),
+         b.getNamedAttr("length", b.getI64IntegerAttr(buffer.length)),
+         b.getNamedAttr("members", b.getArrayAttr(list))});
+  };
+  auto shardType = [&](const Buffer &buffer) {
+    return RankedTensorType::get({buffer.shard}, buffer.elementType);
+  };
+  auto flatArg = [&](const Buffer &buffer, StringRef key, StringRef kind,
+                     unsigned which) {
+    auto shardingAttr = ShardingAttr::get(
+        context, meshRef,
+        b.getArrayAttr({b.getArrayAttr({b.getStringAttr(axis.getValue())})}),
+        b.getArrayAttr({}));
+    DictionaryAttr attrs = b.getDictionaryAttr(
+        {b.getNamedAttr(RTXDialect::getStateAttrName(), b.getStringAttr(key)),
+         b.getNamedAttr(RTXDialect::getFlatAttrName(),
+                        layout(buffer, kind, which)),
+         b.getNamedAttr(RTXDialect::getShardingAttrName(), shardingAttr)});
+    BlockArgument arg = body.addArgument(shardType(buffer), loc);
+    newArgs.push_back({arg.getType(), attrs, arg});
+    return arg;
+  };
+
+  // Norm terms for clipping from shards (stage 2 and 3): per buffer, the
+  // sum of squares of its shard, all-reduced where the members differ.
+  SmallVector<std::pair<Value, SmallVector<StringRef>>> normTerms;
+  std::vector<std::vector<Value>> gathered; // stage 3: per buffer, group
+  unsigned index = 0;
+  for (Buffer &buffer : buffers) {
+    std::string base = "flat" + std::to_string(index++) + ":" + buffer.unit;
+    Operation *lastUpdate = buffer.members.front()->update;
+    for (Member *m : buffer.members)
+      if (lastUpdate->isBeforeInBlock(m->update))
+        lastUpdate = m->update;
+    RankedTensorType shard = shardType(buffer);
+
+    // The gradient shard.
+    Value gradShard;
+    if (stage == 1) {
+      b.setInsertionPoint(lastUpdate);
+      SmallVector<Value> grads;
+      for (Member *m : buffer.members)
+        grads.push_back(m->grad);
+      Value whole = flatten(b, loc, grads, buffer.length, buffer.padded,
+                            buffer.elementType);
+      gradShard = MeshSliceOp::create(b, loc, shard, whole, meshRef, axisAttr,
+                                      b.getI64IntegerAttr(0));
+    } else {
+      Operation *lastPartial = nullptr;
+      for (Member *m : buffer.members) {
+        Operation *def = m->partial.getDefiningOp();
+        if (!def) {
+          lastPartial = nullptr;
+          break;
+        }
+        if (!lastPartial || lastPartial->isBeforeInBlock(def))
+          lastPartial = def;
+      }
+      if (lastPartial)
+        b.setInsertionPointAfter(lastPartial);
+      else
+        b.setInsertionPointToStart(&body);
+      Type reduceType = elementTypeNamed(context, reduceDtype);
+      SmallVector<Value> partials;
+      for (Member *m : buffer.members)
+        partials.push_back(m->partial);
+      Value whole = flatten(b, loc, partials, buffer.length, buffer.padded,
+                            buffer.elementType);
+      if (reduceType != buffer.elementType)
+        whole = ConvertOp::create(
+            b, loc, RankedTensorType::get({buffer.padded}, reduceType), whole);
+      Value reduced = ReduceScatterOp::create(
+          b, loc, RankedTensorType::get({buffer.shard}, reduceType), whole,
+          meshRef, axisAttr, sum, b.getI64IntegerAttr(0));
+      if (!buffer.otherReduceAxes.empty())
+        reduced = AllReduceOp::create(b, loc, reduced.getType(), reduced,
+                                      meshRef,
+                                      b.getStrArrayAttr(buffer.otherReduceAxes),
+                                      sum);
+      if (reduceType != buffer.elementType)
+        reduced = ConvertOp::create(b, loc, shard, reduced);
+      gradShard = reduced;
+      Member *first = buffer.members.front();
+      if (first->clipScale) {
+        auto scalar = RankedTensorType::get({}, buffer.elementType);
+        Value sq = MulOp::create(b, loc, gradShard, gradShard);
+        Value term = ReduceOp::create(b, loc, scalar, ReductionKind::Sum, sq,
+                                      b.getDenseI64ArrayAttr({0}), false);
+        if (buffer.elementType != b.getF32Type())
+          term = ConvertOp::create(
+              b, loc, RankedTensorType::get({}, b.getF32Type()), term);
+        SmallVector<StringRef> over = {axis.getValue()};
+        llvm::append_range(over, buffer.splitAxes);
+        normTerms.push_back({term, over});
+        b.setInsertionPoint(lastUpdate);
+        Value scale = first->clipScale;
+        if (buffer.elementType != b.getF32Type())
+          scale = ConvertOp::create(
+              b, loc, RankedTensorType::get({}, buffer.elementType), scale);
+        gradShard = MulOp::create(
+            b, loc, gradShard,
+            BroadcastOp::create(b, loc, shard, scale,
+                                b.getDenseI64ArrayAttr({})));
+      }
+    }
+
+    // The parameter shard.
+    b.setInsertionPoint(lastUpdate);
+    Value paramShard;
+    if (stage == 3) {
+      paramShard = flatArg(buffer, base + ":param", "param", 0);
+    } else {
+      SmallVector<Value> params;
+      for (Member *m : buffer.members)
+        params.push_back(m->param);
+      Value whole = flatten(b, loc, params, buffer.length, buffer.padded,
+                            buffer.elementType);
+      paramShard = MeshSliceOp::create(b, loc, shard, whole, meshRef,
+                                       axisAttr, b.getI64IntegerAttr(0));
+    }
+    Operation *model = buffer.members.front()->update;
+    SmallVector<Value> operands = {paramShard, gradShard};
+    SmallVector<StringRef> momentNames = {"exp_avg", "exp_avg_sq"};
+    for (unsigned k = 0; k < buffer.members.front()->moments.size(); ++k)
+      operands.push_back(
+          flatArg(buffer, base + ":" + momentNames[k].str(), "state", k + 1));
+    for (unsigned k = operands.size(); k < model->getNumOperands(); ++k)
+      operands.push_back(model->getOperand(k)); // the step count
+    OperationState state(loc, model->getName());
+    state.addOperands(operands);
+    state.addTypes(SmallVector<Type>(model->getNumResults(), shard));
+    for (NamedAttribute attr : model->getAttrs())
+      if (attr.getName() != RTXDialect::getShardingAttrName())
+        state.addAttribute(attr.getName(), attr.getValue());
+    b.setInsertionPoint(lastUpdate);
+    Operation *update = b.create(state);
+
+    // The new parameters: gathered whole (stages 1 and 2) or kept as a
+    // shard (stage 3); the new moments stay shards.
+    auto flatResult = [&](Value value, StringRef key, StringRef kind,
+                          unsigned which) {
+      DictionaryAttr attrs = b.getDictionaryAttr(
+          {b.getNamedAttr(RTXDialect::getStateAttrName(), b.getStringAttr(key)),
+           b.getNamedAttr(RTXDialect::getFlatAttrName(),
+                          layout(buffer, kind, which))});
+      newResults.push_back({value.getType(), attrs, value});
+    };
+    if (stage == 3) {
+      flatResult(update->getResult(0), base + ":param", "param", 0);
+    } else {
+      Value whole = AllGatherOp::create(
+          b, loc, RankedTensorType::get({buffer.padded}, buffer.elementType),
+          update->getResult(0), meshRef, axisAttr, b.getI64IntegerAttr(0));
+      for (auto [m, v] : llvm::zip(buffer.members, unflatten(b, loc, whole, buffer)))
+        ret->setOperand(m->results[0], v);
+    }
+    for (unsigned k = 0; k < buffer.members.front()->moments.size(); ++k)
+      flatResult(update->getResult(k + 1), base + ":" + momentNames[k].str(),
+                 "state", k + 1);
+    for (Member *m : buffer.members) {
+      for (unsigned k = stage == 3 ? 0 : 1; k < m->results.size(); ++k)
+        eraseResults.set(m->results[k]);
+      for (BlockArgument moment : m->moments)
+        eraseArgs.set(moment.getArgNumber());
+      if (stage == 3)
+        eraseArgs.set(m->param.getArgNumber());
+    }
+
+    // Stage 3: the members' uses read gathered copies, one before the
+    // first forward use and (reshard-after-forward) one before the first
+    // backward use.
+    if (stage == 3) {
+      std::vector<Value> groups;
+      for (bool inForward : {true, false}) {
+        Operation *first = nullptr;
+        for (Member *m : buffer.members)
+          for (Operation *user : m->param.getUsers()) {
+            if (user == m->update ||
+                (reshardAfterForward && forward.contains(user) != inForward))
+              continue;
+            if (!first || user->isBeforeInBlock(first))
+              first = user;
+          }
+        if (!first || (!reshardAfterForward && !inForward))
+          continue;
+        b.setInsertionPoint(first);
+        auto wholeType =
+            RankedTensorType::get({buffer.padded}, buffer.elementType);
+        Value whole = AllGatherOp::create(b, loc, wholeType, paramShard,
+                                          meshRef, axisAttr,
+                                          b.getI64IntegerAttr(0));
+        SmallVector<Value> copies = unflatten(b, loc, whole, buffer);
+        for (size_t k = 0; k < copies.size(); ++k) {
+          Member *m = buffer.members[k];
+          m->param.replaceUsesWithIf(copies[k], [&](OpOperand &use) {
+            Operation *user = use.getOwner();
+            return user != m->update && user->getBlock() == &body &&
+                   !isa<func::ReturnOp>(user) &&
+                   (!reshardAfterForward ||
+                    forward.contains(user) == inForward) &&
+                   user != whole.getDefiningOp();
+          });
+        }
+        groups.push_back(whole);
+      }
+      gathered.push_back(std::move(groups));
+    }
+    if (remarks)
+      function.emitRemark() << "rtx-shard-state: buffer " << base << ": "
+                            << buffer.members.size() << " members, "
+                            << buffer.length << " elements, padded to "
+                            << buffer.padded << " (" << buffer.shard
+                            << " per rank of " << n << ")";
+  }
+
+  // The global norm from the shards' terms.
+  if (!normTerms.empty()) {
+    Operation *sqrt = nullptr;
+    function.walk([&](SqrtOp op) {
+      if (op->hasAttr(RTXDialect::getGradNormAttrName()))
+        sqrt = op;
+    });
+    if (!sqrt)
+      return function.emitError()
+             << "rtx-shard-state: the gradients are clipped, but the step "
+                "has no rtx.sqrt marked rtx.grad_norm";
+    b.setInsertionPoint(sqrt);
+    Value total;
+    for (auto &[term, over] : normTerms) {
+      Value reduced = AllReduceOp::create(b, loc, term.getType(), term,
+                                          meshRef, b.getStrArrayAttr(over), sum);
+      total = total ? AddOp::create(b, loc, total, reduced).getResult()
+                    : reduced;
+    }
+    sqrt->setOperand(0, total);
+  }
+
+  // Prefetch: a gather starts where the previous one (in program order)
+  // was needed, and is waited for where its own unit needs it.
+  if (stage == 3 && prefetch) {
+    SmallVector<AllGatherOp> order;
+    for (auto &groups : gathered)
+      for (Value v : groups)
+        order.push_back(v.getDefiningOp<AllGatherOp>());
+    llvm::sort(order, [](AllGatherOp a, AllGatherOp c) {
+      return a->isBeforeInBlock(c);
+    });
+    for (size_t k = order.size(); k-- > 1;) {
+      AllGatherOp op = order[k];
+      // The operand is an argument, defined everywhere.
+      b.setInsertionPoint(order[k - 1]);
+      auto start = AllGatherStartOp::create(
+          b, loc, TokenType::get(context, op.getType()), op.getInput(),
+          op.getMeshAttr(), op.getAxesAttr(), op.getGatherDimAttr());
+      b.setInsertionPoint(op);
+      auto wait = WaitOp::create(b, loc, op.getType(), start);
+      op.getResult().replaceAllUsesWith(wait.getResult());
+      op->erase();
+    }
+  }
+
+  for (Member &m : members)
+    m.update->dropAllUses(), m.update->erase();
+
+  // The new signature: kept arguments, then the buffers; kept results
+  // (with their step indices), then the buffers.
+  SmallVector<Value> results;
+  SmallVector<Attribute> resultAttrs;
+  for (unsigned i = 0; i < numResults; ++i) {
+    if (eraseResults.test(i))
+      continue;
+    results.push_back(ret.getOperand(i));
+    resultAttrs.push_back(function.getResultAttrDict(i)
+                              ? Attribute(function.getResultAttrDict(i))
+                              : b.getDictionaryAttr({}));
+  }
+  for (NewValue &r : newResults) {
+    results.push_back(r.value);
+    resultAttrs.push_back(r.attrs);
+  }
+  SmallVector<DictionaryAttr> argAttrs;
+  for (unsigned i = 0; i < function.getNumArguments(); ++i)
+    argAttrs.push_back(function.getArgAttrDict(i));
+  for (NewValue &a : newArgs)
+    argAttrs.push_back(a.attrs);
+  b.setInsertionPoint(ret);
+  func::ReturnOp::create(b, ret.getLoc(), results);
+  ret.erase();
+  eraseDead(body);
+  function.setFunctionType(
+      b.getFunctionType(body.getArgumentTypes(), ValueRange(results).getTypes()));
+  function.setAllArgAttrs(argAttrs);
+  function.setAllResultAttrs(resultAttrs);
+  llvm::BitVector all(function.getNumArguments());
+  for (unsigned i = 0; i < eraseArgs.size(); ++i)
+    if (eraseArgs.test(i))
+      all.set(i);
+  for (unsigned i : all.set_bits())
+    if (!body.getArgument(i).use_empty())
+      return function.emitError() << "rtx-shard-state: argument " << i
+                                  << " is still used after sharding";
+  if (failed(function.eraseArguments(all)))
+    return failure();
+  return success();
+}
+
+} // namespace
