@@ -3,7 +3,7 @@
 # rtx-run --compare that STEPS training steps equal the single-device train
 # step (same inputs, same initial parameters). Prints one line per mesh.
 #   compare-meshes.sh MODEL.mlir "OPTIONS" STEPS INPUTS|--random MESH...
-# OPTIONS: kind=..., lr=..., weight-decay=..., eps=... (both programs),
+# OPTIONS: kind=..., lr=..., weight-decay=..., eps=..., clip-norm=... (both programs),
 # tolerance=... (rtx-run --compare's, instead of its per-dtype default) and
 # any other rtx-distribute option such as sequence-parallel=true.
 set -euo pipefail
@@ -15,7 +15,7 @@ ref_opts="" dist_opts="" compare_opts=()
 for option in $optimizer; do
   case "$option" in
     kind=*) ref_opts+=" $option"; dist_opts+=" optimizer=${option#kind=}" ;;
-    lr=*|weight-decay=*|eps=*) ref_opts+=" $option"; dist_opts+=" $option" ;;
+    lr=*|weight-decay=*|eps=*|clip-norm=*) ref_opts+=" $option"; dist_opts+=" $option" ;;
     tolerance=*) compare_opts=(--tolerance "${option#tolerance=}") ;;
     *) dist_opts+=" $option" ;;
   esac

@@ -42,6 +42,7 @@ struct Member {
   AllReduceOp reduce;
   Value partial;
   Value clipScale; // the scalar the gradient is multiplied by, or null
+  Value unclipped; // the gradient before that
   SmallVector<BlockArgument> moments; // exp_avg, exp_avg_sq (AdamW)
   /// Results: the new parameter's, then each moment's.
   SmallVector<int64_t> results;
@@ -55,6 +56,9 @@ struct Buffer {
   SmallVector<Member *> members;
   SmallVector<StringRef> splitAxes; // axes other than `axis` that split them
   SmallVector<StringRef> otherReduceAxes; // the gradients' other reductions
+  /// The gradients are whole on every rank of the axis (not summed over
+  /// it): their shard is a slice, at every stage.
+  bool sliceGrads = false;
   int64_t length = 0, padded = 0, shard = 0;
   Type elementType;
 };
@@ -184,18 +188,30 @@ LogicalResult RTXShardStatePass::collect(func::FuncOp function, MeshOp mesh,
             raw = mul->getOperand(i);
             break;
           }
+    m.unclipped = raw;
     m.reduce = raw.getDefiningOp<AllReduceOp>();
     bool overAxis = m.reduce && m.reduce.getKind() == ReductionKind::Sum &&
                     llvm::is_contained(m.reduce.getAxes().getAsValueRange<StringAttr>(),
                                        axis.getValue());
     if (!overAxis) {
-      op->emitError() << "rtx-shard-state: the gradient of '" << m.name
-                      << "' is not a sum over \"" << axis
-                      << "\" (an rtx.all_reduce): is the program partitioned "
-                         "with that data axis?";
-      return WalkResult::interrupt();
+      // Not reduced over the axis: the gradient must then be whole on each
+      // of its ranks (a batch the axis does not divide stays replicated),
+      // and its shard is a slice.
+      m.reduce = nullptr;
+      Operation *def = raw.getDefiningOp();
+      auto sharding = def ? def->getAttrOfType<ShardingAttr>(
+                                RTXDialect::getShardingAttrName())
+                          : ShardingAttr();
+      if (sharding && llvm::is_contained(sharding.getPartialAxes(),
+                                         axis.getValue())) {
+        op->emitError() << "rtx-shard-state: the gradient of '" << m.name
+                        << "' holds partial sums over \"" << axis
+                        << "\" that no rtx.all_reduce sums";
+        return WalkResult::interrupt();
+      }
+    } else {
+      m.partial = m.reduce.getInput();
     }
-    m.partial = m.reduce.getInput();
     m.results.push_back(resultOf(op->getResult(0)));
     if (auto adam = dyn_cast<AdamWUpdateOp>(op)) {
       for (Value moment : {adam.getExpAvg(), adam.getExpAvgSq()}) {
@@ -341,12 +357,17 @@ LogicalResult RTXShardStatePass::shard(func::FuncOp function, MeshOp mesh) {
         for (StringRef a : m.sharding.getDimAxes(d))
           probe.splitAxes.push_back(a);
     llvm::sort(probe.splitAxes);
-    for (StringRef a : m.reduce.getAxes().getAsValueRange<StringAttr>())
-      if (a != axis)
-        probe.otherReduceAxes.push_back(a);
+    if (m.reduce) {
+      for (StringRef a : m.reduce.getAxes().getAsValueRange<StringAttr>())
+        if (a != axis)
+          probe.otherReduceAxes.push_back(a);
+    } else {
+      probe.sliceGrads = true;
+    }
     std::string key = unitOf(m.name, unit) + "|" +
                       llvm::join(probe.splitAxes, ",") + "|" +
-                      llvm::join(probe.otherReduceAxes, ",") + "|";
+                      llvm::join(probe.otherReduceAxes, ",") + "|" +
+                      (probe.sliceGrads ? "slice|" : "");
     llvm::raw_string_ostream os(key);
     os << m.type.getElementType() << "|" << m.update->getName() << "|";
     for (NamedAttribute attr : m.update->getAttrs())
@@ -472,7 +493,8 @@ LogicalResult RTXShardStatePass::shard(func::FuncOp function, MeshOp mesh) {
     } else {
       Operation *lastPartial = nullptr;
       for (Member *m : buffer.members) {
-        Operation *def = m->partial.getDefiningOp();
+        Operation *def = (buffer.sliceGrads ? m->unclipped : m->partial)
+                             .getDefiningOp();
         if (!def) {
           lastPartial = nullptr;
           break;
@@ -480,30 +502,45 @@ LogicalResult RTXShardStatePass::shard(func::FuncOp function, MeshOp mesh) {
         if (!lastPartial || lastPartial->isBeforeInBlock(def))
           lastPartial = def;
       }
-      if (lastPartial)
-        b.setInsertionPointAfter(lastPartial);
-      else
-        b.setInsertionPointToStart(&body);
-      Type reduceType = elementTypeNamed(context, reduceDtype);
-      SmallVector<Value> partials;
-      for (Member *m : buffer.members)
-        partials.push_back(m->partial);
-      Value whole = flatten(b, loc, partials, buffer.length, buffer.padded,
-                            buffer.elementType);
-      if (reduceType != buffer.elementType)
-        whole = ConvertOp::create(
-            b, loc, RankedTensorType::get({buffer.padded}, reduceType), whole);
-      Value reduced = ReduceScatterOp::create(
-          b, loc, RankedTensorType::get({buffer.shard}, reduceType), whole,
-          meshRef, axisAttr, sum, b.getI64IntegerAttr(0));
-      if (!buffer.otherReduceAxes.empty())
-        reduced = AllReduceOp::create(b, loc, reduced.getType(), reduced,
-                                      meshRef,
-                                      b.getStrArrayAttr(buffer.otherReduceAxes),
-                                      sum);
-      if (reduceType != buffer.elementType)
-        reduced = ConvertOp::create(b, loc, shard, reduced);
-      gradShard = reduced;
+      if (buffer.sliceGrads) {
+        // Whole on every rank: a slice of the unclipped gradients.
+        if (lastPartial)
+          b.setInsertionPointAfter(lastPartial);
+        else
+          b.setInsertionPointToStart(&body);
+        SmallVector<Value> grads;
+        for (Member *m : buffer.members)
+          grads.push_back(m->unclipped);
+        Value whole = flatten(b, loc, grads, buffer.length, buffer.padded,
+                              buffer.elementType);
+        gradShard = MeshSliceOp::create(b, loc, shard, whole, meshRef,
+                                        axisAttr, b.getI64IntegerAttr(0));
+      } else {
+        if (lastPartial)
+          b.setInsertionPointAfter(lastPartial);
+        else
+          b.setInsertionPointToStart(&body);
+        Type reduceType = elementTypeNamed(context, reduceDtype);
+        SmallVector<Value> partials;
+        for (Member *m : buffer.members)
+          partials.push_back(m->partial);
+        Value whole = flatten(b, loc, partials, buffer.length, buffer.padded,
+                              buffer.elementType);
+        if (reduceType != buffer.elementType)
+          whole = ConvertOp::create(
+              b, loc, RankedTensorType::get({buffer.padded}, reduceType),
+              whole);
+        Value reduced = ReduceScatterOp::create(
+            b, loc, RankedTensorType::get({buffer.shard}, reduceType), whole,
+            meshRef, axisAttr, sum, b.getI64IntegerAttr(0));
+        if (!buffer.otherReduceAxes.empty())
+          reduced = AllReduceOp::create(
+              b, loc, reduced.getType(), reduced, meshRef,
+              b.getStrArrayAttr(buffer.otherReduceAxes), sum);
+        if (reduceType != buffer.elementType)
+          reduced = ConvertOp::create(b, loc, shard, reduced);
+        gradShard = reduced;
+      }
       Member *first = buffer.members.front();
       if (first->clipScale) {
         auto scalar = RankedTensorType::get({}, buffer.elementType);
