@@ -73,6 +73,8 @@ private:
     os << "  std::vector<Tensor> " << tuple << " = " << expression << ";\n";
     for (auto [i, result] : llvm::enumerate(op->getResults()))
       os << "  Tensor " << name(result) << " = " << tuple << "[" << i << "];\n";
+    // The named results alone hold the buffers, so each can be released.
+    os << "  " << tuple << ".clear();\n";
   }
   LogicalResult emitStep(func::FuncOp f, const ProgramDescription &program,
                          const std::string &stepName);
@@ -419,6 +421,23 @@ LogicalResult Emitter::emitStep(func::FuncOp f,
   for (auto [i, argument] : llvm::enumerate(program.arguments))
     if (!argument.argNumber)
       inputIndex[argument.value.getDefiningOp()] = i;
+  // Each computed tensor is released after its last use, as PyTorch frees
+  // a tensor when its last reference goes: the step's peak memory is then
+  // what is live at once (what rtx-plan-memory counts), not everything it
+  // ever computed. Arguments, inputs and constants stay (others hold them).
+  llvm::DenseMap<Value, Operation *> lastUse;
+  llvm::DenseSet<Value> started; // a collective in flight may still read it
+  for (Operation &op : body)
+    for (Value operand : op.getOperands()) {
+      lastUse[operand] = &op;
+      if (llvm::any_of(op.getResultTypes(), llvm::IsaPred<TokenType>))
+        started.insert(operand);
+    }
+  auto releasable = [&](Value v) {
+    Operation *def = v.getDefiningOp();
+    return def && isa<RankedTensorType>(v.getType()) &&
+           !isa<ConstantOp, InputOp>(def) && !started.contains(v);
+  };
   // A pipeline's actions (rtx-pipeline's rtx.action): each a trace span.
   StringAttr action;
   for (Operation &op : body.without_terminator()) {
@@ -428,6 +447,14 @@ LogicalResult Emitter::emitStep(func::FuncOp f,
     action = name ? name : action;
     if (failed(emitOp(&op)))
       return failure();
+    llvm::SmallDenseSet<Value> released;
+    for (Value operand : op.getOperands())
+      if (lastUse.lookup(operand) == &op && releasable(operand) &&
+          released.insert(operand).second)
+        os << "  " << this->name(operand) << " = Tensor();\n";
+    for (Value result : op.getResults())
+      if (!lastUse.count(result) && releasable(result))
+        os << "  " << this->name(result) << " = Tensor();\n";
   }
   if (action)
     os << "  ctx.action(nullptr);\n";

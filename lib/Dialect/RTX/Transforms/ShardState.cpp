@@ -100,7 +100,8 @@ struct RTXShardStatePass
   void runOnOperation() override {
     if (stage < 1 || stage > 3) {
       getOperation().emitError()
-          << "rtx-shard-state: stage must be 1, 2 or 3, got " << stage;
+          << "rtx-shard-state: stage must be 1, 2 or 3, got "
+          << static_cast<int64_t>(stage);
       return signalPassFailure();
     }
     if (unit != "block" && unit != "param" && unit != "all") {
