@@ -349,21 +349,26 @@ class ShardingConfig:
 
     def unsupported(self) -> List[Unsupported]:
         problems = []
-        if self.shard_strategy != "none":
-            problems.append(Unsupported("sharding.shard_strategy", self.shard_strategy,
-                                        "ZeRO/FSDP sharding comes later; use 'none'"))
         if self.offload != "none":
             problems.append(Unsupported("sharding.offload", self.offload, "offloading comes later; use 'none'"))
         if self.auto_wrap is not None:
-            problems.append(Unsupported("sharding.auto_wrap", self.auto_wrap, "FSDP units come later"))
+            problems.append(Unsupported("sharding.auto_wrap", self.auto_wrap,
+                                        "FSDP units are transformer blocks, found from parameter "
+                                        "names (rtx-shard-state unit=block); leave auto_wrap None"))
         return problems
 
     def distribute_options(self) -> str:
-        """The rtx-distribute options for the hints ("seed-hints=q_proj:column,o_proj:row"),
-        in the order given."""
-        if not self.tp_hints:
-            return ""
-        return "seed-hints=" + ",".join(f"{name}:{split}" for name, split in self.tp_hints.items())
+        """The rtx-distribute options: the ZeRO stage (shard-state=N; fsdp is stage 3 in
+        transformer-block units) and the hints ("seed-hints=q_proj:column,o_proj:row"), in
+        the order given."""
+        options = []
+        stage = {"zero1": 1, "zero2": 2, "zero3": 3, "fsdp": 3}.get(self.shard_strategy)
+        if stage:
+            options.append(f"shard-state={stage}")
+        if self.tp_hints:
+            options.append("seed-hints=" + ",".join(f"{name}:{split}"
+                                                    for name, split in self.tp_hints.items()))
+        return " ".join(options)
 
 
 # --- elasticity ------------------------------------------------------------------------

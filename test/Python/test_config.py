@@ -88,7 +88,6 @@ def test_valid_future_options_are_accepted():
 # --- compile refuses what it cannot do yet -------------------------------------------------
 
 @pytest.mark.parametrize("kwargs, option", [
-    (dict(sharding=ShardingConfig("zero1")), "sharding.shard_strategy='zero1'"),
     (dict(sharding=ShardingConfig("zero3", "cpu")), "sharding.offload='cpu'"),
     (dict(sharding=ShardingConfig("fsdp", auto_wrap={"Block"})), "sharding.auto_wrap"),
     (dict(elastic=ElasticConfig(rendezvous="file:///tmp/x")), "elastic.rendezvous='file:///tmp/x'"),
@@ -151,3 +150,13 @@ def test_compile_hands_the_hints_to_rtx_distribute(monkeypatch):
     assert seen[0][0].endswith(" seed-hints=fc1:column,fc2:row"), seen
     rtx.compile(models.mlp(), group=init("cpu", 2, env={}), parallel=ParallelConfig(tp=2))
     assert "seed-hints" not in seen[1][0]
+
+
+def test_shard_strategies_become_zero_stages():
+    assert ShardingConfig("zero1").distribute_options() == "shard-state=1"
+    assert ShardingConfig("zero2").distribute_options() == "shard-state=2"
+    assert ShardingConfig("zero3").distribute_options() == "shard-state=3"
+    assert ShardingConfig("fsdp").distribute_options() == "shard-state=3"
+    assert ShardingConfig().distribute_options() == ""
+    assert ShardingConfig("zero2", tp_hints={"q": "column"}).distribute_options() == \
+        "shard-state=2 seed-hints=q:column"

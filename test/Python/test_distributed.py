@@ -75,3 +75,22 @@ def test_tp_hints_partition_a_model_as_hinted_and_keep_its_losses():
     np.testing.assert_allclose(got.losses, expected.losses, rtol=1e-5)
     for name, value in expected.params.items():
         assert np.linalg.norm(got.params[name] - value) <= 1e-5 * np.linalg.norm(value), name
+
+
+@pytest.mark.parametrize("strategy", ["zero1", "zero2", "zero3", "fsdp"])
+def test_sharded_training_equals_one_device(strategy):
+    """ShardingConfig's ZeRO stages (rtx-shard-state) train as one device;
+    the state really is sharded: flat buffers, and for stage 3 gathered
+    parameters."""
+    single = rtx.compile(models.mlp(), optimizer=rtx.AdamW(lr=1e-2))
+    many = rtx.compile(models.mlp(), group=init("cpu", 2, env={}), parallel=ParallelConfig(dp=2),
+                       sharding=ShardingConfig(strategy), optimizer=rtx.AdamW(lr=1e-2))
+    assert "rtx.flat" in many.train_ir
+    if strategy in ("zero3", "fsdp"):
+        assert "rtx.all_gather" in many.train_ir
+    batch = random_batch(single)
+    expected = single.train(batch, steps=3)
+    got = many.train(batch, steps=3)
+    np.testing.assert_allclose(got.losses, expected.losses, rtol=1e-5)
+    for name, value in expected.params.items():
+        assert np.linalg.norm(got.params[name] - value) <= 1e-4 * np.linalg.norm(value), name
