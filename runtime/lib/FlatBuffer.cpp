@@ -17,8 +17,7 @@ int64_t FlatLayout::shard(const MeshLayout &mesh) const {
 
 Tensor rtxrt::packFlatShard(const FlatLayout &layout,
                             const std::vector<Tensor> &blocks,
-                            const MeshLayout &mesh, int64_t rank,
-                            DType dtype) {
+                            const MeshLayout &mesh, int64_t rank, DType dtype) {
   if (blocks.size() != layout.offsets.size())
     throw Error("flat buffer: " + std::to_string(blocks.size()) +
                 " member blocks for " + std::to_string(layout.offsets.size()) +
@@ -63,7 +62,8 @@ Tensor rtxrt::unpackFlatMember(const FlatLayout &layout,
       continue;
     std::memcpy(static_cast<char *>(block.raw()) +
                     (from - layout.offsets[member]) * element,
-                static_cast<const char *>(shard.raw()) + (from - begin) * element,
+                static_cast<const char *>(shard.raw()) +
+                    (from - begin) * element,
                 (to - from) * element);
   }
   return block;

@@ -13,8 +13,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Regex.h"
 
 #include <map>
@@ -155,10 +155,10 @@ LogicalResult RTXShardStatePass::collect(func::FuncOp function, MeshOp mesh,
     Member m;
     m.update = op;
     m.param = dyn_cast<BlockArgument>(op->getOperand(0));
-    auto name = m.param ? function.getArgAttrOfType<StringAttr>(
-                              m.param.getArgNumber(),
-                              RTXDialect::getParamAttrName())
-                        : StringAttr();
+    auto name =
+        m.param ? function.getArgAttrOfType<StringAttr>(
+                      m.param.getArgNumber(), RTXDialect::getParamAttrName())
+                : StringAttr();
     if (!name) {
       op->emitError() << "rtx-shard-state: the updated parameter is not an "
                          "argument with rtx.param";
@@ -191,9 +191,10 @@ LogicalResult RTXShardStatePass::collect(func::FuncOp function, MeshOp mesh,
           }
     m.unclipped = raw;
     m.reduce = raw.getDefiningOp<AllReduceOp>();
-    bool overAxis = m.reduce && m.reduce.getKind() == ReductionKind::Sum &&
-                    llvm::is_contained(m.reduce.getAxes().getAsValueRange<StringAttr>(),
-                                       axis.getValue());
+    bool overAxis =
+        m.reduce && m.reduce.getKind() == ReductionKind::Sum &&
+        llvm::is_contained(m.reduce.getAxes().getAsValueRange<StringAttr>(),
+                           axis.getValue());
     if (!overAxis) {
       // Not reduced over the axis: the gradient must then be whole on each
       // of its ranks (a batch the axis does not divide stays replicated),
@@ -203,8 +204,8 @@ LogicalResult RTXShardStatePass::collect(func::FuncOp function, MeshOp mesh,
       auto sharding = def ? def->getAttrOfType<ShardingAttr>(
                                 RTXDialect::getShardingAttrName())
                           : ShardingAttr();
-      if (sharding && llvm::is_contained(sharding.getPartialAxes(),
-                                         axis.getValue())) {
+      if (sharding &&
+          llvm::is_contained(sharding.getPartialAxes(), axis.getValue())) {
         op->emitError() << "rtx-shard-state: the gradient of '" << m.name
                         << "' holds partial sums over \"" << axis
                         << "\" that no rtx.all_reduce sums";
@@ -253,12 +254,12 @@ static Value flatten(OpBuilder &b, Location loc, ValueRange values,
     flat.push_back(ReshapeOp::create(
         b, loc, RankedTensorType::get({type.getNumElements()}, element), v));
   }
-  Value joined = flat.size() == 1
-                     ? flat.front()
-                     : ConcatOp::create(b, loc,
-                                        RankedTensorType::get({length}, element),
-                                        flat, 0)
-                           .getResult();
+  Value joined =
+      flat.size() == 1
+          ? flat.front()
+          : ConcatOp::create(b, loc, RankedTensorType::get({length}, element),
+                             flat, 0)
+                .getResult();
   if (padded == length)
     return joined;
   return PadOp::create(b, loc, RankedTensorType::get({padded}, element), joined,
@@ -324,14 +325,13 @@ LogicalResult RTXShardStatePass::shard(func::FuncOp function, MeshOp mesh) {
               "pipeline coordinate) are not supported yet; shard a program "
               "without pp";
   int64_t n = 0;
-  for (auto [name, size] :
-       llvm::zip(mesh.getAxisNames(), mesh.getAxisSizes()))
+  for (auto [name, size] : llvm::zip(mesh.getAxisNames(), mesh.getAxisSizes()))
     if (cast<StringAttr>(name).getValue() == axis)
       n = size;
   if (n == 0)
-    return function.emitError() << "rtx-shard-state: mesh @"
-                                << mesh.getSymName() << " has no axis \""
-                                << axis << "\"";
+    return function.emitError()
+           << "rtx-shard-state: mesh @" << mesh.getSymName()
+           << " has no axis \"" << axis << "\"";
   std::vector<Member> members;
   if (failed(collect(function, mesh, members)))
     return failure();
@@ -374,8 +374,7 @@ LogicalResult RTXShardStatePass::shard(func::FuncOp function, MeshOp mesh) {
     for (NamedAttribute attr : m.update->getAttrs())
       if (attr.getName() != RTXDialect::getShardingAttrName())
         os << attr.getName() << "=" << attr.getValue() << ",";
-    os << "|"
-       << (m.clipScale ? m.clipScale.getAsOpaquePointer() : nullptr);
+    os << "|" << (m.clipScale ? m.clipScale.getAsOpaquePointer() : nullptr);
     auto [it, fresh] = bufferOf.try_emplace(key, buffers.size());
     if (fresh)
       buffers.push_back(Buffer());
@@ -436,10 +435,8 @@ LogicalResult RTXShardStatePass::shard(func::FuncOp function, MeshOp mesh) {
         for (StringRef field :
              {RTXDialect::getInitAttrName(), RTXDialect::getSeedAttrName()})
           if (Attribute a = function.getArgAttr(arg, field))
-            fields.push_back(
-                b.getNamedAttr(field == RTXDialect::getInitAttrName() ? "init"
-                                                                      : "seed",
-                               a));
+            fields.push_back(b.getNamedAttr(
+                field == RTXDialect::getInitAttrName() ? "init" : "seed", a));
       }
       list.push_back(b.getDictionaryAttr(fields));
     }
@@ -494,8 +491,8 @@ LogicalResult RTXShardStatePass::shard(func::FuncOp function, MeshOp mesh) {
     } else {
       Operation *lastPartial = nullptr;
       for (Member *m : buffer.members) {
-        Operation *def = (buffer.sliceGrads ? m->unclipped : m->partial)
-                             .getDefiningOp();
+        Operation *def =
+            (buffer.sliceGrads ? m->unclipped : m->partial).getDefiningOp();
         if (!def) {
           lastPartial = nullptr;
           break;
@@ -503,24 +500,22 @@ LogicalResult RTXShardStatePass::shard(func::FuncOp function, MeshOp mesh) {
         if (!lastPartial || lastPartial->isBeforeInBlock(def))
           lastPartial = def;
       }
+      // Right after the last gradient: the partial sums die early and the
+      // collective can overlap what follows.
+      if (lastPartial)
+        b.setInsertionPointAfter(lastPartial);
+      else
+        b.setInsertionPointToStart(&body);
       if (buffer.sliceGrads) {
         // Whole on every rank: a slice of the unclipped gradients.
-        if (lastPartial)
-          b.setInsertionPointAfter(lastPartial);
-        else
-          b.setInsertionPointToStart(&body);
         SmallVector<Value> grads;
         for (Member *m : buffer.members)
           grads.push_back(m->unclipped);
         Value whole = flatten(b, loc, grads, buffer.length, buffer.padded,
                               buffer.elementType);
-        gradShard = MeshSliceOp::create(b, loc, shard, whole, meshRef,
-                                        axisAttr, b.getI64IntegerAttr(0));
+        gradShard = MeshSliceOp::create(b, loc, shard, whole, meshRef, axisAttr,
+                                        b.getI64IntegerAttr(0));
       } else {
-        if (lastPartial)
-          b.setInsertionPointAfter(lastPartial);
-        else
-          b.setInsertionPointToStart(&body);
         Type reduceType = elementTypeNamed(context, reduceDtype);
         SmallVector<Value> partials;
         for (Member *m : buffer.members)
@@ -559,10 +554,10 @@ LogicalResult RTXShardStatePass::shard(func::FuncOp function, MeshOp mesh) {
         if (buffer.elementType != b.getF32Type())
           scale = ConvertOp::create(
               b, loc, RankedTensorType::get({}, buffer.elementType), scale);
-        gradShard = MulOp::create(
-            b, loc, gradShard,
-            BroadcastOp::create(b, loc, shard, scale,
-                                b.getDenseI64ArrayAttr({})));
+        gradShard =
+            MulOp::create(b, loc, gradShard,
+                          BroadcastOp::create(b, loc, shard, scale,
+                                              b.getDenseI64ArrayAttr({})));
       }
     }
 
@@ -577,8 +572,8 @@ LogicalResult RTXShardStatePass::shard(func::FuncOp function, MeshOp mesh) {
         params.push_back(m->param);
       Value whole = flatten(b, loc, params, buffer.length, buffer.padded,
                             buffer.elementType);
-      paramShard = MeshSliceOp::create(b, loc, shard, whole, meshRef,
-                                       axisAttr, b.getI64IntegerAttr(0));
+      paramShard = MeshSliceOp::create(b, loc, shard, whole, meshRef, axisAttr,
+                                       b.getI64IntegerAttr(0));
     }
     Operation *model = buffer.members.front()->update;
     SmallVector<Value> operands = {paramShard, gradShard};
@@ -613,7 +608,8 @@ LogicalResult RTXShardStatePass::shard(func::FuncOp function, MeshOp mesh) {
       Value whole = AllGatherOp::create(
           b, loc, RankedTensorType::get({buffer.padded}, buffer.elementType),
           update->getResult(0), meshRef, axisAttr, b.getI64IntegerAttr(0));
-      for (auto [m, v] : llvm::zip(buffer.members, unflatten(b, loc, whole, buffer)))
+      for (auto [m, v] :
+           llvm::zip(buffer.members, unflatten(b, loc, whole, buffer)))
         ret->setOperand(m->results[0], v);
     }
     for (unsigned k = 0; k < buffer.members.front()->moments.size(); ++k)
@@ -648,9 +644,9 @@ LogicalResult RTXShardStatePass::shard(func::FuncOp function, MeshOp mesh) {
         b.setInsertionPoint(first);
         auto wholeType =
             RankedTensorType::get({buffer.padded}, buffer.elementType);
-        Value whole = AllGatherOp::create(b, loc, wholeType, paramShard,
-                                          meshRef, axisAttr,
-                                          b.getI64IntegerAttr(0));
+        Value whole =
+            AllGatherOp::create(b, loc, wholeType, paramShard, meshRef,
+                                axisAttr, b.getI64IntegerAttr(0));
         SmallVector<Value> copies = unflatten(b, loc, whole, buffer);
         for (size_t k = 0; k < copies.size(); ++k) {
           Member *m = buffer.members[k];
@@ -668,11 +664,11 @@ LogicalResult RTXShardStatePass::shard(func::FuncOp function, MeshOp mesh) {
       gathered.push_back(std::move(groups));
     }
     if (remarks)
-      function.emitRemark() << "rtx-shard-state: buffer " << base << ": "
-                            << buffer.members.size() << " members, "
-                            << buffer.length << " elements, padded to "
-                            << buffer.padded << " (" << buffer.shard
-                            << " per rank of " << n << ")";
+      function.emitRemark()
+          << "rtx-shard-state: buffer " << base << ": " << buffer.members.size()
+          << " members, " << buffer.length << " elements, padded to "
+          << buffer.padded << " (" << buffer.shard << " per rank of " << n
+          << ")";
   }
 
   // The global norm from the shards' terms.
@@ -689,10 +685,10 @@ LogicalResult RTXShardStatePass::shard(func::FuncOp function, MeshOp mesh) {
     b.setInsertionPoint(sqrt);
     Value total;
     for (auto &[term, over] : normTerms) {
-      Value reduced = AllReduceOp::create(b, loc, term.getType(), term,
-                                          meshRef, b.getStrArrayAttr(over), sum);
-      total = total ? AddOp::create(b, loc, total, reduced).getResult()
-                    : reduced;
+      Value reduced = AllReduceOp::create(b, loc, term.getType(), term, meshRef,
+                                          b.getStrArrayAttr(over), sum);
+      total =
+          total ? AddOp::create(b, loc, total, reduced).getResult() : reduced;
     }
     sqrt->setOperand(0, total);
   }
@@ -749,8 +745,8 @@ LogicalResult RTXShardStatePass::shard(func::FuncOp function, MeshOp mesh) {
   func::ReturnOp::create(b, ret.getLoc(), results);
   ret.erase();
   eraseDead(body);
-  function.setFunctionType(
-      b.getFunctionType(body.getArgumentTypes(), ValueRange(results).getTypes()));
+  function.setFunctionType(b.getFunctionType(body.getArgumentTypes(),
+                                             ValueRange(results).getTypes()));
   function.setAllArgAttrs(argAttrs);
   function.setAllResultAttrs(resultAttrs);
   llvm::BitVector all(function.getNumArguments());
