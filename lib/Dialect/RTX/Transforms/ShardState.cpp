@@ -168,16 +168,13 @@ LogicalResult RTXShardStatePass::collect(func::FuncOp function, MeshOp mesh,
     m.type = cast<RankedTensorType>(m.param.getType());
     m.sharding = function.getArgAttrOfType<ShardingAttr>(
         m.param.getArgNumber(), RTXDialect::getShardingAttrName());
-    for (ShardingAttr s = m.sharding; s;) {
-      for (int64_t d = 0; d < s.getRank(); ++d)
-        for (StringRef a : s.getDimAxes(d))
-          if (a == axis) {
-            op->emitError() << "rtx-shard-state: parameter '" << m.name
-                            << "' is already split over \"" << axis << "\"";
-            return WalkResult::interrupt();
-          }
-      break;
-    }
+    if (m.sharding)
+      for (int64_t d = 0; d < m.sharding.getRank(); ++d)
+        if (llvm::is_contained(m.sharding.getDimAxes(d), axis.getValue())) {
+          op->emitError() << "rtx-shard-state: parameter '" << m.name
+                          << "' is already split over \"" << axis << "\"";
+          return WalkResult::interrupt();
+        }
     m.grad = op->getOperand(1);
     Value raw = m.grad;
     if (auto mul = raw.getDefiningOp<MulOp>())
@@ -477,17 +474,23 @@ LogicalResult RTXShardStatePass::shard(func::FuncOp function, MeshOp mesh) {
         lastUpdate = m->update;
     RankedTensorType shard = shardType(buffer);
 
+    // This rank's shard of one value per member that every rank of the
+    // axis holds whole: a slice, no communication.
+    auto sliceOf = [&](llvm::function_ref<Value(Member *)> valueOf) -> Value {
+      SmallVector<Value> values;
+      for (Member *m : buffer.members)
+        values.push_back(valueOf(m));
+      Value whole = flatten(b, loc, values, buffer.length, buffer.padded,
+                            buffer.elementType);
+      return MeshSliceOp::create(b, loc, shard, whole, meshRef, axisAttr,
+                                 b.getI64IntegerAttr(0));
+    };
+
     // The gradient shard.
     Value gradShard;
     if (stage == 1) {
       b.setInsertionPoint(lastUpdate);
-      SmallVector<Value> grads;
-      for (Member *m : buffer.members)
-        grads.push_back(m->grad);
-      Value whole = flatten(b, loc, grads, buffer.length, buffer.padded,
-                            buffer.elementType);
-      gradShard = MeshSliceOp::create(b, loc, shard, whole, meshRef, axisAttr,
-                                      b.getI64IntegerAttr(0));
+      gradShard = sliceOf([](Member *m) -> Value { return m->grad; });
     } else {
       Operation *lastPartial = nullptr;
       for (Member *m : buffer.members) {
@@ -508,13 +511,7 @@ LogicalResult RTXShardStatePass::shard(func::FuncOp function, MeshOp mesh) {
         b.setInsertionPointToStart(&body);
       if (buffer.sliceGrads) {
         // Whole on every rank: a slice of the unclipped gradients.
-        SmallVector<Value> grads;
-        for (Member *m : buffer.members)
-          grads.push_back(m->unclipped);
-        Value whole = flatten(b, loc, grads, buffer.length, buffer.padded,
-                              buffer.elementType);
-        gradShard = MeshSliceOp::create(b, loc, shard, whole, meshRef, axisAttr,
-                                        b.getI64IntegerAttr(0));
+        gradShard = sliceOf([](Member *m) -> Value { return m->unclipped; });
       } else {
         Type reduceType = elementTypeNamed(context, reduceDtype);
         SmallVector<Value> partials;
@@ -567,13 +564,7 @@ LogicalResult RTXShardStatePass::shard(func::FuncOp function, MeshOp mesh) {
     if (stage == 3) {
       paramShard = flatArg(buffer, base + ":param", "param", 0);
     } else {
-      SmallVector<Value> params;
-      for (Member *m : buffer.members)
-        params.push_back(m->param);
-      Value whole = flatten(b, loc, params, buffer.length, buffer.padded,
-                            buffer.elementType);
-      paramShard = MeshSliceOp::create(b, loc, shard, whole, meshRef, axisAttr,
-                                       b.getI64IntegerAttr(0));
+      paramShard = sliceOf([](Member *m) -> Value { return m->param; });
     }
     Operation *model = buffer.members.front()->update;
     SmallVector<Value> operands = {paramShard, gradShard};
