@@ -20,6 +20,7 @@
 #include "CppText.h"
 #include "EmitProgramSpec.h"
 
+#include "rtx/Analysis/MemoryPlan.h"
 #include "rtx/Analysis/ProgramDescription.h"
 #include "rtx/Dialect/RTX/IR/RTXDialect.h"
 #include "rtx/Target/KernelBinding.h"
@@ -315,6 +316,9 @@ LogicalResult Emitter::emitOp(Operation *op) {
         else
           os << "  ";
         os << "ctx.wait(" << name(w.getToken()) << ");\n";
+        // The pending operation holds its result too: let it go, so that
+        // the result dies with its last use (rtx-plan-memory's liveness).
+        os << "  " << name(w.getToken()) << " = StepContext::Pending();\n";
       })
       .Default([&](Operation *other) {
         other->emitError() << "rtx-translate cannot emit '" << other->getName()
@@ -353,9 +357,8 @@ LogicalResult Emitter::emit() {
   std::vector<ProgramDescription> programs;
   for (auto [rank, f] : llvm::enumerate(functions)) {
     if (!f)
-      return module.emitError()
-             << "no function runs pipeline rank " << rank << " of "
-             << functions.size();
+      return module.emitError() << "no function runs pipeline rank " << rank
+                                << " of " << functions.size();
     FailureOr<ProgramDescription> program = describeProgram(f, *mesh);
     if (failed(program))
       return failure();
@@ -381,13 +384,13 @@ LogicalResult Emitter::emit() {
      << "extern const OpInfo rtxOpInfo[];\n\n";
   std::vector<std::string> stepNames;
   for (auto [rank, f] : llvm::enumerate(functions)) {
-    stepNames.push_back(pipelined ? "step_" + (f->getAttrOfType<StringAttr>(
-                                                    RTXDialect::
-                                                        getPipelineAxisAttrName())
-                                                   .getValue()
-                                                   .str() +
-                                               std::to_string(rank))
-                                  : std::string("step"));
+    stepNames.push_back(
+        pipelined ? "step_" + (f->getAttrOfType<StringAttr>(
+                                    RTXDialect::getPipelineAxisAttrName())
+                                   .getValue()
+                                   .str() +
+                               std::to_string(rank))
+                  : std::string("step"));
     if (failed(emitStep(f, programs[rank], stepNames.back())))
       return failure();
   }
@@ -423,21 +426,9 @@ LogicalResult Emitter::emitStep(func::FuncOp f,
       inputIndex[argument.value.getDefiningOp()] = i;
   // Each computed tensor is released after its last use, as PyTorch frees
   // a tensor when its last reference goes: the step's peak memory is then
-  // what is live at once (what rtx-plan-memory counts), not everything it
-  // ever computed. Arguments, inputs and constants stay (others hold them).
-  llvm::DenseMap<Value, Operation *> lastUse;
-  llvm::DenseSet<Value> started; // a collective in flight may still read it
-  for (Operation &op : body)
-    for (Value operand : op.getOperands()) {
-      lastUse[operand] = &op;
-      if (llvm::any_of(op.getResultTypes(), llvm::IsaPred<TokenType>))
-        started.insert(operand);
-    }
-  auto releasable = [&](Value v) {
-    Operation *def = v.getDefiningOp();
-    return def && isa<RankedTensorType>(v.getType()) &&
-           !isa<ConstantOp, InputOp>(def) && !started.contains(v);
-  };
+  // what is live at once (what rtx-plan-memory counts, from the same
+  // stepLiveness), not everything it ever computed.
+  StepLiveness liveness = stepLiveness(body);
   // A pipeline's actions (rtx-pipeline's rtx.action): each a trace span.
   StringAttr action;
   for (Operation &op : body.without_terminator()) {
@@ -447,14 +438,8 @@ LogicalResult Emitter::emitStep(func::FuncOp f,
     action = name ? name : action;
     if (failed(emitOp(&op)))
       return failure();
-    llvm::SmallDenseSet<Value> released;
-    for (Value operand : op.getOperands())
-      if (lastUse.lookup(operand) == &op && releasable(operand) &&
-          released.insert(operand).second)
-        os << "  " << this->name(operand) << " = Tensor();\n";
-    for (Value result : op.getResults())
-      if (!lastUse.count(result) && releasable(result))
-        os << "  " << this->name(result) << " = Tensor();\n";
+    for (Value released : liveness.releasedAfter.lookup(&op))
+      os << "  " << this->name(released) << " = Tensor();\n";
   }
   if (action)
     os << "  ctx.action(nullptr);\n";

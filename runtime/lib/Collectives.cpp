@@ -38,8 +38,13 @@ Tensor rtxrt::gatherGroup(const std::vector<Tensor> &all, int64_t dim) {
 
 Tensor rtxrt::sliceGroup(const Tensor &input, int64_t dim, int64_t n,
                          int64_t index) {
-  std::vector<int64_t> sizes(n, input.dim(dim) / n);
-  return split(input, dim, sizes)[index];
+  // Only this piece is copied (a split would make all n, most to drop).
+  int64_t piece = input.dim(dim) / n;
+  std::vector<int64_t> starts(input.rank(), 0);
+  std::vector<int64_t> limits(input.shape().begin(), input.shape().end());
+  starts[dim] = index * piece;
+  limits[dim] = (index + 1) * piece;
+  return slice(input, starts, limits);
 }
 
 Tensor rtxrt::reduceScatterGroup(ReduceKind kind,
@@ -53,8 +58,8 @@ Tensor rtxrt::allToAllGroup(const std::vector<Tensor> &all, int64_t splitDim,
                             int64_t concatDim, int64_t index) {
   std::vector<Tensor> received;
   for (const Tensor &source : all)
-    received.push_back(sliceGroup(source, splitDim,
-                                  static_cast<int64_t>(all.size()), index));
+    received.push_back(
+        sliceGroup(source, splitDim, static_cast<int64_t>(all.size()), index));
   return concat(received, concatDim);
 }
 

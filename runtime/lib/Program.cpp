@@ -85,10 +85,14 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
     // Arguments: parameters from --state, --params or their initializers,
     // optimizer state from --state or zero, data from --inputs or drawn;
     // a token file (--data) replaces the batch at every step.
-    ArgumentLoader loader(spec.mesh, argumentSources(flags));
+    // The loader goes before the steps: what it read whole (a parameter
+    // this rank holds a shard of) is not held through the run.
     std::vector<Tensor> args;
-    for (const ArgSpec &arg : spec.args)
-      args.push_back(device.toDevice(loader.block(arg, self.rank)));
+    {
+      ArgumentLoader loader(spec.mesh, argumentSources(flags));
+      for (const ArgSpec &arg : spec.args)
+        args.push_back(device.toDevice(loader.block(arg, self.rank)));
+    }
     std::optional<TokenData> data;
     if (!flags.data.empty())
       data.emplace(flags.data, spec, self.rank);

@@ -300,6 +300,7 @@ static std::shared_ptr<unsigned char> allocateBuffer(size_t bytes) {
 }
 
 AllocatorStats rtxrt::hostAllocatorStats() { return hostCounters().snapshot(); }
+void rtxrt::beginHostPeakWindow() { hostCounters().beginWindow(); }
 
 Tensor Tensor::uninitialized(Shape shape, DType dtype) {
   Tensor t;

@@ -68,6 +68,8 @@ const DeviceRuntime &deviceRuntime();
 /// The device allocator's counters (the stream-ordered pool's reserved
 /// bytes where there is one).
 AllocatorStats allocatorStats();
+/// Starts the device allocator's peak window (windowPeakBytes: a step's).
+void beginPeakWindow();
 
 /// NCCL communicators for `groups` (lists of global ranks), created eagerly
 /// in order; each group's ncclUniqueId travels through the rendezvous store

@@ -33,6 +33,9 @@ struct StepRecord {
   /// written as null.
   std::optional<double> allReducePct, overlapPct, netBwGBps;
   std::optional<int64_t> peakBytes;
+  /// The most bytes held during this step alone (what rtx-plan-memory
+  /// predicts).
+  std::optional<int64_t> stepPeakBytes;
 };
 
 /// --metrics FILE: one JSON object per line and step (step, loss,

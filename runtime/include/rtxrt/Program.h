@@ -93,6 +93,15 @@ public:
                      const Tensor & /*input*/, const std::string & /*what*/) {
     return Tensor();
   }
+  /// Every rank's `input` back to back in group order, as one tensor of
+  /// shape [n, input's shape...] written straight by the backend, when it
+  /// can (Gloo's all-gather); an undefined Tensor otherwise (the caller
+  /// then exchanges and concatenates, which holds n copies more).
+  virtual Tensor gather(const std::vector<int64_t> & /*group*/,
+                        const Tensor & /*input*/,
+                        const std::string & /*what*/) {
+    return Tensor();
+  }
   /// True when the collectives below take GPU tensors (NCCL); otherwise the
   /// caller stages GPU tensors through host memory.
   virtual bool takesGpuTensors() const { return false; }
@@ -166,6 +175,8 @@ struct DeviceRuntime {
   /// The device allocator's counters (peak bytes, fragmentation, failed
   /// allocations: the run's metrics).
   std::function<AllocatorStats()> allocatorStats;
+  /// Starts its peak window (a step's peak, step_peak_bytes).
+  std::function<void()> beginPeakWindow;
   /// Piece `index` of n along `dim`, on the device (rtx.mesh_slice).
   std::function<Tensor(const Tensor &, int64_t dim, int64_t n, int64_t index)>
       sliceGroup;

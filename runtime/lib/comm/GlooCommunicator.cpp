@@ -103,10 +103,39 @@ public:
     return all;
   }
 
+  Tensor gather(const std::vector<int64_t> &group, const Tensor &input,
+                const std::string &what) override {
+    std::string name = groupName(group);
+    auto &groupContext = context(group, what);
+    Shape shape = input.shape();
+    shape.insert(shape.begin(), static_cast<int64_t>(group.size()));
+    Tensor all = Tensor::uninitialized(shape, input.dtype());
+    try {
+      gloo::AllgatherOptions options(groupContext);
+      options.setInput(const_cast<unsigned char *>(
+                           static_cast<const unsigned char *>(input.raw())),
+                       input.nbytes());
+      options.setOutput(static_cast<unsigned char *>(all.raw()), all.nbytes());
+      gloo::allgather(options);
+    } catch (const std::exception &error) {
+      throw Error("rank " + std::to_string(rank_) + ": " + what +
+                  " in process group " + name + " failed: " + error.what() +
+                  detail::livenessReport());
+    }
+    return all;
+  }
+
   const char *algorithm(const Collective &c, DType dtype) const override {
-    if (c.kind == Collective::Kind::AllReduce && c.reduce == ReduceKind::Sum &&
-        dtype == DType::F32)
+    bool sum = (c.reduce == ReduceKind::Sum || c.reduce == ReduceKind::Mean) &&
+               dtype == DType::F32;
+    if (c.kind == Collective::Kind::AllReduce && sum)
       return "gloo ring all-reduce";
+    // Communicator::reduceScatter and allGather, along a dimension whose
+    // pieces are contiguous (a flat buffer's); others exchange.
+    if (c.kind == Collective::Kind::ReduceScatter && sum && c.dim == 0)
+      return "gloo ring all-reduce, then this rank's piece";
+    if (c.kind == Collective::Kind::AllGather && c.dim == 0)
+      return "gloo all-gather";
     return "gloo all-gather, then combined on the host";
   }
 

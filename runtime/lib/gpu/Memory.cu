@@ -27,6 +27,8 @@ static rtxrt::detail::AllocatorCounters &deviceCounters() {
   return *counters;
 }
 
+void gpu::beginPeakWindow() { deviceCounters().beginWindow(); }
+
 #if defined(__CUDACC__)
 void gpu::detail::check(cudaError_t status, const char *what) {
   if (status != cudaSuccess)

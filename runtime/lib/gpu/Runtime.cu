@@ -13,6 +13,7 @@ const DeviceRuntime &gpu::deviceRuntime() {
     r.toHost = [](const Tensor &t) { return toHost(t); };
     r.synchronize = [] { synchronize(); };
     r.allocatorStats = [] { return allocatorStats(); };
+    r.beginPeakWindow = [] { beginPeakWindow(); };
     r.sliceGroup = [](const Tensor &t, int64_t dim, int64_t n, int64_t index) {
       return detail::slicePiece(t, dim, n, index);
     };

@@ -151,14 +151,41 @@ Tensor Communicator::allReduce(const std::vector<int64_t> &group, int64_t,
   }
   return reduceGroup(kind, exchange(group, t, what));
 }
+/// Are the pieces along `dim` of `shape` contiguous (every dimension before
+/// it 1)? Then concatenating or splitting along it is back to back.
+static bool leadingDimsAreOne(const Shape &shape, int64_t dim) {
+  for (int64_t d = 0; d < dim; ++d)
+    if (shape[d] != 1)
+      return false;
+  return true;
+}
+
 Tensor Communicator::allGather(const std::vector<int64_t> &group, int64_t,
                                int64_t dim, const Tensor &t,
                                const std::string &what) {
+  // Gathered straight into the result (a flat buffer's gather: ZeRO-3).
+  if (group.size() > 1 && leadingDimsAreOne(t.shape(), dim))
+    if (Tensor all = gather(group, t, what); all.defined()) {
+      Shape shape = t.shape();
+      shape[dim] *= static_cast<int64_t>(group.size());
+      return all.reshaped(shape);
+    }
   return gatherGroup(exchange(group, t, what), dim);
 }
 Tensor Communicator::reduceScatter(const std::vector<int64_t> &group,
                                    int64_t index, ReduceKind kind, int64_t dim,
                                    const Tensor &t, const std::string &what) {
+  // A sum by the backend's ring, then this rank's piece: one copy of the
+  // input in flight instead of n (a flat gradient buffer: ZeRO-2 and 3).
+  // rtx-plan-memory counts that copy (rtx/Analysis/MemoryPlan.h).
+  if ((kind == ReduceKind::Sum || kind == ReduceKind::Mean) &&
+      leadingDimsAreOne(t.shape(), dim))
+    if (Tensor total = sum(group, t, what); total.defined()) {
+      int64_t n = static_cast<int64_t>(group.size());
+      Tensor piece = sliceGroup(total, dim, n, index);
+      total = Tensor();
+      return kind == ReduceKind::Sum ? piece : meanOfSum(piece, n);
+    }
   return reduceScatterGroup(kind, exchange(group, t, what), dim, index);
 }
 Tensor Communicator::allToAll(const std::vector<int64_t> &group, int64_t index,

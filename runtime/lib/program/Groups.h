@@ -50,6 +50,13 @@ public:
     if (runtime_)
       runtime_->synchronize();
   }
+  /// Starts the peak window of the allocator that holds the step's tensors.
+  void beginPeakWindow() const {
+    if (runtime_ && runtime_->beginPeakWindow)
+      runtime_->beginPeakWindow();
+    else
+      beginHostPeakWindow();
+  }
 
 private:
   const DeviceRuntime *runtime_;

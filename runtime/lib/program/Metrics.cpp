@@ -55,6 +55,8 @@ void MetricsFile::step(const StepRecord &r, double tokensPerSecond) {
   optional("net_bw_gbps", r.netBwGBps, "%.6g");
   if (r.peakBytes)
     line += ", \"peak_bytes\": " + std::to_string(*r.peakBytes);
+  if (r.stepPeakBytes)
+    line += ", \"step_peak_bytes\": " + std::to_string(*r.stepPeakBytes);
   std::fprintf(file_, "%s}\n", line.c_str());
   std::fflush(file_); // a run that dies keeps the steps it finished
 }
@@ -128,6 +130,8 @@ void Progress::step(StepRecord r, const CommunicationStats &comm) {
   r.netBwGBps = busBandwidthGBps(comm);
   r.peakBytes =
       figures.device ? figures.device->peakBytes : figures.host.peakBytes;
+  r.stepPeakBytes = figures.device ? figures.device->windowPeakBytes
+                                   : figures.host.windowPeakBytes;
   totalMs_ += r.ms;
   totalCollectiveMs_ += r.collectiveMs.value_or(0.0);
   double perSecond = figures.tokensPerSecond;

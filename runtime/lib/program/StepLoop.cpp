@@ -29,6 +29,9 @@ std::vector<Tensor> StepLoop::run(std::vector<Tensor> &args,
       TraceScope load(tracer, TraceLane::Data, "data load", "data");
       data->loadBatch(stepsBefore + step - 1, args, device);
     }
+    // The step's own peak (step_peak_bytes) counts from here: what is held
+    // now (the state, this batch) and what the step allocates.
+    device.beginPeakWindow();
     auto start = std::chrono::steady_clock::now();
     if (faults.slowRank == groups.rank()) {
       TraceScope slow(tracer, TraceLane::Compute,

@@ -270,3 +270,23 @@ TEST(ObservabilityTest, HostAllocatorCounts) {
   EXPECT_GT(after.fragmentationPercent(), 0.0);
   EXPECT_EQ(after.failures, before.failures);
 }
+
+// A step's peak (step_peak_bytes): the window starts with what is in use
+// and rises only with what is allocated after its start.
+TEST(ObservabilityTest, HostAllocatorPeakWindow) {
+  {
+    Tensor earlier({4 << 20}, DType::F32); // 16 MiB, freed before the window
+  }
+  beginHostPeakWindow();
+  AllocatorStats start = hostAllocatorStats();
+  EXPECT_EQ(start.windowPeakBytes, start.inUseBytes);
+  EXPECT_GE(start.peakBytes, start.inUseBytes + (int64_t(16) << 20));
+  {
+    Tensor now({1 << 20}, DType::F32); // 4 MiB
+    AllocatorStats during = hostAllocatorStats();
+    EXPECT_EQ(during.windowPeakBytes, start.inUseBytes + (int64_t(4) << 20));
+  }
+  AllocatorStats after = hostAllocatorStats();
+  EXPECT_EQ(after.windowPeakBytes, start.inUseBytes + (int64_t(4) << 20));
+  EXPECT_LT(after.windowPeakBytes, after.peakBytes);
+}

@@ -524,6 +524,9 @@ LogicalResult CrossEntropyOp::verify() {
 // Shape manipulation
 //===----------------------------------------------------------------------===//
 
+// The kernel returns a view of the input (runtime/lib/kernels/Shape.cpp).
+Value ReshapeOp::getViewSource() { return getInput(); }
+
 LogicalResult ReshapeOp::verify() {
   RankedTensorType in = tensorOf(getInput()), out = getType();
   if (in.getNumElements() != out.getNumElements())

@@ -15,7 +15,6 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/Regex.h"
 
 #include <map>
 
@@ -86,10 +85,17 @@ static std::string unitOf(StringRef name, StringRef policy) {
     return name.str();
   if (policy == "all")
     return "all";
-  llvm::Regex layer("^([^.]*(\\.[^.]+)*?\\.[0-9]+)\\.");
-  SmallVector<StringRef> match;
-  if (layer.match(name, &match))
-    return match[1].str();
+  // The name up to its first all-digit component that is neither the first
+  // nor the last ("transformer.h.3.attn.c_attn.weight" -> "transformer.h.3").
+  SmallVector<StringRef> parts;
+  name.split(parts, '.');
+  size_t length = 0;
+  for (size_t i = 0; i + 1 < parts.size(); ++i) {
+    length += parts[i].size() + (i ? 1 : 0);
+    if (i > 0 && !parts[i].empty() &&
+        llvm::all_of(parts[i], [](char c) { return llvm::isDigit(c); }))
+      return name.take_front(length).str();
+  }
   return "root";
 }
 

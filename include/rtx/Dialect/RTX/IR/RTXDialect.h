@@ -17,6 +17,7 @@
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 #include "rtx/Dialect/RTX/IR/RTXDialect.h.inc"
 #include "rtx/Dialect/RTX/IR/RTXEnums.h.inc"

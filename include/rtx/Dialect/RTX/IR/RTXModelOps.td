@@ -685,13 +685,16 @@ def RTX_CrossEntropyOp : RTX_DifferentiableOp<"cross_entropy", [Pure]> {
 // Shape manipulation
 //===----------------------------------------------------------------------===//
 
-def RTX_ReshapeOp : RTX_DifferentiableOp<"reshape", [Pure, RTX_PassesPartialSums]> {
+def RTX_ReshapeOp : RTX_DifferentiableOp<"reshape", [Pure, RTX_PassesPartialSums,
+    DeclareOpInterfaceMethods<ViewLikeOpInterface>]> {
   let summary = "same elements, another shape (row-major)";
   let description = [{
     Reinterprets the elements in row-major order under a new shape with the
     same number of elements and element type. Head splits such as
     `[B, S, H*D] -> [B, S, H, D]` keep their meaning for sharding: the sharding
-    rule factors `H*D` into `H` and `D`.
+    rule factors `H*D` into `H` and `D`. Its kernel moves no data: the result
+    is a view of the input's buffer (ViewLikeOpInterface, which the memory
+    planner follows).
 
     Example:
 

@@ -473,6 +473,43 @@ def RTXVerifyPipelineSchedule
   }];
 }
 
+def RTXPlanMemory : Pass<"rtx-plan-memory", "mlir::ModuleOp"> {
+  let summary = "Static peak memory per rank of the final step, by kind";
+  let description = [{
+    Runs on the final per-rank program (after `rtx-distribute`, with or
+    without `rtx-shard-state`). For each step function it walks the body as
+    the emitted program runs it: the arguments (parameters, optimizer
+    state, the batch) are held the whole step; each computed tensor lives
+    from its op until the emitted step releases it (its last use, or the
+    wait of a collective that reads it); `rtx.reshape` is a view of its
+    input's buffer; every buffer counts as the host allocator hands it out
+    (64-byte granules, 2 MiB pages from 32 MiB on). The peak, and its split
+    into parameters, gradients, optimizer state, activations (the batch and
+    the forward pass), communication buffers (results of collectives) and
+    temporaries (the backward pass's other tensors), is reported as a
+    remark with a table, one per step function; with `report-file` it is
+    also written as JSON:
+
+    ```json
+    {"functions": [{"name": "gpt2", "peak_bytes": 51380224,
+       "argument_bytes": 20447232, "peak_op": "rtx.adamw_update",
+       "by_kind": {"parameters": 9437184, "gradients": 6815744, ...}}]}
+    ```
+
+    It changes nothing in the program. The emitted program measures the
+    real peak of each step (`step_peak_bytes` in its metrics): the memory
+    gate (`scripts/memory-gate.py`) checks the two agree within 10%.
+
+    Example: `rtx-opt '-rtx-distribute=mesh=dp:4 shard-state=3'
+    '-rtx-plan-memory=report-file=plan.json' -o /dev/null`.
+  }];
+  let options = [
+    Option<"reportFile", "report-file", "std::string", "\"\"",
+           "Also write the plans as JSON to this file">
+  ];
+  let dependentDialects = ["mlir::rtx::RTXDialect"];
+}
+
 def RTXAddMesh : Pass<"rtx-add-mesh", "mlir::ModuleOp"> {
   let summary = "Adds the rtx.mesh that the distribution passes split over";
   let description = [{
