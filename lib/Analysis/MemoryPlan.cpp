@@ -177,7 +177,8 @@ int64_t groupSizeOf(Operation *op, MeshOp mesh) {
 /// a mean in f32 runs on Gloo's ring (an all-reduce on its result; a
 /// reduce-scatter of contiguous pieces on a copy of its input); an
 /// all-gather of contiguous pieces writes its result directly; anything
-/// else exchanges whole inputs (n of them) and combines them.
+/// else exchanges whole inputs (Gloo gathers n of them into one block and
+/// copies out n pieces: 2n inputs at once) and combines them.
 int64_t workspaceBytes(CollectiveOpInterface collective, MeshOp mesh) {
   Operation *op = collective;
   auto input = cast<RankedTensorType>(op->getOperand(0).getType());
@@ -194,15 +195,16 @@ int64_t workspaceBytes(CollectiveOpInterface collective, MeshOp mesh) {
     return llvm::all_of(input.getShape().take_front(dim),
                         [](int64_t d) { return d == 1; });
   };
+  int64_t exchange = 2 * n * bytes;
   switch (collective.getCollectiveKind()) {
   case CollectiveKind::AllReduce:
-    return ringSum ? 0 : n * bytes;
+    return ringSum ? 0 : exchange;
   case CollectiveKind::ReduceScatter:
-    return ringSum && contiguous("scatter_dim") ? bytes : n * bytes;
+    return ringSum && contiguous("scatter_dim") ? bytes : exchange;
   case CollectiveKind::AllGather:
-    return contiguous("gather_dim") ? 0 : n * bytes;
+    return contiguous("gather_dim") ? 0 : exchange;
   default:
-    return n * bytes;
+    return exchange;
   }
 }
 } // namespace

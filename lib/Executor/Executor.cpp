@@ -12,8 +12,8 @@
 #include "mlir/IR/Diagnostics.h"
 
 #include <chrono>
-#include <system_error>
 #include <set>
+#include <system_error>
 #include <thread>
 
 using namespace mlir;
@@ -308,10 +308,6 @@ ExecutionResult mlir::rtx::execute(ModuleOp module,
                     std::to_string(i) + " carries state '" + r.stateKey +
                     "' that no argument receives");
       if (!r.members.empty()) {
-        if (pipelined)
-          throw Error("@" + function.getSymName().str() +
-                      ": flat buffers in a pipelined program are not "
-                      "supported");
         for (const ProgramResult &member : r.members) {
           flatMembers.insert(member.index);
           numStepResults = std::max(numStepResults, member.index + 1);
@@ -545,26 +541,38 @@ ExecutionResult mlir::rtx::execute(ModuleOp module,
     }
     result.results.push_back(global);
   }
-  // Flat buffers: each member from every rank's shard.
-  for (auto [j, r] : llvm::enumerate(programs.front().program.results)) {
-    if (r.members.empty())
-      continue;
-    rtxrt::FlatLayout layout = flatLayoutOf(r);
-    std::vector<Tensor> shards;
-    for (int64_t rank = 0; rank < numRanks; ++rank)
-      shards.push_back(rankResults[rank][j]);
-    for (auto [m, member] : llvm::enumerate(r.members)) {
-      Shape local = shapeOf(member.type);
-      Tensor global(getLocalBlock(member.sharding, local, mesh, 0).globalShape,
-                    shards.front().dtype());
+  // Flat buffers: each member from the shards of the ranks of its pipeline
+  // coordinate (all ranks without pipelines). A member two stages keep (a
+  // tied weight) must come out the same from both.
+  for (auto [c, p] : llvm::enumerate(programs))
+    for (auto [j, r] : llvm::enumerate(p.program.results)) {
+      if (r.members.empty())
+        continue;
+      rtxrt::FlatLayout layout = flatLayoutOf(r);
+      std::vector<Tensor> shards(numRanks);
       for (int64_t rank = 0; rank < numRanks; ++rank)
-        if (isCanonicalReplica(member.sharding, mesh, rank))
-          accumulateBlock(global,
-                          rtxrt::unpackFlatMember(layout, shards, mesh, rank, m),
-                          getLocalBlock(member.sharding, local, mesh, rank)
-                              .offsets);
-      result.results[member.index] = global;
+        if (coordinateOf(rank) == c)
+          shards[rank] = rankResults[rank][j];
+      for (auto [m, member] : llvm::enumerate(r.members)) {
+        Shape local = shapeOf(member.type);
+        Tensor global(
+            getLocalBlock(member.sharding, local, mesh, 0).globalShape,
+            shards[withCoordinate(0, c)].dtype());
+        for (int64_t rank = 0; rank < numRanks; ++rank) {
+          int64_t place = withCoordinate(rank, 0);
+          if (coordinateOf(rank) == c &&
+              isCanonicalReplica(member.sharding, mesh, place))
+            accumulateBlock(
+                global, rtxrt::unpackFlatMember(layout, shards, mesh, rank, m),
+                getLocalBlock(member.sharding, local, mesh, place).offsets);
+        }
+        Tensor &slot = result.results[member.index];
+        if (slot.defined() && !sameValues(slot, global))
+          throw Error("result " + std::to_string(member.index) +
+                      ": pipeline stages hold different values for a tensor "
+                      "both keep (a tied weight's copies diverged)");
+        slot = global;
+      }
     }
-  }
   return result;
 }

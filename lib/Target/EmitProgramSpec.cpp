@@ -37,8 +37,8 @@ static void emitArgument(const ProgramArgument &argument, StringRef into,
   os << "  {\n    ArgSpec " << a << ";\n";
   for (auto [member, offset] : llvm::zip(argument.members, argument.offsets)) {
     emitArgument(member, a + ".members", os, depth + 1);
-    os << "    " << a << ".flat.offsets.push_back(" << offset << ");\n    "
-       << a << ".flat.shapes.push_back(" << shape(member.type) << ");\n";
+    os << "    " << a << ".flat.offsets.push_back(" << offset << ");\n    " << a
+       << ".flat.shapes.push_back(" << shape(member.type) << ");\n";
   }
   if (!argument.members.empty())
     os << "    " << a << ".flat.axis = " << quoted(argument.flatAxis)
@@ -64,8 +64,8 @@ static void emitArgument(const ProgramArgument &argument, StringRef into,
   }
   os << "    a.shape = " << shape(argument.type)
      << ";\n    a.dtype = " << dtype(argument.type)
-     << ";\n    a.sharding = " << sharding(argument.sharding)
-     << ";\n    " << into << ".push_back(a);\n  }\n";
+     << ";\n    a.sharding = " << sharding(argument.sharding) << ";\n    "
+     << into << ".push_back(a);\n  }\n";
 }
 
 static void emitResult(const ProgramResult &result, StringRef into,
@@ -77,8 +77,8 @@ static void emitResult(const ProgramResult &result, StringRef into,
     return;
   // A flat buffer: its layout and members, each written as a result.
   std::string r = into.str() + ".back()";
-  os << "  " << r << ".flat.axis = " << quoted(result.flatAxis) << ";\n  "
-     << r << ".flat.length = " << result.flatLength << ";\n";
+  os << "  " << r << ".flat.axis = " << quoted(result.flatAxis) << ";\n  " << r
+     << ".flat.length = " << result.flatLength << ";\n";
   for (auto [member, offset] : llvm::zip(result.members, result.offsets)) {
     emitResult(member, r + ".members", os);
     os << "  " << r << ".flat.offsets.push_back(" << offset << ");\n  " << r
@@ -88,6 +88,8 @@ static void emitResult(const ProgramResult &result, StringRef into,
 
 /// The index among the step's results of a pipeline stage's result `j`.
 static int64_t stepResultOf(const ProgramDescription &stage, unsigned j) {
+  if (!stage.results[j].members.empty())
+    return -1; // a flat buffer: its members are step results
   func::FuncOp function = stage.function;
   auto index = function.getResultAttrOfType<IntegerAttr>(
       j, RTXDialect::getStepResultAttrName());
@@ -138,8 +140,9 @@ void mlir::rtx::emitPipelinedMain(
   func::FuncOp first = stages.front().function;
   emitBegin(stages.front(), os);
   os << "  spec.pipelineAxis = "
-     << quoted(first->getAttrOfType<StringAttr>(
-                        RTXDialect::getPipelineAxisAttrName())
+     << quoted(first
+                   ->getAttrOfType<StringAttr>(
+                       RTXDialect::getPipelineAxisAttrName())
                    .getValue())
      << ";\n";
   // The step's results, each described by the first stage that returns it.
@@ -147,7 +150,11 @@ void mlir::rtx::emitPipelinedMain(
   int64_t loss = -1;
   for (const ProgramDescription &stage : stages)
     for (auto [j, result] : llvm::enumerate(stage.results)) {
+      for (const ProgramResult &member : result.members)
+        stepResults.emplace(member.index, &member);
       int64_t index = stepResultOf(stage, j);
+      if (index < 0)
+        continue;
       stepResults.emplace(index, &result);
       if (int64_t(j) == stage.lossResult && loss < 0)
         loss = index;
@@ -163,8 +170,9 @@ void mlir::rtx::emitPipelinedMain(
       emitResult(result, "s.results", os);
       os << "  s.stepResult.push_back(" << stepResultOf(stage, j) << ");\n";
     }
-    os << "  s.lossResult = " << stage.lossResult << ";\n  s.step = "
-       << stepNames[c] << ";\n  spec.stages.push_back(s);\n  }\n";
+    os << "  s.lossResult = " << stage.lossResult
+       << ";\n  s.step = " << stepNames[c]
+       << ";\n  spec.stages.push_back(s);\n  }\n";
   }
   emitEnd(collectiveAxes, cuda, "", os);
 }

@@ -262,7 +262,7 @@ class ParallelConfig:
 
 # --- sharding ------------------------------------------------------------------------
 
-SHARD_STRATEGIES = ("none", "zero1", "zero2", "zero3", "fsdp")
+SHARD_STRATEGIES = ("none", "zero1", "zero2", "zero3", "fsdp", "hsdp")
 OFFLOADS = ("none", "cpu", "nvme")
 TP_SPLITS = ("column", "row")
 # Characters a tp_hints name cannot hold: they separate rtx-distribute's options.
@@ -313,7 +313,12 @@ class ShardingConfig:
     gradients and parameters, and hints for tensor-parallel seeding.
 
     shard_strategy: "none"; "zero1" (optimizer state), "zero2" (+ gradients),
-        "zero3" (+ parameters), or "fsdp" (zero3 in units chosen by auto_wrap).
+        "zero3" (+ parameters), "fsdp" (zero3 in units chosen by auto_wrap),
+        or "hsdp" (fsdp within groups of shard_group data ranks, replicated
+        across the groups: the mesh dp_replicate x dp).
+    shard_group: with "hsdp", how many data ranks share one copy of the
+        state (PyTorch's shard dimension, e.g. the GPUs of a node); it must
+        divide parallel.dp and be smaller than it.
     offload: where sharded state lives between uses: "none", "cpu" or "nvme".
     auto_wrap: how FSDP groups parameters into units: None (whole model),
         a minimum number of parameters per unit, or module class names
@@ -328,6 +333,7 @@ class ShardingConfig:
     offload: str = "none"
     auto_wrap: Union[None, int, FrozenSet[str]] = None
     tp_hints: Mapping[str, str] = field(default_factory=dict)
+    shard_group: Optional[int] = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tp_hints", _tp_hints(self.tp_hints))
@@ -340,12 +346,19 @@ class ShardingConfig:
             object.__setattr__(self, "auto_wrap", frozenset(wrap))
         elif wrap is not None:
             _positive_int("sharding.auto_wrap", wrap)
+        _positive_int("sharding.shard_group", self.shard_group, allow_none=True)
+        if self.shard_strategy == "hsdp" and self.shard_group is None:
+            raise ConfigError("sharding.shard_strategy='hsdp' needs shard_group: how many data "
+                              "ranks share one copy of the state (e.g. the devices of a node)")
+        if self.shard_group is not None and self.shard_strategy != "hsdp":
+            raise ConfigError("sharding.shard_group sizes HSDP's shard groups; it needs "
+                              f"shard_strategy 'hsdp', not {self.shard_strategy!r}")
         if self.offload != "none" and self.shard_strategy == "none":
             raise ConfigError(f"sharding.offload={self.offload!r} offloads sharded state; "
                               "it needs a shard_strategy other than 'none'")
-        if self.auto_wrap is not None and self.shard_strategy not in ("zero3", "fsdp"):
+        if self.auto_wrap is not None and self.shard_strategy not in ("zero3", "fsdp", "hsdp"):
             raise ConfigError("sharding.auto_wrap groups sharded parameters; it needs "
-                              f"shard_strategy 'zero3' or 'fsdp', not {self.shard_strategy!r}")
+                              f"shard_strategy 'zero3', 'fsdp' or 'hsdp', not {self.shard_strategy!r}")
 
     def unsupported(self) -> List[Unsupported]:
         problems = []
@@ -357,12 +370,25 @@ class ShardingConfig:
                                         "names (rtx-shard-state unit=block); leave auto_wrap None"))
         return problems
 
+    def mesh(self, parallel: "ParallelConfig") -> Optional[str]:
+        """`parallel`'s mesh, with HSDP's dp axis split into dp_replicate
+        (the groups, major) x dp (shard_group ranks that shard the state)."""
+        mesh = parallel.mesh()
+        if self.shard_strategy != "hsdp":
+            return mesh
+        group = self.shard_group
+        if parallel.dp % group != 0 or group >= parallel.dp:
+            raise ConfigError(f"sharding.shard_group={group} must divide parallel.dp={parallel.dp} and be "
+                              "smaller than it (shard_group == dp is 'fsdp')")
+        axes = [a for a in (mesh or "").split(",") if a and not a.startswith("dp:")]
+        return ",".join([f"dp_replicate:{parallel.dp // group}", f"dp:{group}"] + axes)
+
     def distribute_options(self) -> str:
         """The rtx-distribute options: the ZeRO stage (shard-state=N; fsdp is stage 3 in
         transformer-block units) and the hints ("seed-hints=q_proj:column,o_proj:row"), in
         the order given."""
         options = []
-        stage = {"zero1": 1, "zero2": 2, "zero3": 3, "fsdp": 3}.get(self.shard_strategy)
+        stage = {"zero1": 1, "zero2": 2, "zero3": 3, "fsdp": 3, "hsdp": 3}.get(self.shard_strategy)
         if stage:
             options.append(f"shard-state={stage}")
         if self.tp_hints:

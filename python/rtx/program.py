@@ -236,7 +236,7 @@ def compile(model: Any, example_inputs: Union[Sequence[Any], Mapping[str, Any], 
     # and rtx-run executes it as that many simulated ranks.
     # With pp > 1 the micro-batches are the pipeline's (rtx-pipeline), not
     # gradient accumulation's.
-    mesh = parallel.mesh()
+    mesh = sharding.mesh(parallel)
     accumulate = parallel.micro_batch if parallel.pp == 1 else 1
     options = " ".join(o for o in (parallel.distribute_options(), sharding.distribute_options()) if o)
     train_ir = driver.opt(model_ir, driver.training_passes(optimizer.pass_options(), accumulate, mesh,

@@ -14,7 +14,7 @@
 // RUN: not rtx-opt %s '-rtx-distribute=mesh=dp:2 micro-batches=-2' 2>&1 | FileCheck %s --check-prefix=MICRONEG
 // MICRONEG: error: rtx-accumulate-gradients: micro-batches=-2 must be at least 1 (1: no gradient accumulation)
 // RUN: not rtx-opt %s '-rtx-distribute=mesh=ep:2' 2>&1 | FileCheck %s --check-prefix=AXIS
-// AXIS: error: rtx-seed-shardings: no seeding rule for mesh axis 'ep'; expected dp, tp, sp or pp
+// AXIS: error: rtx-seed-shardings: no seeding rule for mesh axis 'ep'; expected dp, dp_replicate, tp, sp or pp
 // Pipeline options without a pp axis are refused, not ignored; so are more
 // stages than the model has layer boundaries, and gradient clipping.
 // RUN: not rtx-opt %s '-rtx-distribute=mesh=dp:2 pipeline-schedule=zb-h1' 2>&1 | FileCheck %s --check-prefix=NOPP

@@ -53,8 +53,13 @@ def test_init_rejects_bad_values(kwargs, message):
     (lambda: ShardingConfig(shard_strategy="zero4"), "sharding.shard_strategy must be one of"),
     (lambda: ShardingConfig(offload="disk"), "sharding.offload must be one of"),
     (lambda: ShardingConfig(offload="cpu"), "needs a shard_strategy other than 'none'"),
-    (lambda: ShardingConfig(shard_strategy="zero2", auto_wrap=1000), "needs shard_strategy 'zero3' or 'fsdp'"),
+    (lambda: ShardingConfig(shard_strategy="zero2", auto_wrap=1000), "needs shard_strategy 'zero3', 'fsdp' or 'hsdp'"),
     (lambda: ShardingConfig(shard_strategy="fsdp", auto_wrap=[]), "must name module classes"),
+    (lambda: ShardingConfig(shard_strategy="hsdp"), "'hsdp' needs shard_group"),
+    (lambda: ShardingConfig(shard_strategy="fsdp", shard_group=2), "needs shard_strategy 'hsdp'"),
+    (lambda: ShardingConfig(shard_strategy="hsdp", shard_group=0), "sharding.shard_group must be a positive"),
+    (lambda: ShardingConfig("hsdp", shard_group=3).mesh(ParallelConfig(dp=4)), "must divide parallel.dp=4"),
+    (lambda: ShardingConfig("hsdp", shard_group=4).mesh(ParallelConfig(dp=4)), "shard_group == dp is 'fsdp'"),
     (lambda: ShardingConfig(shard_strategy="fsdp", auto_wrap=0), "sharding.auto_wrap must be a positive"),
     (lambda: ShardingConfig(tp_hints={"q_proj": "col"}), r"sharding.tp_hints\['q_proj'\] must be 'column' or 'row', "
                                                          "got 'col'"),
@@ -157,6 +162,9 @@ def test_shard_strategies_become_zero_stages():
     assert ShardingConfig("zero2").distribute_options() == "shard-state=2"
     assert ShardingConfig("zero3").distribute_options() == "shard-state=3"
     assert ShardingConfig("fsdp").distribute_options() == "shard-state=3"
+    assert ShardingConfig("hsdp", shard_group=2).distribute_options() == "shard-state=3"
+    assert ShardingConfig("hsdp", shard_group=2).mesh(ParallelConfig(dp=8, tp=2)) == "dp_replicate:4,dp:2,tp:2"
+    assert ShardingConfig("zero3").mesh(ParallelConfig(dp=4)) == "dp:4"
     assert ShardingConfig().distribute_options() == ""
     assert ShardingConfig("zero2", tp_hints={"q": "column"}).distribute_options() == \
         "shard-state=2 seed-hints=q:column"

@@ -2,6 +2,7 @@
 with dp/tp/sp > 1 partitions the training step (rtx-distribute) and
 Program.train runs it as that many simulated CPU ranks in rtx-run. The
 losses and parameters equal the single-device program's."""
+import re
 import subprocess
 
 import numpy as np
@@ -12,6 +13,17 @@ from rtx import driver, models
 from rtx.builder import Module, normal, zeros
 from rtx.config import ParallelConfig, ShardingConfig, init
 from util import random_batch
+
+
+def assert_trains_as(single, many, tolerance):
+    """3 steps of `many` on one random batch give `single`'s losses (1e-5)
+    and parameters (relative norm `tolerance`)."""
+    batch = random_batch(single)
+    expected = single.train(batch, steps=3)
+    got = many.train(batch, steps=3)
+    np.testing.assert_allclose(got.losses, expected.losses, rtol=1e-5)
+    for name, value in expected.params.items():
+        assert np.linalg.norm(got.params[name] - value) <= tolerance * np.linalg.norm(value), name
 
 
 def _rtx_distribute_takes_seed_hints() -> bool:
@@ -29,12 +41,7 @@ def test_distributed_training_equals_one_device(parallel):
     many = rtx.compile(models.mlp(), group=init("cpu", parallel.ranks, env={}), parallel=parallel,
                        optimizer=rtx.AdamW(lr=1e-2))
     assert "rtx.all_reduce" in many.train_ir
-    batch = random_batch(single)
-    expected = single.train(batch, steps=3)
-    got = many.train(batch, steps=3)
-    np.testing.assert_allclose(got.losses, expected.losses, rtol=1e-5)
-    for name, value in expected.params.items():
-        assert np.linalg.norm(got.params[name] - value) <= 1e-5 * np.linalg.norm(value), name
+    assert_trains_as(single, many, 1e-5)
 
 
 def test_sequence_parallel_gpt2_equals_one_device():
@@ -88,9 +95,17 @@ def test_sharded_training_equals_one_device(strategy):
     assert "rtx.flat" in many.train_ir
     if strategy in ("zero3", "fsdp"):
         assert "rtx.all_gather" in many.train_ir
-    batch = random_batch(single)
-    expected = single.train(batch, steps=3)
-    got = many.train(batch, steps=3)
-    np.testing.assert_allclose(got.losses, expected.losses, rtol=1e-5)
-    for name, value in expected.params.items():
-        assert np.linalg.norm(got.params[name] - value) <= 1e-4 * np.linalg.norm(value), name
+    assert_trains_as(single, many, 1e-4)
+
+
+def test_hsdp_shards_within_groups_and_replicates_across():
+    """HSDP: 4 data ranks in 2 groups of 2; the state is sharded over the
+    group (dp) and the shards' gradients all-reduced across the groups
+    (dp_replicate); it trains as one device."""
+    single = rtx.compile(models.mlp(), optimizer=rtx.AdamW(lr=1e-2))
+    many = rtx.compile(models.mlp(), group=init("cpu", 4, env={}), parallel=ParallelConfig(dp=4),
+                       sharding=ShardingConfig("hsdp", shard_group=2), optimizer=rtx.AdamW(lr=1e-2))
+    assert 'rtx.mesh @mesh_dp_replicate2_dp2 ["dp_replicate"=2, "dp"=2]' in many.train_ir
+    assert re.search(r'rtx.reduce_scatter .* \["dp"\]', many.train_ir)
+    assert re.search(r'rtx.all_reduce .* \["dp_replicate"\]', many.train_ir)
+    assert_trains_as(single, many, 1e-4)

@@ -18,7 +18,7 @@ module {
 
 // Only dp, tp and sp have seeding rules (pp splits no tensor: rtx-pipeline
 // gives each stage its ops).
-// expected-error @+1 {{rtx-seed-shardings: no seeding rule for mesh axis 'ep'; expected dp, tp, sp or pp}}
+// expected-error @+1 {{rtx-seed-shardings: no seeding rule for mesh axis 'ep'; expected dp, dp_replicate, tp, sp or pp}}
 rtx.mesh @mesh_ep2 ["ep"=2]
 
 // -----

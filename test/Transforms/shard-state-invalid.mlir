@@ -8,9 +8,6 @@
 // DTYPE: error: rtx-shard-state: reduce-dtype must be f32, bf16 or f16, got 'f8'
 // RUN: not rtx-opt %rtx_src_root/examples/mlp.mlir -rtx-autodiff -rtx-shard-state 2>&1 | FileCheck %s --check-prefix=NOSTEP
 // NOSTEP: error: rtx-shard-state: no training step
-// Pipelines are refused rather than sharded wrongly.
-// RUN: not rtx-opt %rtx_src_root/examples/gpt2-tiny.mlir '-rtx-distribute=mesh=dp:2,pp:2 shard-state=1' 2>&1 | FileCheck %s --check-prefix=PP
-// PP: error: rtx-shard-state: pipelined programs (one function per pipeline coordinate) are not supported yet
 // A sharding option without shard-state is refused, not ignored.
 // RUN: not rtx-opt %rtx_src_root/examples/mlp.mlir '-rtx-distribute=mesh=dp:2 reduce-dtype=bf16' 2>&1 | FileCheck %s --check-prefix=NOSTAGE
 // NOSTAGE: error: rtx-shard-state: stage must be 1, 2 or 3, got 0

@@ -78,29 +78,17 @@ public:
                                const std::string &what) override {
     if (group.size() == 1)
       return {input};
-    std::string name = groupName(group);
-    auto &groupContext = context(group, what);
+    Tensor all = gather(group, input, what);
     size_t bytes = input.nbytes();
-    std::vector<unsigned char> out(bytes * group.size());
-    try {
-      gloo::AllgatherOptions options(groupContext);
-      options.setInput(const_cast<unsigned char *>(
-                           static_cast<const unsigned char *>(input.raw())),
-                       bytes);
-      options.setOutput(out.data(), out.size());
-      gloo::allgather(options);
-    } catch (const std::exception &error) {
-      throw Error("rank " + std::to_string(rank_) + ": " + what +
-                  " in process group " + name + " failed: " + error.what() +
-                  detail::livenessReport());
-    }
-    std::vector<Tensor> all;
+    std::vector<Tensor> pieces;
     for (size_t i = 0; i < group.size(); ++i) {
-      Tensor t(input.shape(), input.dtype());
-      std::memcpy(t.raw(), out.data() + i * bytes, bytes);
-      all.push_back(t);
+      Tensor t = Tensor::uninitialized(input.shape(), input.dtype());
+      std::memcpy(t.raw(),
+                  static_cast<const unsigned char *>(all.raw()) + i * bytes,
+                  bytes);
+      pieces.push_back(t);
     }
-    return all;
+    return pieces;
   }
 
   Tensor gather(const std::vector<int64_t> &group, const Tensor &input,

@@ -16,6 +16,7 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <set>
 #include <sys/stat.h>
 
 using namespace rtxrt;
@@ -59,71 +60,106 @@ void rtxrt::program::writeResults(const ProgramSpec &spec,
       attempt(
           [&] { state = std::make_unique<StateDirectoryWriter>(stateDir); });
   }
-  // A pipelined program writes the step's results: each from the ranks of
-  // the first coordinate that returns it, the others passing a placeholder.
+  // Writes (index, state key, global value) on rank 0.
+  auto emit = [&](int64_t index, const std::string &key, const Tensor &global) {
+    if (!writer)
+      return;
+    if (!outDir.empty())
+      attempt([&] {
+        writeNpy(outDir + "/result" + std::to_string(index) + ".npy", global);
+      });
+    if (!stateDir.empty() && !key.empty())
+      attempt([&] {
+        std::string name = key + ".npy";
+        state->write(name, encodeNpy(global, stateDir + "/" + name));
+      });
+  };
+  auto wanted = [&](const ResultSpec &result) {
+    return !outDir.empty() || (!stateDir.empty() && !result.state.empty());
+  };
+  // A pipelined program's ranks run different stages: `coordinate` is the
+  // one whose ranks hold `local` (the others pass a placeholder of its
+  // shape); -1 without pipelines.
   bool pipelined = spec.stage >= 0;
-  const std::vector<ResultSpec> &written =
-      pipelined ? spec.stepResults : spec.results;
-  for (size_t i = 0; i < written.size(); ++i) {
-    const ResultSpec &result = written[i];
-    bool saveState = !stateDir.empty() && !result.state.empty();
-    if (outDir.empty() && !saveState)
-      continue;
-    Tensor local;
-    int64_t owner = -1;
-    if (pipelined) {
-      owner = spec.ownerOf(i);
-      const std::vector<int64_t> &mine = spec.stages[spec.stage].stepResult;
-      auto it = std::find(mine.begin(), mine.end(), int64_t(i));
-      local = it != mine.end() ? results[it - mine.begin()]
-                               : Tensor(result.shape, result.dtype);
-    } else {
-      local = results[i];
+  int64_t ppAxis = pipelined ? spec.mesh.axisIndex(spec.pipelineAxis) : -1;
+  auto placeOf = [&](int64_t rank) { // the rank at coordinate 0
+    if (!pipelined)
+      return rank;
+    std::vector<int64_t> coords = spec.mesh.coordinates(rank);
+    coords[ppAxis] = 0;
+    return spec.mesh.rankOf(coords);
+  };
+  auto coordinateOf = [&](int64_t rank) {
+    return pipelined ? spec.mesh.coordinates(rank)[ppAxis] : -1;
+  };
+  // A flat buffer's members, each from the shards of its coordinate's
+  // ranks; a member an earlier coordinate wrote (a tied weight) is skipped.
+  std::set<int64_t> writtenMembers;
+  auto writeFlat = [&](const ResultSpec &result, const Tensor &local,
+                       int64_t coordinate) {
+    std::vector<Tensor> shards =
+        groups.exchangeToRankZero(local, "writing the results");
+    if (!writer)
+      return;
+    for (size_t m = 0; m < result.members.size(); ++m) {
+      const ResultSpec &member = result.members[m];
+      if (!writtenMembers.insert(member.index).second ||
+          (outDir.empty() && member.state.empty()))
+        continue;
+      Tensor global(
+          localBlock(member.sharding, member.shape, spec.mesh, 0).globalShape,
+          member.dtype);
+      for (int64_t r = 0; r < spec.mesh.numRanks(); ++r)
+        if (coordinateOf(r) == coordinate &&
+            isCanonicalReplica(member.sharding, spec.mesh, placeOf(r)))
+          accumulateBlock(
+              global, unpackFlatMember(result.flat, shards, spec.mesh, r, m),
+              localBlock(member.sharding, member.shape, spec.mesh, placeOf(r))
+                  .offsets);
+      emit(member.index, member.state, global);
     }
-    // (index, state key, global value) of what this result writes: itself,
-    // or a flat buffer's members.
-    std::vector<std::tuple<int64_t, std::string, Tensor>> written;
-    if (!result.flat.empty()) {
-      std::vector<Tensor> shards =
-          groups.exchangeToRankZero(local, "writing the results");
-      if (writer)
-        for (size_t m = 0; m < result.members.size(); ++m) {
-          const ResultSpec &member = result.members[m];
-          Tensor global(
-              localBlock(member.sharding, member.shape, spec.mesh, 0)
-                  .globalShape,
-              member.dtype);
-          for (int64_t r = 0; r < spec.mesh.numRanks(); ++r)
-            if (isCanonicalReplica(member.sharding, spec.mesh, r))
-              accumulateBlock(
-                  global, unpackFlatMember(result.flat, shards, spec.mesh, r, m),
-                  localBlock(member.sharding, member.shape, spec.mesh, r)
-                      .offsets);
-          written.emplace_back(member.index, member.state, global);
-        }
-    } else {
+  };
+
+  if (!pipelined) {
+    for (size_t i = 0; i < spec.results.size(); ++i) {
+      const ResultSpec &result = spec.results[i];
+      if (!result.flat.empty()) {
+        writeFlat(result, results[i], -1);
+      } else if (wanted(result)) {
+        Tensor global =
+            groups.gatherOnRankZero(results[i], result.shape, result.sharding,
+                                    "writing the results", -1);
+        emit(result.index >= 0 ? result.index : int64_t(i), result.state,
+             global);
+      }
+    }
+  } else {
+    // The step's results: each from the ranks of the first coordinate that
+    // returns it, the others passing a placeholder; then each coordinate's
+    // flat buffers.
+    const std::vector<int64_t> &mine = spec.stages[spec.stage].stepResult;
+    for (size_t i = 0; i < spec.stepResults.size(); ++i) {
+      const ResultSpec &result = spec.stepResults[i];
+      int64_t owner = spec.ownerOf(i);
+      if (owner < 0 || !wanted(result))
+        continue; // a flat buffer's member: below
+      auto it = std::find(mine.begin(), mine.end(), int64_t(i));
+      Tensor local = it != mine.end() ? results[it - mine.begin()]
+                                      : Tensor(result.shape, result.dtype);
       Tensor global = groups.gatherOnRankZero(
           local, result.shape, result.sharding, "writing the results", owner);
-      written.emplace_back(result.index >= 0 ? result.index : int64_t(i),
-                           result.state, global);
+      emit(int64_t(i), result.state, global);
     }
-    if (!writer)
-      continue;
-    for (auto &entry : written) {
-      int64_t index = std::get<0>(entry);
-      const std::string &key = std::get<1>(entry);
-      const Tensor &global = std::get<2>(entry);
-      if (!outDir.empty())
-        attempt([&] {
-          writeNpy(outDir + "/result" + std::to_string(index) + ".npy",
-                   global);
-        });
-      if (!stateDir.empty() && !key.empty())
-        attempt([&] {
-          std::string name = key + ".npy";
-          state->write(name, encodeNpy(global, stateDir + "/" + name));
-        });
-    }
+    for (size_t c = 0; c < spec.stages.size(); ++c)
+      for (size_t j = 0; j < spec.stages[c].results.size(); ++j) {
+        const ResultSpec &result = spec.stages[c].results[j];
+        if (result.flat.empty())
+          continue;
+        Tensor local = int64_t(c) == spec.stage
+                           ? results[j]
+                           : Tensor(result.shape, result.dtype);
+        writeFlat(result, local, int64_t(c));
+      }
   }
   if (state)
     attempt([&] {

@@ -13,6 +13,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -72,6 +73,8 @@ private:
   void seedTensorParallel();
   void warnGatheredFusedProjections();
   void seedData();
+  std::optional<ShardingAttr> batchSharding(RankedTensorType type, Location loc,
+                                            const Twine &what) const;
   void seedSequence(StringRef axis);
   void seedUlysses();
   void warnIfTensorParallelSplitsNothing();
@@ -243,8 +246,8 @@ void Seeder::seedHints() {
       auto dims = featureDims.lookup(name);
       if (!featureDims.count(name))
         dims = {0, 1};
-      tpDim.try_emplace(name, hint.role == Role::Column ? dims.first
-                                                        : dims.second);
+      tpDim.try_emplace(name,
+                        hint.role == Role::Column ? dims.first : dims.second);
     }
   }
 }
@@ -274,8 +277,8 @@ bool Seeder::collectColumns(Value v, SmallVectorImpl<Operation *> &leaves,
   } else if (isa<ReshapeOp, TransposeOp, RopeOp, SplitOp>(def)) {
     ok = through(def->getOperand(0));
   } else if (auto attention = dyn_cast<AttentionOp>(def)) {
-    ok = through({attention.getQuery(), attention.getKey(),
-                  attention.getValue()});
+    ok = through(
+        {attention.getQuery(), attention.getKey(), attention.getValue()});
   } else if (def->hasTrait<OpTrait::Elementwise>()) {
     // Every float operand from the region (masks and constants may come
     // from anywhere).
@@ -358,10 +361,10 @@ void Seeder::seedTensorParallel() {
       continue;
     }
     if (type.getDimSize(dim) % tp != 0) {
-      mlir::emitWarning(f.getLoc()) << "parameter \"" << name
-                      << "\" stays replicated: dimension " << dim
-                      << " of size " << type.getDimSize(dim)
-                      << " is not divisible by axis \"tp\" of size " << tp;
+      mlir::emitWarning(f.getLoc())
+          << "parameter \"" << name << "\" stays replicated: dimension " << dim
+          << " of size " << type.getDimSize(dim)
+          << " is not divisible by axis \"tp\" of size " << tp;
       tpDim.erase(name);
     }
   }
@@ -369,8 +372,7 @@ void Seeder::seedTensorParallel() {
   // optimizer state ("param:NAME", "exp_avg:NAME", ...), which follows them.
   for (auto param : f.getOps<ParamOp>()) {
     auto it = tpDim.find(param.getName());
-    if (it != tpDim.end() &&
-        !param->hasAttr(RTXDialect::getShardingAttrName()))
+    if (it != tpDim.end() && !param->hasAttr(RTXDialect::getShardingAttrName()))
       param->setAttr(RTXDialect::getShardingAttrName(),
                      sharded(param.getType(), it->second, "tp"));
   }
@@ -414,9 +416,36 @@ void Seeder::warnGatheredFusedProjections() {
   }
 }
 
+/// The batch's sharding: dimension 0 over the data axes, dp_replicate (HSDP's
+/// replicas, major) then dp; none (with a warning naming `what`) when their
+/// product does not divide it, or when there is no data axis.
+std::optional<ShardingAttr> Seeder::batchSharding(RankedTensorType type,
+                                                  Location loc,
+                                                  const Twine &what) const {
+  SmallVector<StringRef> axes;
+  int64_t ranks = 1;
+  for (StringRef axis : {StringRef("dp_replicate"), StringRef("dp")})
+    if (mesh.size(axis) > 1) {
+      axes.push_back(axis);
+      ranks *= mesh.size(axis);
+    }
+  if (axes.empty() || type.getRank() == 0)
+    return std::nullopt;
+  if (type.getDimSize(0) % ranks != 0) {
+    mlir::emitWarning(loc) << what << " stays replicated: dimension 0 of size "
+                           << type.getDimSize(0) << " is not divisible by "
+                           << (axes.size() == 1 ? "axis \"" : "axes \"")
+                           << llvm::join(axes.begin(), axes.end(), "\" x \"")
+                           << "\" of size " << ranks;
+    return std::nullopt;
+  }
+  SmallVector<SmallVector<StringRef>> dims(type.getRank());
+  dims[0].assign(axes.begin(), axes.end());
+  return ShardingAttr::get(ctx, mesh.name(), dims);
+}
+
 /// dp: the batch (dimension 0) of every data argument.
 void Seeder::seedData() {
-  int64_t dp = mesh.size("dp");
   // Data arguments are numbered among themselves (argN in rtx-run).
   unsigned dataIndex = 0;
   for (unsigned i = 0; i < f.getNumArguments(); ++i) {
@@ -425,16 +454,9 @@ void Seeder::seedData() {
         f.getArgAttr(i, RTXDialect::getParamAttrName()))
       continue;
     unsigned data = dataIndex++;
-    if (dp <= 1 || type.getRank() == 0)
-      continue;
-    if (type.getDimSize(0) % dp != 0) {
-      mlir::emitWarning(f.getLoc()) << "data argument " << data
-                      << " stays replicated: dimension 0 of size "
-                      << type.getDimSize(0)
-                      << " is not divisible by axis \"dp\" of size " << dp;
-      continue;
-    }
-    seedArg(i, sharded(type, 0, "dp"));
+    if (auto batch =
+            batchSharding(type, f.getLoc(), "data argument " + Twine(data)))
+      seedArg(i, *batch);
   }
 }
 
@@ -461,9 +483,9 @@ void Seeder::seedSequence(StringRef axis) {
       setArgSharding(i, *attr);
   }
   for (auto input : f.getOps<InputOp>())
-    if (auto attr = seedLayout(input.getType(),
-                               input->getAttrOfType<ShardingAttr>(
-                                   RTXDialect::getShardingAttrName())))
+    if (auto attr =
+            seedLayout(input.getType(), input->getAttrOfType<ShardingAttr>(
+                                            RTXDialect::getShardingAttrName())))
       input->setAttr(RTXDialect::getShardingAttrName(), *attr);
 }
 
@@ -530,7 +552,8 @@ void Seeder::warnIfTensorParallelSplitsNothing() {
                                << "mesh axis \"tp\" of size " << mesh.size("tp")
                                << " splits nothing in @" << f.getName() << ": ";
   if (anyCandidate)
-    warning << "no dimension it would split is divisible by " << mesh.size("tp");
+    warning << "no dimension it would split is divisible by "
+            << mesh.size("tp");
   else
     warning << "no linear or matmul over a parameter feeds another through "
                "elementwise ops or attention (Megatron's column- and "
@@ -574,24 +597,11 @@ void Seeder::run() {
     seedSequence("tp");
   if (mesh.size("sp") > 1)
     seedUlysses();
-  int64_t dp = mesh.size("dp");
-  if (dp > 1)
-    for (auto input : f.getOps<InputOp>()) {
-      auto type = input.getType();
-      if (type.getRank() == 0 ||
-          input->hasAttr(RTXDialect::getShardingAttrName()))
-        continue;
-      if (type.getDimSize(0) % dp != 0) {
-        mlir::emitWarning(input.getLoc()) << "input \"" << input.getName()
-                            << "\" stays replicated: dimension 0 of size "
-                            << type.getDimSize(0)
-                            << " is not divisible by axis \"dp\" of size "
-                            << dp;
-        continue;
-      }
-      input->setAttr(RTXDialect::getShardingAttrName(),
-                     sharded(type, 0, "dp"));
-    }
+  for (auto input : f.getOps<InputOp>())
+    if (!input->hasAttr(RTXDialect::getShardingAttrName()))
+      if (auto batch = batchSharding(input.getType(), input.getLoc(),
+                                     "input \"" + input.getName() + "\""))
+        input->setAttr(RTXDialect::getShardingAttrName(), *batch);
   if (mesh.size("tp") > 1)
     warnIfTensorParallelSplitsNothing();
   writeArgShardings();
@@ -611,10 +621,11 @@ struct RTXSeedShardingsPass
     for (Attribute axis : meshOp->getAxisNames()) {
       StringRef name = cast<StringAttr>(axis).getValue();
       // pp splits no tensor: rtx-pipeline gives each stage its own ops.
-      if (name != "dp" && name != "tp" && name != "sp" && name != "pp") {
-        mlir::emitError(meshOp->getLoc()) << "rtx-seed-shardings: no seeding rule for mesh "
-                               "axis '"
-                            << name << "'; expected dp, tp, sp or pp";
+      if (name != "dp" && name != "dp_replicate" && name != "tp" &&
+          name != "sp" && name != "pp") {
+        mlir::emitError(meshOp->getLoc())
+            << "rtx-seed-shardings: no seeding rule for mesh axis '" << name
+            << "'; expected dp, dp_replicate, tp, sp or pp";
         return signalPassFailure();
       }
     }
@@ -635,9 +646,10 @@ struct RTXSeedShardingsPass
     for (const std::string &entry : seedHints) {
       auto [suffix, role] = StringRef(entry).trim().rsplit(':');
       if (suffix.empty() || (role != "column" && role != "row")) {
-        mlir::emitError(module.getLoc()) << "rtx-seed-shardings: bad seed hint '" << entry
-                           << "'; expected NAME:column or NAME:row (NAME a "
-                              "parameter-name suffix, e.g. q_proj:column)";
+        mlir::emitError(module.getLoc())
+            << "rtx-seed-shardings: bad seed hint '" << entry
+            << "'; expected NAME:column or NAME:row (NAME a "
+               "parameter-name suffix, e.g. q_proj:column)";
         return signalPassFailure();
       }
       hints.push_back(

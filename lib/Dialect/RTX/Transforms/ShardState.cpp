@@ -322,11 +322,6 @@ static void eraseDead(Block &block) {
 }
 
 LogicalResult RTXShardStatePass::shard(func::FuncOp function, MeshOp mesh) {
-  if (function->hasAttr(RTXDialect::getPipelineRankAttrName()))
-    return function.emitError()
-           << "rtx-shard-state: pipelined programs (one function per "
-              "pipeline coordinate) are not supported yet; shard a program "
-              "without pp";
   int64_t n = 0;
   for (auto [name, size] : llvm::zip(mesh.getAxisNames(), mesh.getAxisSizes()))
     if (cast<StringAttr>(name).getValue() == axis)
@@ -397,16 +392,25 @@ LogicalResult RTXShardStatePass::shard(func::FuncOp function, MeshOp mesh) {
   }
 
   // The loss's cone tells forward uses of a parameter from backward ones.
+  // A pipeline coordinate's ops say which pass they belong to (rtx-autodiff
+  // marks the backward ones of staged programs).
   llvm::SetVector<Operation *> forward;
-  if (program->lossResult >= 0)
+  if (function->hasAttr(RTXDialect::getPipelineRankAttrName())) {
+    for (Operation &op : body)
+      if (!op.hasAttr(RTXDialect::getBackwardAttrName()))
+        forward.insert(&op);
+  } else if (program->lossResult >= 0) {
     forward = coneOf(ret.getOperand(program->lossResult), body);
+  }
 
   // Every result keeps its index in the step's results: flat buffers
-  // replace some, and readers put their members back in place.
+  // replace some, and readers put their members back in place. (A pipeline
+  // coordinate's results have theirs from rtx-pipeline.)
   unsigned numResults = function.getNumResults();
   for (unsigned i = 0; i < numResults; ++i)
-    function.setResultAttr(i, RTXDialect::getStepResultAttrName(),
-                           b.getI64IntegerAttr(i));
+    if (!function.getResultAttr(i, RTXDialect::getStepResultAttrName()))
+      function.setResultAttr(i, RTXDialect::getStepResultAttrName(),
+                             b.getI64IntegerAttr(i));
 
   struct NewValue {
     Type type;
@@ -427,7 +431,10 @@ LogicalResult RTXShardStatePass::shard(func::FuncOp function, MeshOp mesh) {
           b.getNamedAttr("kind", b.getStringAttr(kind)),
           b.getNamedAttr("offset", b.getI64IntegerAttr(m->offset)),
           b.getNamedAttr("type", TypeAttr::get(m->type)),
-          b.getNamedAttr("result", b.getI64IntegerAttr(m->results[which]))};
+          // The member's index among the step's results.
+          b.getNamedAttr("result", function.getResultAttrOfType<IntegerAttr>(
+                                       m->results[which],
+                                       RTXDialect::getStepResultAttrName()))};
       StringAttr state = function.getArgAttrOfType<StringAttr>(
           arg, RTXDialect::getStateAttrName());
       fields.push_back(b.getNamedAttr(

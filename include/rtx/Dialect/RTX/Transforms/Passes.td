@@ -377,7 +377,7 @@ def RTXRecompute : Pass<"rtx-recompute", "mlir::func::FuncOp"> {
 }
 
 def RTXShardState : Pass<"rtx-shard-state", "mlir::ModuleOp"> {
-  let summary = "ZeRO-1/2/3 and FSDP: shards optimizer state, gradients and parameters over a data axis";
+  let summary = "ZeRO-1/2/3, FSDP and HSDP: shards optimizer state, gradients and parameters over a data axis";
   let description = [{
     Data parallelism keeps a whole copy of the model state on every rank: for
     mixed-precision Adam 16 bytes per parameter, which caps the model a rank
@@ -419,8 +419,16 @@ def RTXShardState : Pass<"rtx-shard-state", "mlir::ModuleOp"> {
     the bug users of FSDP reported). The gradients may be reduced in another
     dtype (`reduce-dtype`, fp32 by default).
 
-    Not yet: pipelined programs (one function per pp coordinate) are
-    refused with a diagnostic.
+    HSDP: on a mesh with a `dp_replicate` axis (rtx-seed-shardings splits
+    the batch over `dp_replicate` x `dp`), the state is sharded over `axis`
+    and replicated across `dp_replicate`: each shard's gradient is
+    reduce-scattered over `axis`, then all the shards are all-reduced over
+    `dp_replicate` in one collective.
+
+    Pipelines: each pipeline coordinate's function (rtx-pipeline's
+    `@NAME_ppK`) shards its own stage's state; forward and backward uses are
+    told apart by `rtx.backward`; a weight two stages tie is a member on
+    both, and both copies stay equal.
 
     Example: `rtx-opt '-rtx-distribute=mesh=dp:4 shard-state=3'`, or
     `-rtx-shard-state=stage=2` on a partitioned step.
@@ -599,7 +607,7 @@ def RTXSeedShardings : Pass<"rtx-seed-shardings", "mlir::ModuleOp"> {
     optimizer state follows) and data inputs, for `rtx-propagate-sharding`.
     Seeds already present (by hand or by a planner) are kept.
 
-    Rules, on the mesh of the module (axes `dp`, `tp`, `sp`):
+    Rules, on the mesh of the module (axes `dp`, `dp_replicate`, `tp`, `sp`):
     * `tp`, vocabulary (with `vocab-parallel`): the weight and bias of the
       linear producing a cross-entropy's logits (the LM head) and the table
       of every embedding whose vocabulary is that cross-entropy's, along the
@@ -618,7 +626,9 @@ def RTXSeedShardings : Pass<"rtx-seed-shardings", "mlir::ModuleOp"> {
       (a dot-separated suffix; `q_proj` matches `layers.0.q_proj.weight` and
       `.bias`) take that role, before the rules above.
     * `dp`: dimension 0 (the batch) of every data input (arguments that are
-      not optimizer state, and `rtx.input`).
+      not optimizer state, and `rtx.input`); with a `dp_replicate` axis
+      (HSDP's replica groups, see rtx-shard-state) over `dp_replicate` x
+      `dp`.
     * `sp` (DeepSpeed-Ulysses): dimension 1 (the sequence) of every data
       input, and the heads of every attention over (`tp`, `sp`).
     * `sequence-parallel` (Megatron sequence parallelism): dimension 1 of
