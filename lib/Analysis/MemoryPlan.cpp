@@ -7,7 +7,6 @@
 
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/DenseSet.h"
-#include "llvm/ADT/SetVector.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -17,10 +16,12 @@ using namespace mlir;
 using namespace mlir::rtx;
 
 StepLiveness mlir::rtx::stepLiveness(Block &body) {
-  llvm::DenseMap<Operation *, int64_t> position;
-  int64_t n = 0;
-  for (Operation &op : body)
-    position[&op] = n++;
+  StepLiveness liveness;
+  for (Operation &op : body) {
+    liveness.position[&op] = liveness.ops.size();
+    liveness.ops.push_back(&op);
+  }
+  const auto &position = liveness.position;
   llvm::DenseMap<Value, Operation *> last;
   auto later = [&](Value v, Operation *op) {
     Operation *&at = last[v];
@@ -37,7 +38,6 @@ StepLiveness mlir::rtx::stepLiveness(Block &body) {
           for (Value operand : op.getOperands())
             later(operand, body.findAncestorOpInBlock(*wait));
   }
-  StepLiveness liveness;
   Operation *terminator = body.getTerminator();
   for (Operation &op : body.without_terminator()) {
     if (isa<ConstantOp, InputOp>(op))
@@ -49,26 +49,13 @@ StepLiveness mlir::rtx::stepLiveness(Block &body) {
       // verifier of the step's end reports it): nothing else needs care.
       Operation *at = last.lookup(result);
       if (at == terminator)
-        continue;
+        continue; // returned: the caller holds it
       if (!at)
         at = &op; // unused: released at once
       liveness.releaseOp[result] = at;
+      liveness.releasedAfter[at].push_back(result);
     }
   }
-  for (Operation &op : body)
-    for (Value v : op.getOperands())
-      if (liveness.releaseOp.lookup(v) == &op) {
-        auto &released = liveness.releasedAfter[&op];
-        if (!llvm::is_contained(released, v))
-          released.push_back(v);
-      }
-  // Values with no use, and started operands released at a wait they are
-  // not an operand of.
-  for (Operation &op : body)
-    for (Value result : op.getResults())
-      if (Operation *at = liveness.releaseOp.lookup(result);
-          at && !llvm::is_contained(at->getOperands(), result))
-        liveness.releasedAfter[at].push_back(result);
   return liveness;
 }
 
@@ -108,19 +95,6 @@ MemoryKind kindOfRole(ProgramArgument::Role role) {
     return MemoryKind::Activations;
   }
   return MemoryKind::Temporaries;
-}
-
-/// The ops `value` depends on in `body`.
-llvm::DenseSet<Operation *> coneOf(Value value, Block &body) {
-  llvm::DenseSet<Operation *> cone;
-  SmallVector<Value> work{value};
-  while (!work.empty()) {
-    Operation *def = work.pop_back_val().getDefiningOp();
-    if (!def || def->getBlock() != &body || !cone.insert(def).second)
-      continue;
-    llvm::append_range(work, def->getOperands());
-  }
-  return cone;
 }
 
 bool isScalar(Value v) {
@@ -229,13 +203,7 @@ MemoryPlan mlir::rtx::planMemory(const ProgramDescription &program) {
       roleOfState[member.stateKey] = member.role;
   }
 
-  llvm::DenseSet<Operation *> forward;
-  if (program.lossResult >= 0)
-    forward = coneOf(ret.getOperand(program.lossResult), body);
-  else // a pipeline stage without the loss: what autodiff did not build
-    for (Operation &op : body)
-      if (!op.hasAttr(RTXDialect::getBackwardAttrName()))
-        forward.insert(&op);
+  llvm::DenseSet<Operation *> forward = forwardOps(program);
   llvm::DenseSet<Value> gradients = gradientsOf(body, forward);
 
   // Each buffer: the value that allocated it; views share their source's.
@@ -270,14 +238,10 @@ MemoryPlan mlir::rtx::planMemory(const ProgramDescription &program) {
     return MemoryKind::Temporaries;
   };
 
-  llvm::DenseMap<Operation *, int64_t> position;
-  SmallVector<Operation *> ops;
-  for (Operation &op : body) {
-    position[&op] = ops.size();
-    ops.push_back(&op);
-  }
-  int64_t end = ops.size();
   StepLiveness liveness = stepLiveness(body);
+  const SmallVector<Operation *> &ops = liveness.ops;
+  const auto &position = liveness.position;
+  int64_t end = ops.size();
   // Each computed buffer: when it is allocated, when its last alias goes.
   struct Buffer {
     int64_t bytes = 0, first = 0, last = 0;

@@ -5,6 +5,32 @@
 using namespace mlir;
 using namespace mlir::rtx;
 
+llvm::DenseSet<Operation *>
+mlir::rtx::forwardOps(const ProgramDescription &program) {
+  llvm::DenseSet<Operation *> forward;
+  func::FuncOp function = program.function;
+  if (function.isExternal())
+    return forward;
+  Block &body = function.getBody().front();
+  if (function->hasAttr(RTXDialect::getPipelineRankAttrName())) {
+    for (Operation &op : body)
+      if (!op.hasAttr(RTXDialect::getBackwardAttrName()))
+        forward.insert(&op);
+    return forward;
+  }
+  if (program.lossResult < 0)
+    return forward;
+  SmallVector<Value> work = {
+      body.getTerminator()->getOperand(program.lossResult)};
+  while (!work.empty()) {
+    Operation *def = work.pop_back_val().getDefiningOp();
+    if (!def || def->getBlock() != &body || !forward.insert(def).second)
+      continue;
+    llvm::append_range(work, def->getOperands());
+  }
+  return forward;
+}
+
 const ProgramArgument *ProgramDescription::find(Value value) const {
   for (const ProgramArgument &argument : arguments)
     if (argument.value == value)
@@ -30,8 +56,8 @@ describeFlatMembers(func::FuncOp function, DictionaryAttr layout,
   for (Attribute element : layout.getAs<ArrayAttr>("members")) {
     auto fields = cast<DictionaryAttr>(element);
     ProgramArgument member;
-    member.type = cast<RankedTensorType>(
-        fields.getAs<TypeAttr>("type").getValue());
+    member.type =
+        cast<RankedTensorType>(fields.getAs<TypeAttr>("type").getValue());
     member.sharding = fields.getAs<ShardingAttr>("sharding");
     member.stateKey = fields.getAs<StringAttr>("state").getValue().str();
     auto name = fields.getAs<StringAttr>("name");
@@ -60,9 +86,8 @@ describeFlatMembers(func::FuncOp function, DictionaryAttr layout,
 }
 
 /// A function argument: parameter, optimizer state, or data.
-static FailureOr<ProgramArgument> describeArgument(func::FuncOp function,
-                                                   BlockArgument arg,
-                                                   int64_t &dataArgs) {
+static FailureOr<ProgramArgument>
+describeArgument(func::FuncOp function, BlockArgument arg, int64_t &dataArgs) {
   unsigned index = arg.getArgNumber();
   auto attr = [&](StringRef name) { return function.getArgAttr(index, name); };
   ProgramArgument argument;
@@ -97,8 +122,8 @@ static FailureOr<ProgramArgument> describeArgument(func::FuncOp function,
       return function.emitError()
              << "parameter argument '" << argument.name << "' has no "
              << RTXDialect::getInitAttrName() << " initializer";
-    if (auto seed = dyn_cast_or_null<IntegerAttr>(
-            attr(RTXDialect::getSeedAttrName())))
+    if (auto seed =
+            dyn_cast_or_null<IntegerAttr>(attr(RTXDialect::getSeedAttrName())))
       argument.seed = seed.getInt();
     if (argument.stateKey.empty())
       argument.stateKey = "param:" + argument.name;

@@ -553,19 +553,15 @@ ExecutionResult mlir::rtx::execute(ModuleOp module,
       for (int64_t rank = 0; rank < numRanks; ++rank)
         if (coordinateOf(rank) == c)
           shards[rank] = rankResults[rank][j];
+      size_t stage = c;
+      auto placeOf = [&](int64_t rank) -> int64_t {
+        return coordinateOf(rank) == stage ? withCoordinate(rank, 0) : -1;
+      };
       for (auto [m, member] : llvm::enumerate(r.members)) {
-        Shape local = shapeOf(member.type);
-        Tensor global(
-            getLocalBlock(member.sharding, local, mesh, 0).globalShape,
-            shards[withCoordinate(0, c)].dtype());
-        for (int64_t rank = 0; rank < numRanks; ++rank) {
-          int64_t place = withCoordinate(rank, 0);
-          if (coordinateOf(rank) == c &&
-              isCanonicalReplica(member.sharding, mesh, place))
-            accumulateBlock(
-                global, rtxrt::unpackFlatMember(layout, shards, mesh, rank, m),
-                getLocalBlock(member.sharding, local, mesh, place).offsets);
-        }
+        Tensor global = rtxrt::assembleFlatMember(
+            layout, shards, mesh, m, toRuntimeSharding(member.sharding),
+            shapeOf(member.type), shards[withCoordinate(0, c)].dtype(),
+            placeOf);
         Tensor &slot = result.results[member.index];
         if (slot.defined() && !sameValues(slot, global))
           throw Error("result " + std::to_string(member.index) +

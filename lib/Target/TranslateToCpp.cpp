@@ -438,8 +438,10 @@ LogicalResult Emitter::emitStep(func::FuncOp f,
     action = name ? name : action;
     if (failed(emitOp(&op)))
       return failure();
-    for (Value released : liveness.releasedAfter.lookup(&op))
-      os << "  " << this->name(released) << " = Tensor();\n";
+    if (auto it = liveness.releasedAfter.find(&op);
+        it != liveness.releasedAfter.end())
+      for (Value released : it->second)
+        os << "  " << this->name(released) << " = Tensor();\n";
   }
   if (action)
     os << "  ctx.action(nullptr);\n";

@@ -205,20 +205,21 @@ def _result_signature(text: str, entry: Optional[str]) -> List[str]:
             return [rest[:rest.find("{")] if "{" in rest else rest]
         close = _matching(rest, 0)
         results = _split_top(rest[1:close])
-        if any("rtx.flat" in r for r in results):
-            return _expand_flat(results)
-        indexes = [re.search(r"rtx\.step_result = (\d+)", r) for r in results]
-        if entry is not None or not results or not all(indexes):
+        flat = any("rtx.flat" in r for r in results)
+        by_index = _by_step_index(results)
+        if not results or by_index is None or (entry is not None and not flat):
             return results
-        for index, attrs in zip(indexes, results):
-            pipelined.setdefault(int(index.group(1)), attrs)
+        if entry is not None:
+            return [by_index[i] for i in sorted(by_index)]
+        for index, attrs in by_index.items():
+            pipelined.setdefault(index, attrs)
     return [pipelined[i] for i in sorted(pipelined)]
 
 
-def _expand_flat(results: List[str]) -> List[str]:
-    """The step's results of a program that rtx-shard-state sharded: each
-    result by its rtx.step_result, and each flat buffer's members (with their
-    own index and state key) in place of the buffer, as rtx-run writes them."""
+def _by_step_index(results: List[str]) -> Optional[Dict[int, str]]:
+    """Each result by its rtx.step_result, and each flat buffer's members
+    (rtx-shard-state: with their own index and state key) in place of the
+    buffer, as rtx-run writes them; None when a result carries neither."""
     by_index: Dict[int, str] = {}
     for attrs in results:
         if "rtx.flat" in attrs:
@@ -227,7 +228,9 @@ def _expand_flat(results: List[str]) -> List[str]:
                 by_index[int(index)] = f'{type_} {{rtx.state = "{state}"}}'
         elif (index := re.search(r"rtx\.step_result = (\d+)", attrs)):
             by_index[int(index.group(1))] = attrs
-    return [by_index[i] for i in sorted(by_index)]
+        else:
+            return None
+    return by_index
 
 
 def _matching(text: str, open_index: int) -> int:

@@ -68,3 +68,17 @@ Tensor rtxrt::unpackFlatMember(const FlatLayout &layout,
   }
   return block;
 }
+
+Tensor rtxrt::assembleFlatMember(
+    const FlatLayout &layout, const std::vector<Tensor> &shards,
+    const MeshLayout &mesh, size_t member, const Sharding &sharding,
+    const Shape &localShape, DType dtype,
+    const std::function<int64_t(int64_t)> &placeOf) {
+  Tensor global(localBlock(sharding, localShape, mesh, 0).globalShape, dtype);
+  for (int64_t r = 0; r < mesh.numRanks(); ++r)
+    if (int64_t place = placeOf(r);
+        place >= 0 && isCanonicalReplica(sharding, mesh, place))
+      accumulateBlock(global, unpackFlatMember(layout, shards, mesh, r, member),
+                      localBlock(sharding, localShape, mesh, place).offsets);
+  return global;
+}

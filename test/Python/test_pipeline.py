@@ -6,7 +6,7 @@ import pytest
 
 import rtx
 from rtx import models
-from rtx.config import ConfigError, ParallelConfig, init
+from rtx.config import ConfigError, ParallelConfig, ShardingConfig, init
 from util import random_batch, rel_err
 
 
@@ -43,6 +43,19 @@ def test_pipeline_with_data_parallelism():
     program = rtx.compile(_gpt2(), group=init("cpu", 4, env={}), parallel=ParallelConfig(dp=2, pp=2, micro_batch=2),
                           optimizer=optimizer)
     assert "rtx.mesh @mesh_dp2_pp2" in program.train_ir
+    batch = random_batch(program)
+    _assert_same(program.train(batch, steps=3), reference.train(batch, steps=3), tolerance=1e-4)
+
+
+def test_pipeline_with_sharded_state():
+    """ZeRO-3 on dp=2 x pp=2: each stage's state is flat and sharded (wte,
+    tied between the stages, on both); the results read back by member."""
+    optimizer = rtx.AdamW(lr=1e-2, eps=1e-5)
+    reference = rtx.compile(_gpt2(), parallel=ParallelConfig(micro_batch=2), optimizer=optimizer)
+    program = rtx.compile(_gpt2(), group=init("cpu", 4, env={}), parallel=ParallelConfig(dp=2, pp=2, micro_batch=2),
+                          sharding=ShardingConfig("zero3"), optimizer=optimizer)
+    assert program.train_ir.count("rtx.pipeline_rank = ") == 2
+    assert program.train_ir.count("rtx.reduce_scatter") >= 2
     batch = random_batch(program)
     _assert_same(program.train(batch, steps=3), reference.train(batch, steps=3), tolerance=1e-4)
 

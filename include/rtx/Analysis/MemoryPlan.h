@@ -21,7 +21,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SmallVector.h"
 
 #include <array>
 #include <cstdint>
@@ -35,11 +35,14 @@ namespace mlir::rtx {
 /// Arguments, `rtx.input`s, constants and returned values are never
 /// released (the caller holds them).
 struct StepLiveness {
-  /// For each op, the tensors to release after it, in program order.
-  llvm::MapVector<Operation *, SmallVector<Value>> releasedAfter;
-  /// Is `value` released at all?
-  bool isReleased(Value value) const { return releaseOp.count(value); }
+  /// The body's ops in program order, and each op's place in it.
+  SmallVector<Operation *> ops;
+  llvm::DenseMap<Operation *, int64_t> position;
+  /// The op after which each released tensor goes.
   llvm::DenseMap<Value, Operation *> releaseOp;
+  /// For each op, the tensors released after it, in the order they were
+  /// computed.
+  llvm::DenseMap<Operation *, SmallVector<Value>> releasedAfter;
 };
 StepLiveness stepLiveness(Block &body);
 
@@ -68,7 +71,6 @@ struct MemoryPlan {
   std::array<int64_t, kMemoryKinds> peakByKind{};
   /// The bytes held by the arguments alone (the whole step long).
   int64_t argumentBytes = 0;
-  int64_t &at(MemoryKind kind) { return peakByKind[static_cast<int>(kind)]; }
 };
 
 /// The plan of `program`'s step function, as its rank runs it.

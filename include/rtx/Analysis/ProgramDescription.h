@@ -17,6 +17,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/DenseSet.h"
 
 #include <optional>
 #include <string>
@@ -108,6 +109,12 @@ struct ProgramDescription {
 /// parameter lacks its initializer.
 FailureOr<ProgramDescription> describeProgram(func::FuncOp function,
                                               MeshOp mesh);
+
+/// The ops of the step's forward pass: in a pipeline coordinate's function
+/// those rtx-autodiff did not mark `rtx.backward`; otherwise the ops the loss
+/// depends on (none without a loss). Ops that passes add after rtx-pipeline
+/// carry no mark, so there they count as forward.
+llvm::DenseSet<Operation *> forwardOps(const ProgramDescription &program);
 
 /// The mesh of a program: the module's only `rtx.mesh`, or null when it has
 /// none. Emits a diagnostic and fails when it has several.

@@ -13,9 +13,11 @@
 #ifndef RTXRT_FLATBUFFER_H
 #define RTXRT_FLATBUFFER_H
 
+#include "rtxrt/Block.h"
 #include "rtxrt/MeshLayout.h"
 #include "rtxrt/Tensor.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -43,6 +45,19 @@ Tensor packFlatShard(const FlatLayout &layout,
 Tensor unpackFlatMember(const FlatLayout &layout,
                         const std::vector<Tensor> &shards,
                         const MeshLayout &mesh, int64_t rank, size_t member);
+
+/// Member `member`'s global value (of `sharding`, local shape `localShape`)
+/// from every rank's shard: each canonical replica's block. `placeOf(r)` is
+/// the rank whose place in the mesh rank r's block describes, or -1 when r
+/// holds none of this buffer (in a pipelined program, a rank of another
+/// stage: its rank at that stage's coordinate is passed, mapped to
+/// coordinate 0).
+Tensor assembleFlatMember(const FlatLayout &layout,
+                          const std::vector<Tensor> &shards,
+                          const MeshLayout &mesh, size_t member,
+                          const Sharding &sharding, const Shape &localShape,
+                          DType dtype,
+                          const std::function<int64_t(int64_t)> &placeOf);
 
 } // namespace rtxrt
 

@@ -4,6 +4,8 @@
 
 #include "ClockSync.h"
 
+#include "rtxrt/FlatBuffer.h"
+
 #ifdef RTXRT_HAVE_GLOO
 #include "../comm/Liveness.h"
 #endif
@@ -141,20 +143,27 @@ double ProcessGroups::globalScalar(const Tensor &local,
   return value;
 }
 
-std::vector<Tensor> ProcessGroups::exchangeToRankZero(const Tensor &local,
-                                                      const std::string &what) {
-  std::vector<Tensor> all =
+std::vector<Tensor> ProcessGroups::gatherFlatOnRankZero(const Tensor &local,
+                                                        const ResultSpec &flat,
+                                                        const std::string &what,
+                                                        int64_t owner) {
+  std::vector<Tensor> shards =
       comm_->exchange(world_, device_.toHost(local), what);
   if (rank_ != 0)
     return {};
-  return all;
+  std::vector<Tensor> members;
+  for (size_t m = 0; m < flat.members.size(); ++m)
+    members.push_back(assembleFlatMember(
+        flat.flat, shards, mesh_, m, flat.members[m].sharding,
+        flat.members[m].shape, flat.members[m].dtype,
+        [&](int64_t r) { return placeOf(r, owner); }));
+  return members;
 }
 
 Tensor ProcessGroups::gatherOnRankZero(const Tensor &local,
                                        const Shape &localShape,
                                        const Sharding &sharding,
-                                       const std::string &what,
-                                       int64_t owner) {
+                                       const std::string &what, int64_t owner) {
   std::vector<Tensor> all =
       comm_->exchange(world_, device_.toHost(local), what);
   if (rank_ != 0)

@@ -50,12 +50,12 @@ public:
     if (runtime_)
       runtime_->synchronize();
   }
-  /// Starts the peak window of the allocator that holds the step's tensors.
+  /// Starts the allocators' peak windows (step_peak_bytes): the host's,
+  /// and the device's in a GPU program.
   void beginPeakWindow() const {
-    if (runtime_ && runtime_->beginPeakWindow)
+    beginHostPeakWindow();
+    if (runtime_)
       runtime_->beginPeakWindow();
-    else
-      beginHostPeakWindow();
   }
 
 private:
@@ -91,12 +91,16 @@ public:
   /// The global tensor that the ranks' blocks of a value form, on rank 0;
   /// an undefined tensor on the other ranks. Every rank calls it; `owner`
   /// as for globalScalar.
-  /// Every rank's `local` on rank 0 (indexed by rank); empty elsewhere.
-  std::vector<Tensor> exchangeToRankZero(const Tensor &local,
-                                         const std::string &what);
   Tensor gatherOnRankZero(const Tensor &local, const Shape &localShape,
                           const Sharding &sharding, const std::string &what,
                           int64_t owner = -1);
+  /// The global value of each member of flat buffer `flat` (rtx-shard-state)
+  /// from the ranks' shards `local`, on rank 0; empty on the other ranks.
+  /// Every rank calls it; `owner` as for globalScalar.
+  std::vector<Tensor> gatherFlatOnRankZero(const Tensor &local,
+                                           const ResultSpec &flat,
+                                           const std::string &what,
+                                           int64_t owner = -1);
 
 private:
   /// The rank whose place in the mesh `r`'s block of a value describes, or

@@ -2,10 +2,6 @@
 
 #include "StateFiles.h"
 
-#include "rtxrt/FlatBuffer.h"
-
-#include <tuple>
-
 #include "StateDirectory.h"
 
 #include "rtxrt/Arguments.h"
@@ -77,49 +73,22 @@ void rtxrt::program::writeResults(const ProgramSpec &spec,
   auto wanted = [&](const ResultSpec &result) {
     return !outDir.empty() || (!stateDir.empty() && !result.state.empty());
   };
-  // A pipelined program's ranks run different stages: `coordinate` is the
-  // one whose ranks hold `local` (the others pass a placeholder of its
-  // shape); -1 without pipelines.
-  bool pipelined = spec.stage >= 0;
-  int64_t ppAxis = pipelined ? spec.mesh.axisIndex(spec.pipelineAxis) : -1;
-  auto placeOf = [&](int64_t rank) { // the rank at coordinate 0
-    if (!pipelined)
-      return rank;
-    std::vector<int64_t> coords = spec.mesh.coordinates(rank);
-    coords[ppAxis] = 0;
-    return spec.mesh.rankOf(coords);
-  };
-  auto coordinateOf = [&](int64_t rank) {
-    return pipelined ? spec.mesh.coordinates(rank)[ppAxis] : -1;
-  };
-  // A flat buffer's members, each from the shards of its coordinate's
-  // ranks; a member an earlier coordinate wrote (a tied weight) is skipped.
+  // A flat buffer's members, each from the shards of the ranks of pipeline
+  // coordinate `owner` (-1: all ranks); a member an earlier coordinate wrote
+  // (a tied weight) is skipped.
   std::set<int64_t> writtenMembers;
   auto writeFlat = [&](const ResultSpec &result, const Tensor &local,
-                       int64_t coordinate) {
-    std::vector<Tensor> shards =
-        groups.exchangeToRankZero(local, "writing the results");
-    if (!writer)
-      return;
-    for (size_t m = 0; m < result.members.size(); ++m) {
+                       int64_t owner) {
+    std::vector<Tensor> globals = groups.gatherFlatOnRankZero(
+        local, result, "writing the results", owner);
+    for (size_t m = 0; m < globals.size(); ++m) {
       const ResultSpec &member = result.members[m];
-      if (!writtenMembers.insert(member.index).second ||
-          (outDir.empty() && member.state.empty()))
-        continue;
-      Tensor global(
-          localBlock(member.sharding, member.shape, spec.mesh, 0).globalShape,
-          member.dtype);
-      for (int64_t r = 0; r < spec.mesh.numRanks(); ++r)
-        if (coordinateOf(r) == coordinate &&
-            isCanonicalReplica(member.sharding, spec.mesh, placeOf(r)))
-          accumulateBlock(
-              global, unpackFlatMember(result.flat, shards, spec.mesh, r, m),
-              localBlock(member.sharding, member.shape, spec.mesh, placeOf(r))
-                  .offsets);
-      emit(member.index, member.state, global);
+      if (writtenMembers.insert(member.index).second)
+        emit(member.index, member.state, globals[m]);
     }
   };
 
+  bool pipelined = spec.stage >= 0;
   if (!pipelined) {
     for (size_t i = 0; i < spec.results.size(); ++i) {
       const ResultSpec &result = spec.results[i];

@@ -13,7 +13,6 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringExtras.h"
 
 #include <map>
@@ -61,22 +60,6 @@ struct Buffer {
   int64_t length = 0, padded = 0, shard = 0;
   Type elementType;
 };
-
-/// The ops the value depends on in its block (the forward computation, for
-/// the loss).
-static llvm::SetVector<Operation *> coneOf(Value value, Block &block) {
-  llvm::SetVector<Operation *> cone;
-  SmallVector<Value> work = {value};
-  while (!work.empty()) {
-    Value v = work.pop_back_val();
-    Operation *def = v.getDefiningOp();
-    if (!def || def->getBlock() != &block || !cone.insert(def))
-      continue;
-    for (Value operand : def->getOperands())
-      work.push_back(operand);
-  }
-  return cone;
-}
 
 /// The unit a parameter belongs to: `block` groups `….N.…` names by the
 /// prefix up to the first layer index.
@@ -391,17 +374,8 @@ LogicalResult RTXShardStatePass::shard(func::FuncOp function, MeshOp mesh) {
     buffer.shard = buffer.padded / n;
   }
 
-  // The loss's cone tells forward uses of a parameter from backward ones.
-  // A pipeline coordinate's ops say which pass they belong to (rtx-autodiff
-  // marks the backward ones of staged programs).
-  llvm::SetVector<Operation *> forward;
-  if (function->hasAttr(RTXDialect::getPipelineRankAttrName())) {
-    for (Operation &op : body)
-      if (!op.hasAttr(RTXDialect::getBackwardAttrName()))
-        forward.insert(&op);
-  } else if (program->lossResult >= 0) {
-    forward = coneOf(ret.getOperand(program->lossResult), body);
-  }
+  // Forward uses of a parameter from backward ones.
+  llvm::DenseSet<Operation *> forward = forwardOps(*program);
 
   // Every result keeps its index in the step's results: flat buffers
   // replace some, and readers put their members back in place. (A pipeline
