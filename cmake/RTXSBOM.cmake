@@ -50,6 +50,10 @@ if(RTXRT_HTTPLIB_LIBRARY)
   rtx_sbom_component(cpp-httplib "" "${RTXRT_HTTPLIB_LIBRARY}"
                      "${RTXRT_HTTPLIB_INCLUDE_DIR}/httplib.h")
 endif()
+if(RTXRT_URING_LIBRARY)
+  # The offload tier's file I/O (runtime/lib/OffloadStore.cpp).
+  rtx_sbom_component(liburing "" "${RTXRT_URING_LIBRARY}")
+endif()
 if(OpenMP_CXX_FOUND)
   rtx_sbom_component(OpenMP "${OpenMP_CXX_VERSION}" ${OpenMP_CXX_LIBRARIES})
 endif()

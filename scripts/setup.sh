@@ -27,6 +27,8 @@ PACKAGES=(
   libopenblas-dev nlohmann-json3-dev libgloo-dev libhiredis-dev
   # the Prometheus endpoint of programs, and the report's plots
   libcpp-httplib-dev python3-matplotlib
+  # io_uring for the offload store's file transfers (ZeRO-Offload to NVMe)
+  liburing-dev
   # a rendezvous store across machines (and for the tests); a real
   # Prometheus server for the metrics test
   redis-server prometheus

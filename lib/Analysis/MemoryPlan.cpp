@@ -195,7 +195,10 @@ MemoryPlan mlir::rtx::planMemory(const ProgramDescription &program) {
   std::array<int64_t, kMemoryKinds> held{};
   llvm::DenseMap<StringRef, ProgramArgument::Role> roleOfState;
   for (const ProgramArgument &argument : program.arguments) {
-    int64_t bytes = allocatedBytes(tensorBytes(argument.type));
+    // An offloaded buffer is a reference: its bytes are in the tier.
+    int64_t bytes = argument.offload.empty()
+                        ? allocatedBytes(tensorBytes(argument.type))
+                        : 0;
     held[static_cast<int>(kindOfRole(argument.role))] += bytes;
     plan.argumentBytes += bytes;
     roleOfState[argument.stateKey] = argument.role;
@@ -225,6 +228,10 @@ MemoryPlan mlir::rtx::planMemory(const ProgramDescription &program) {
     if (auto it = returnedKind.find(root); it != returnedKind.end())
       return it->second;
     Operation *def = root.getDefiningOp();
+    if (auto wait = dyn_cast<WaitOp>(def))
+      if (auto fetch = wait.getToken().getDefiningOp<OffloadFetchStartOp>())
+        if (const ProgramArgument *buffer = program.find(fetch.getBuffer()))
+          return kindOfRole(buffer->role);
     if (isa<AdamWUpdateOp, SGDUpdateOp>(def))
       return cast<OpResult>(root).getResultNumber() == 0
                  ? MemoryKind::Parameters
@@ -251,7 +258,8 @@ MemoryPlan mlir::rtx::planMemory(const ProgramDescription &program) {
   for (Operation *op : ops)
     for (Value result : op->getResults()) {
       if (!isa<RankedTensorType>(result.getType()) ||
-          program.find(result)) // an rtx.input: held by the caller
+          program.find(result) ||  // an rtx.input: held by the caller
+          isa<OffloadStoreOp>(op)) // a reference to the tier
         continue;
       Value root = rootOf(result);
       if (root.getDefiningOp() == nullptr || program.find(root))
@@ -319,6 +327,39 @@ MemoryPlan mlir::rtx::planMemory(const ProgramDescription &program) {
     }
   }
   return plan;
+}
+
+int64_t mlir::rtx::offloadSlots(Block &body) {
+  StepLiveness liveness = stepLiveness(body);
+  int64_t end = liveness.ops.size();
+  std::vector<int64_t> delta(end + 2, 0);
+  bool any = false;
+  for (Operation *op : liveness.ops) {
+    auto fetch = dyn_cast<OffloadFetchStartOp>(op);
+    if (!fetch)
+      continue;
+    any = true;
+    // From the start of the read to the release of the value it yields.
+    int64_t first = liveness.position.lookup(op), last = first;
+    for (Operation *user : fetch.getToken().getUsers()) {
+      Operation *wait = body.findAncestorOpInBlock(*user);
+      last = std::max(last, liveness.position.lookup(wait));
+      for (Value value : wait->getResults()) {
+        Operation *release = liveness.releaseOp.lookup(value);
+        last =
+            std::max(last, release ? liveness.position.lookup(release) : end);
+      }
+    }
+    ++delta[first];
+    --delta[last + 1];
+  }
+  if (!any)
+    return 0;
+  int64_t live = 0, most = 0;
+  for (int64_t i = 0; i <= end; ++i)
+    most = std::max(most, live += delta[i]);
+  // Two writes in flight besides: one finishing while the next is copied.
+  return most + 2;
 }
 
 std::string mlir::rtx::formatMemoryPlan(const MemoryPlan &plan) {

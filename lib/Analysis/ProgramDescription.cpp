@@ -108,6 +108,9 @@ describeArgument(func::FuncOp function, BlockArgument arg, int64_t &dataArgs) {
     argument.members = std::move(*members);
     argument.flatAxis = layout.getAs<StringAttr>("axis").getValue().str();
     argument.flatLength = layout.getAs<IntegerAttr>("length").getInt();
+    if (auto tier = dyn_cast_or_null<StringAttr>(
+            attr(RTXDialect::getOffloadAttrName())))
+      argument.offload = tier.getValue().str();
     argument.role = argument.members.front().role;
     argument.name = argument.stateKey;
     return argument;
@@ -191,6 +194,9 @@ FailureOr<ProgramDescription> mlir::rtx::describeProgram(func::FuncOp function,
       }
       result.flatAxis = layout.getAs<StringAttr>("axis").getValue().str();
       result.flatLength = layout.getAs<IntegerAttr>("length").getInt();
+      if (auto tier = function.getResultAttrOfType<StringAttr>(
+              i, RTXDialect::getOffloadAttrName()))
+        result.offload = tier.getValue().str();
     }
     if (auto state = function.getResultAttrOfType<StringAttr>(
             i, RTXDialect::getStateAttrName())) {

@@ -12,6 +12,7 @@
 #include "mlir/IR/Diagnostics.h"
 
 #include <chrono>
+#include <limits>
 #include <set>
 #include <system_error>
 #include <thread>
@@ -142,6 +143,7 @@ static rtxrt::ArgSpec toArgSpec(const ProgramArgument &argument) {
   spec.dtype = toDType(argument.type.getElementType());
   spec.sharding = toRuntimeSharding(argument.sharding);
   spec.bound = argument.dataBound;
+  spec.offload = argument.offload;
   if (!argument.members.empty()) {
     spec.flat.axis = argument.flatAxis;
     spec.flat.length = argument.flatLength;
@@ -199,6 +201,36 @@ static bool sameValues(const Tensor &a, const Tensor &b) {
     ref2 += y * y;
   }
   return diff2 <= 1e-12 * std::max(ref2, 1e-30);
+}
+
+/// A simulated rank's offload store: host memory, or files in
+/// DIR/rank-R; null when `args` offload nothing.
+static std::unique_ptr<rtxrt::OffloadStore>
+openRankOffload(const std::vector<rtxrt::ArgSpec> &args, const std::string &dir,
+                int64_t rank) {
+  std::string tier;
+  for (const rtxrt::ArgSpec &arg : args)
+    if (!arg.offload.empty())
+      tier = arg.offload;
+  if (tier.empty()) {
+    if (!dir.empty())
+      throw Error("--offload-dir is for steps compiled with offload=nvme; "
+                  "this one offloads nothing");
+    return nullptr;
+  }
+  rtxrt::OffloadOptions options;
+  if (tier == "nvme") {
+    if (dir.empty())
+      throw Error("the step keeps its optimizer state on an SSD "
+                  "(offload=nvme): give it a folder with --offload-dir DIR");
+    options.tier = rtxrt::OffloadTier::Files;
+    options.directory = dir + "/rank-" + std::to_string(rank);
+  } else if (!dir.empty()) {
+    throw Error("--offload-dir is for steps compiled with offload=nvme; "
+                "this one offloads to host memory (offload=cpu)");
+  }
+  options.maxInFlight = std::numeric_limits<int32_t>::max();
+  return rtxrt::OffloadStore::create(options);
 }
 
 namespace {
@@ -409,14 +441,29 @@ ExecutionResult mlir::rtx::execute(ModuleOp module,
                             rank);
       throw Error("unknown input '" + input.getName().str() + "'");
     };
+    // Offloaded buffers live in the rank's own store; the step gets a
+    // reference. rtx-run keeps every value of a step until its end, so its
+    // store does not bound the buffers in flight (emitted programs do).
+    std::unique_ptr<rtxrt::OffloadStore> offload =
+        openRankOffload(p.args, options.offloadDir, rank);
+    env.offload = offload.get();
     std::vector<Tensor> values;
-    for (unsigned i = 0; i < p.function.getNumArguments(); ++i)
+    for (unsigned i = 0; i < p.function.getNumArguments(); ++i) {
+      if (!p.args[i].offload.empty()) {
+        offload->put(rtxrt::stateKeyOf(p.args[i]),
+                     loader.block(p.args[i], rank));
+        values.push_back(Tensor());
+        continue;
+      }
       values.push_back(loader.block(p.args[i], rank));
+    }
     std::vector<Tensor> results;
     bool hasLoss = int64_t(coordinateOf(rank)) == lossOwner;
     for (int64_t step = 0; step < options.steps; ++step) {
       auto start = std::chrono::steady_clock::now();
       results = interpret(p.function, values, env);
+      if (offload)
+        offload->flush();
       if (rank == reportingRank)
         stepMs[step] = std::chrono::duration<double, std::milli>(
                            std::chrono::steady_clock::now() - start)
@@ -429,6 +476,9 @@ ExecutionResult mlir::rtx::execute(ModuleOp module,
         if (int64_t arg = p.program.results[i].feedsArgument; arg >= 0)
           values[arg] = results[i];
     }
+    for (size_t i = 0; i < results.size(); ++i)
+      if (const ProgramResult &r = p.program.results[i]; !r.offload.empty())
+        results[i] = offload->read(r.stateKey);
     return results;
   };
 

@@ -284,6 +284,20 @@ private:
           values[r.getToken()] =
               world(r).recv(env.rank, peerRank(r), tagOf(r), where(r));
         })
+        .Case([&](OffloadFetchStartOp f) {
+          if (!env.offload)
+            throw Error("the step fetches an offloaded buffer, but the run "
+                        "has no offload store");
+          values[f.getToken()] =
+              env.offload->fetch(f.getBufferKey().str()).get();
+        })
+        .Case([&](OffloadStoreOp s) {
+          if (!env.offload)
+            throw Error("the step stores an offloaded buffer, but the run "
+                        "has no offload store");
+          env.offload->store(s.getBufferKey().str(), get(s.getValue()));
+          values[s.getResult()] = Tensor(); // a reference: the value is there
+        })
         .Case([&](WaitOp w) {
           Tensor value = get(w.getToken());
           if (Value result = w.getResult())

@@ -6,6 +6,7 @@
 #include "rtx/Dialect/RTX/IR/RTXDialect.h"
 #include "rtx/Executor/InProcessWorld.h"
 #include "rtxrt/MeshLayout.h"
+#include "rtxrt/OffloadStore.h"
 #include "rtxrt/Tensor.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -38,6 +39,9 @@ struct RankEnvironment {
   /// This rank's value of a parameter / named input.
   std::function<rtxrt::Tensor(const ParamSpec &)> getParam;
   std::function<rtxrt::Tensor(InputOp)> getInput;
+  /// Where offloaded buffers live (rtx-shard-state{offload}); null when
+  /// the step offloads nothing.
+  rtxrt::OffloadStore *offload = nullptr;
 };
 
 /// rtx element type -> runtime dtype; throws for types rtx-run lacks.

@@ -99,12 +99,14 @@ void mlir::rtx::buildDistributePipeline(OpPassManager &pm,
   RTXShardStateOptions shardDefaults;
   if (options.shardState != 0 || options.shardUnit != shardDefaults.unit ||
       options.reshardAfterForward != shardDefaults.reshardAfterForward ||
-      options.reduceDtype != shardDefaults.reduceDtype) {
+      options.reduceDtype != shardDefaults.reduceDtype ||
+      options.offload != shardDefaults.offload) {
     RTXShardStateOptions shard;
     shard.stage = options.shardState;
     shard.unit = options.shardUnit;
     shard.reshardAfterForward = options.reshardAfterForward;
     shard.reduceDtype = options.reduceDtype;
+    shard.offload = options.offload;
     pm.addPass(createRTXShardState(shard));
   }
   if (options.bucketBytes < 0 && !options.overlap)

@@ -9,6 +9,7 @@
 
 #include "CppText.h"
 
+#include "rtx/Analysis/MemoryPlan.h"
 #include "rtx/Dialect/RTX/IR/RTXDialect.h"
 
 #include <map>
@@ -47,6 +48,8 @@ static void emitArgument(const ProgramArgument &argument, StringRef into,
      << ";\n    a.name = " << quoted(argument.name) << ";\n";
   if (!argument.stateKey.empty())
     os << "    a.state = " << quoted(argument.stateKey) << ";\n";
+  if (!argument.offload.empty())
+    os << "    a.offload = " << quoted(argument.offload) << ";\n";
   switch (argument.role) {
   case ProgramArgument::Role::Parameter:
     if (!argument.members.empty())
@@ -77,6 +80,8 @@ static void emitResult(const ProgramResult &result, StringRef into,
     return;
   // A flat buffer: its layout and members, each written as a result.
   std::string r = into.str() + ".back()";
+  if (!result.offload.empty())
+    os << "  " << r << ".offload = " << quoted(result.offload) << ";\n";
   os << "  " << r << ".flat.axis = " << quoted(result.flatAxis) << ";\n  " << r
      << ".flat.length = " << result.flatLength << ";\n";
   for (auto [member, offset] : llvm::zip(result.members, result.offsets)) {
@@ -129,6 +134,9 @@ void mlir::rtx::emitProgramMain(const ProgramDescription &program,
   for (const ProgramResult &result : program.results)
     emitResult(result, "spec.results", os);
   os << "  spec.lossResult = " << program.lossResult << ";\n";
+  if (int64_t slots =
+          offloadSlots(func::FuncOp(program.function).getBody().front()))
+    os << "  spec.offloadSlots = " << slots << ";\n";
   emitEnd(collectiveAxes, cuda, "  spec.step = step;\n", os);
 }
 
@@ -170,6 +178,9 @@ void mlir::rtx::emitPipelinedMain(
       emitResult(result, "s.results", os);
       os << "  s.stepResult.push_back(" << stepResultOf(stage, j) << ");\n";
     }
+    if (int64_t slots =
+            offloadSlots(func::FuncOp(stage.function).getBody().front()))
+      os << "  s.offloadSlots = " << slots << ";\n";
     os << "  s.lossResult = " << stage.lossResult
        << ";\n  s.step = " << stepNames[c]
        << ";\n  spec.stages.push_back(s);\n  }\n";

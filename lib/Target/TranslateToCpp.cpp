@@ -310,6 +310,17 @@ LogicalResult Emitter::emitOp(Operation *op) {
            << " = ctx.recvStart(" << pointToPoint(r) << ", " << shape(value)
            << ", " << dtype(value) << ");\n";
       })
+      .Case([&](OffloadFetchStartOp f) {
+        os << "  StepContext::Pending " << name(f.getToken())
+           << " = ctx.offloadFetch(" << where(f) << ", "
+           << quoted(f.getBufferKey()) << ");\n";
+      })
+      .Case([&](OffloadStoreOp s) {
+        // The step returns a reference; the value is in the tier.
+        os << "  ctx.offloadStore(" << where(s) << ", "
+           << quoted(s.getBufferKey()) << ", " << name(s.getValue()) << ");\n";
+        assign(s.getResult(), "Tensor()");
+      })
       .Case([&](WaitOp w) {
         if (w.getResult())
           os << "  Tensor " << name(w.getResult()) << " = ";

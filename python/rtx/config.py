@@ -10,6 +10,7 @@ option, instead of ignoring them.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Any, FrozenSet, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -319,7 +320,12 @@ class ShardingConfig:
     shard_group: with "hsdp", how many data ranks share one copy of the
         state (PyTorch's shard dimension, e.g. the GPUs of a node); it must
         divide parallel.dp and be smaller than it.
-    offload: where sharded state lives between uses: "none", "cpu" or "nvme".
+    offload: where sharded optimizer state (and, at stage 3, the parameter
+        shards) lives between steps: "none", "cpu" (host memory) or "nvme"
+        (files on an SSD, read and written with io_uring; ZeRO-Offload /
+        ZeRO-Infinity). The update of offloaded state runs on the host.
+    offload_dir: with "nvme", the folder for the files (each rank uses
+        offload_dir/rank-R); None: a temporary folder per training call.
     auto_wrap: how FSDP groups parameters into units: None (whole model),
         a minimum number of parameters per unit, or module class names
         (e.g. {"Block"}) whose instances become units.
@@ -334,6 +340,7 @@ class ShardingConfig:
     auto_wrap: Union[None, int, FrozenSet[str]] = None
     tp_hints: Mapping[str, str] = field(default_factory=dict)
     shard_group: Optional[int] = None
+    offload_dir: Optional[str] = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tp_hints", _tp_hints(self.tp_hints))
@@ -353,6 +360,13 @@ class ShardingConfig:
         if self.shard_group is not None and self.shard_strategy != "hsdp":
             raise ConfigError("sharding.shard_group sizes HSDP's shard groups; it needs "
                               f"shard_strategy 'hsdp', not {self.shard_strategy!r}")
+        if self.offload_dir is not None:
+            if not isinstance(self.offload_dir, (str, os.PathLike)) or not str(self.offload_dir):
+                raise ConfigError(f"sharding.offload_dir must be a folder path, got {self.offload_dir!r}")
+            object.__setattr__(self, "offload_dir", str(self.offload_dir))
+            if self.offload != "nvme":
+                raise ConfigError("sharding.offload_dir is where offload='nvme' keeps its files; "
+                                  f"it needs offload 'nvme', not {self.offload!r}")
         if self.offload != "none" and self.shard_strategy == "none":
             raise ConfigError(f"sharding.offload={self.offload!r} offloads sharded state; "
                               "it needs a shard_strategy other than 'none'")
@@ -362,13 +376,19 @@ class ShardingConfig:
 
     def unsupported(self) -> List[Unsupported]:
         problems = []
-        if self.offload != "none":
-            problems.append(Unsupported("sharding.offload", self.offload, "offloading comes later; use 'none'"))
         if self.auto_wrap is not None:
             problems.append(Unsupported("sharding.auto_wrap", self.auto_wrap,
                                         "FSDP units are transformer blocks, found from parameter "
                                         "names (rtx-shard-state unit=block); leave auto_wrap None"))
         return problems
+
+    def offload_argv(self, scratch: Union[str, os.PathLike]) -> List[str]:
+        """The programs' (and rtx-run's) flags for the offload tier:
+        --offload-dir for "nvme" (offload_dir, else `scratch`/offload), none
+        otherwise."""
+        if self.offload != "nvme":
+            return []
+        return ["--offload-dir", str(self.offload_dir or Path(scratch) / "offload")]
 
     def mesh(self, parallel: "ParallelConfig") -> Optional[str]:
         """`parallel`'s mesh, with HSDP's dp axis split into dp_replicate
@@ -391,6 +411,8 @@ class ShardingConfig:
         stage = {"zero1": 1, "zero2": 2, "zero3": 3, "fsdp": 3, "hsdp": 3}.get(self.shard_strategy)
         if stage:
             options.append(f"shard-state={stage}")
+        if self.offload != "none":
+            options.append(f"offload={self.offload}")
         if self.tp_hints:
             options.append("seed-hints=" + ",".join(f"{name}:{split}"
                                                     for name, split in self.tp_hints.items()))

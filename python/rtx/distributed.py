@@ -146,6 +146,7 @@ class RankRun:
             # Every rank takes part in gathering the state; rank 0 writes it.
             out_dir = call_dir if rank0 else work_dir
             argv += ["--metrics", str(out_dir / "metrics.jsonl"), "--save-state", str(out_dir / "state")]
+            argv += self.program.sharding.offload_argv(work_dir)
             # One run id per call: the store's keys of an earlier call are
             # not this one's.
             env = dict(self.env, RTX_RUN_ID=f"{self.env['RTX_RUN_ID']}-call{self.calls}")

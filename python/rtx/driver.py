@@ -98,7 +98,8 @@ def run(program: PathLike, *, inputs: Optional[PathLike] = None, params: Optiona
         state: Optional[PathLike] = None, params_partial: bool = False,
         out: Optional[PathLike] = None, steps: int = 1, random: bool = False, seed: Optional[int] = None,
         entry: Optional[str] = None, read_results: bool = True,
-        build_dir: Optional[PathLike] = None, ranks: int = 1) -> RunResult:
+        build_dir: Optional[PathLike] = None, ranks: int = 1,
+        extra_args: Sequence[str] = ()) -> RunResult:
     """Runs rtx-run on a .mlir file. Inputs are read from `inputs`/NAME.npy,
     parameters from `params`/NAME.npy (every one, unless `params_partial`
     draws the missing ones from their initializers), or parameters and
@@ -106,7 +107,8 @@ def run(program: PathLike, *, inputs: Optional[PathLike] = None, params: Optiona
     read_results and no `out`, a temporary directory) and, with
     read_results, loaded as numpy arrays. Returns the results (their types
     and attributes from the entry function's signature) and each step's
-    loss and time, read from rtx-run's --metrics file."""
+    loss and time, read from rtx-run's --metrics file. `extra_args` go to
+    rtx-run as they are (e.g. --offload-dir DIR)."""
     argv = [find_tool("rtx-run", build_dir), str(program)]
     if not Path(program).is_file():
         raise ToolError(f"rtx-run: no such file: {program}")
@@ -125,6 +127,7 @@ def run(program: PathLike, *, inputs: Optional[PathLike] = None, params: Optiona
         argv.append(f"--steps={steps}")
     if ranks != 1:
         argv.append(f"--ranks={ranks}")
+    argv += list(extra_args)
     signature = _result_signature(Path(program).read_text(), entry)
     with tempfile.TemporaryDirectory(prefix="rtx-run-") as scratch:
         out_dir = Path(out) if out is not None else Path(scratch) if read_results else None

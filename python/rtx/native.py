@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Protocol, Union
 
 from .batch import Batch, InputSpec, check_batch, save_arrays
-from .config import ConfigError, ParallelConfig, ProcessGroup
+from .config import ConfigError, ParallelConfig, ProcessGroup, ShardingConfig
 from .results import TrainResult, losses_of, params_of, read_metrics, read_state
 from .tools import call, find_tool
 
@@ -35,6 +35,7 @@ class CompiledStep(Protocol):
     train_ir: str
     params: Optional[Dict[str, Any]]
     parallel: ParallelConfig
+    sharding: ShardingConfig
     group: ProcessGroup
 
     @property
@@ -128,6 +129,7 @@ class NativeProgram:
             shutil.rmtree(saved, ignore_errors=True)
             metrics_file = work_dir / "metrics.jsonl"
             argv += ["--save-state", str(saved), "--metrics", str(metrics_file)]
+            argv += self.program.sharding.offload_argv(work_dir)
             call(argv, name=self.path.name, echo=progress, tail=20)
             metrics = read_metrics(metrics_file)
         losses = losses_of(metrics, steps, self.path.name)

@@ -135,7 +135,8 @@ class Program:
                           if self.params is not None and not resume else None)
             run = driver.run(program, inputs=work_dir / "inputs", params=params_dir,
                              state=Path(self._state_dir.name) if resume else None, steps=steps,
-                             ranks=self.parallel.ranks)
+                             ranks=self.parallel.ranks,
+                             extra_args=self.sharding.offload_argv(work_dir))
         states = run.states()
         params = params_of(states)
         losses = run.losses   # one per step, from rtx-run's --metrics file

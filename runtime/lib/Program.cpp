@@ -12,6 +12,7 @@
 #include "program/Flags.h"
 #include "program/Groups.h"
 #include "program/Metrics.h"
+#include "program/Offload.h"
 #include "program/PipelineView.h"
 #include "program/StateFiles.h"
 #include "program/StepLoop.h"
@@ -87,11 +88,20 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
     // a token file (--data) replaces the batch at every step.
     // The loader goes before the steps: what it read whole (a parameter
     // this rank holds a shard of) is not held through the run.
+    // Offloaded buffers (rtx-shard-state{offload}) go to their tier, one
+    // at a time; the step gets a reference (an undefined tensor).
+    std::unique_ptr<OffloadStore> offload = openOffload(spec, flags, self.rank);
     std::vector<Tensor> args;
     {
       ArgumentLoader loader(spec.mesh, argumentSources(flags));
-      for (const ArgSpec &arg : spec.args)
+      for (const ArgSpec &arg : spec.args) {
+        if (!arg.offload.empty()) {
+          offload->put(stateKeyOf(arg), loader.block(arg, self.rank));
+          args.push_back(Tensor());
+          continue;
+        }
         args.push_back(device.toDevice(loader.block(arg, self.rank)));
+      }
     }
     std::optional<TokenData> data;
     if (!flags.data.empty())
@@ -103,12 +113,26 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
                         spec.device);
     if (tracer.enabled())
       context.setTracer(&tracer);
+    context.setOffload(offload.get());
     Progress progress(spec, MetricsPlace{self.rank, self.localRank, run},
                       flags.steps, flags);
     StepLoop loop{spec,   context,  groups,
                   device, progress, data ? &*data : nullptr};
+    if (offload) {
+      loop.offloadBoundBytes = offloadBoundBytes(spec, *offload);
+      if (self.rank == 0)
+        std::printf(
+            "offload: %s, at most %lld buffers (%lld bytes) in "
+            "flight per rank\n",
+            offloadTierOf(spec) == "nvme" ? "state in files (nvme)"
+                                          : "state in host memory",
+            static_cast<long long>(std::max<int64_t>(spec.offloadSlots, 2)),
+            static_cast<long long>(loop.offloadBoundBytes));
+    }
     std::vector<Tensor> results = loop.run(args, stepsBefore, flags.steps);
     progress.done();
+    if (offload)
+      readOffloaded(*offload, spec, results);
 
     // The final results and state, reassembled on rank 0.
     {

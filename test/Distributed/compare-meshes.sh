@@ -28,8 +28,12 @@ for mesh in "$@"; do
   for axis in ${mesh//,/ }; do ranks=$((ranks * ${axis#*:})); done
   rtx-opt "$model" "-rtx-distribute=mesh=$mesh$dist_opts" \
     -o "$tmp/dist.mlir"
+  # A step compiled with offload=nvme keeps its state in files.
+  offload=()
+  grep -q 'rtx.offload = "nvme"' "$tmp/dist.mlir" &&
+    offload=(--offload-dir "$tmp/offload")
   out=$(rtx-run --compare "$tmp/ref.mlir" "$tmp/dist.mlir" --ranks "$ranks" \
-        "${data[@]}" --steps "$steps" "${compare_opts[@]}" 2>&1) || true
+        "${data[@]}" --steps "$steps" "${compare_opts[@]}" "${offload[@]}" 2>&1) || true
   pass=$(grep -c ' PASS$' <<<"$out" || true)
   fail=$(grep -c -E 'FAIL|error' <<<"$out" || true)
   echo "mesh $mesh ranks $ranks: $pass results pass, $fail fail"

@@ -53,6 +53,8 @@ def test_init_rejects_bad_values(kwargs, message):
     (lambda: ShardingConfig(shard_strategy="zero4"), "sharding.shard_strategy must be one of"),
     (lambda: ShardingConfig(offload="disk"), "sharding.offload must be one of"),
     (lambda: ShardingConfig(offload="cpu"), "needs a shard_strategy other than 'none'"),
+    (lambda: ShardingConfig("zero2", "cpu", offload_dir="/tmp/x"), "it needs offload 'nvme'"),
+    (lambda: ShardingConfig("zero2", "nvme", offload_dir=""), "offload_dir must be a folder path"),
     (lambda: ShardingConfig(shard_strategy="zero2", auto_wrap=1000), "needs shard_strategy 'zero3', 'fsdp' or 'hsdp'"),
     (lambda: ShardingConfig(shard_strategy="fsdp", auto_wrap=[]), "must name module classes"),
     (lambda: ShardingConfig(shard_strategy="hsdp"), "'hsdp' needs shard_group"),
@@ -93,7 +95,6 @@ def test_valid_future_options_are_accepted():
 # --- compile refuses what it cannot do yet -------------------------------------------------
 
 @pytest.mark.parametrize("kwargs, option", [
-    (dict(sharding=ShardingConfig("zero3", "cpu")), "sharding.offload='cpu'"),
     (dict(sharding=ShardingConfig("fsdp", auto_wrap={"Block"})), "sharding.auto_wrap"),
     (dict(elastic=ElasticConfig(rendezvous="file:///tmp/x")), "elastic.rendezvous='file:///tmp/x'"),
     (dict(elastic=ElasticConfig(preempt_policy="checkpoint")), "elastic.preempt_policy='checkpoint'"),

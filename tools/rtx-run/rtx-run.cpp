@@ -65,6 +65,11 @@ static cl::opt<std::string> stateDir(
     cl::desc("Continue from DIR/KEY.npy (parameters as param:NAME, optimizer "
              "state by key), as an emitted program's --save-state writes it"),
     cl::value_desc("DIR"), cl::cat(category));
+static cl::opt<std::string> offloadDir(
+    "offload-dir",
+    cl::desc("Folder of the offloaded state of a step compiled with "
+             "offload=nvme (each simulated rank uses DIR/rank-R)"),
+    cl::value_desc("DIR"), cl::cat(category));
 static cl::opt<std::string> outDir("out",
                                    cl::desc("Write resultN.npy into DIR"),
                                    cl::value_desc("DIR"), cl::cat(category));
@@ -228,6 +233,7 @@ int main(int argc, char **argv) {
   options.paramsDir = paramsDir;
   options.paramsPartial = paramsPartial;
   options.stateDir = stateDir;
+  options.offloadDir = offloadDir;
   options.collectiveTimeoutSeconds = timeout;
   options.steps = steps;
   options.metricsPath = metricsPath;
@@ -254,9 +260,13 @@ int main(int argc, char **argv) {
     OwningOpRef<ModuleOp> dist = parseFile(files[1], context);
     if (!dist)
       return 1;
+    // --offload-dir is the distributed program's (the reference is one
+    // device's plain step).
     options.numRanks = 1;
+    options.offloadDir.clear();
     rtx::ExecutionResult ref = rtx::execute(*module, options);
     options.numRanks = ranks;
+    options.offloadDir = offloadDir;
     rtx::ExecutionResult got = rtx::execute(*dist, options, ref.inputs);
     return compareResults(ref.results, got.results) ? 0 : 1;
   } catch (const std::exception &error) {

@@ -76,6 +76,13 @@ struct MemoryPlan {
 /// The plan of `program`'s step function, as its rank runs it.
 MemoryPlan planMemory(const ProgramDescription &program);
 
+/// The offload slots a step needs (rtx-shard-state{offload}): the most
+/// fetched buffers it holds at once, from the start of each read to the
+/// release of the value it yields, plus two writes in flight. The runtime
+/// bounds its buffers in flight by this number, so the program's own order
+/// can never wait for a slot that only it could free. 0 without offload.
+int64_t offloadSlots(Block &body);
+
 /// A table a person reads: one row per kind, bytes and share of the peak.
 std::string formatMemoryPlan(const MemoryPlan &plan);
 

@@ -66,6 +66,9 @@ struct ProgramArgument {
   int64_t flatLength = 0;
   std::vector<ProgramArgument> members;
   std::vector<int64_t> offsets;
+  /// `rtx.offload`: the tier ("cpu", "nvme") that holds this buffer between
+  /// steps; the step gets a reference, not the value. Empty: in memory.
+  std::string offload;
 };
 
 /// A result of the step.
@@ -85,6 +88,9 @@ struct ProgramResult {
   int64_t flatLength = 0;
   std::vector<ProgramResult> members;
   std::vector<int64_t> offsets;
+  /// `rtx.offload`: written back to this tier by the step, which returns a
+  /// reference (the run reads the value from the tier at its end).
+  std::string offload;
 };
 
 struct ProgramDescription {

@@ -50,6 +50,9 @@ struct ExecutorOptions {
   /// param:NAME.npy and every optimizer-state argument from its key; all
   /// must be there. Excludes paramsDir.
   std::string stateDir;
+  /// The folder of offloaded buffers of a step compiled with offload=nvme
+  /// (each simulated rank uses DIR/rank-R); refused for other steps.
+  std::string offloadDir;
   /// Parameter values (global shapes) by name; they take precedence over
   /// --params and over initializers (used by gradient checks).
   std::map<std::string, rtxrt::Tensor> paramValues;

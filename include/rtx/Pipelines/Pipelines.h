@@ -126,6 +126,12 @@ struct DistributeOptions : public PassPipelineOptions<DistributeOptions> {
       llvm::cl::desc("With shard-state >= 2: element type of the gradient "
                      "reduce-scatter (f32, bf16, f16)"),
       llvm::cl::init(RTXShardStateOptions{}.reduceDtype)};
+  Option<std::string> offload{
+      *this, "offload",
+      llvm::cl::desc("With shard-state: where optimizer state (and stage 3's "
+                     "parameter shards) live between steps: none, cpu or nvme "
+                     "(rtx-shard-state)"),
+      llvm::cl::init(RTXShardStateOptions{}.offload)};
 
   RTXAddMeshOptions addMeshOptions() const;
   /// The size of the mesh's pp axis (1 without one).

@@ -44,6 +44,10 @@ struct ArgSpec {
   /// loaded as an argument of its own and packed as `flat` says.
   FlatLayout flat;
   std::vector<ArgSpec> members;
+  /// "cpu" or "nvme": a flat buffer that lives in the offload tier between
+  /// steps (rtx-shard-state{offload}); the step gets a reference (an
+  /// undefined Tensor) and fetches it. Empty: passed in memory.
+  std::string offload;
 };
 
 /// The key of an argument's state: `state`, or for a parameter without one

@@ -36,6 +36,13 @@ struct StepRecord {
   /// The most bytes held during this step alone (what rtx-plan-memory
   /// predicts).
   std::optional<int64_t> stepPeakBytes;
+  /// Offloaded state (rtx-shard-state{offload}, docs/fsdp.md): this step's
+  /// transfers with the tier and their bytes, the time the step waited for
+  /// it (slots and data), the most bytes in flight so far (fetched buffers
+  /// held, writes, staging) and the store's bound on them.
+  std::optional<int64_t> offloadTransfers, offloadBytes,
+      offloadPeakInFlightBytes, offloadBoundBytes;
+  std::optional<double> offloadWaitMs;
 };
 
 /// --metrics FILE: one JSON object per line and step (step, loss,

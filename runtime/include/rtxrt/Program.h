@@ -32,6 +32,8 @@
 
 namespace rtxrt {
 
+class OffloadStore;
+
 /// A collective as the dialect's op describes it: rtx-translate writes one
 /// per op (`Collective::allGather(1)`), rtx-run reads the same attributes.
 struct Collective {
@@ -210,6 +212,9 @@ struct ResultSpec {
   /// of its own with its own index and state key.
   FlatLayout flat;
   std::vector<ResultSpec> members;
+  /// "cpu" or "nvme": the step writes it back to the offload tier and
+  /// returns a reference; the run reads its value from the tier at the end.
+  std::string offload;
 };
 
 /// What a step's communication did (the run's metrics,
@@ -281,6 +286,16 @@ public:
   /// naming the op when a started operation was never waited.
   void finishStep();
   Tensor meshSlice(const Axes &axes, int64_t dim, const Tensor &t);
+  /// rtx.offload_fetch_start: starts reading offloaded buffer `key` from
+  /// the store (which may first wait for a slot: backpressure); wait()
+  /// yields it, on the device in a GPU program.
+  Pending offloadFetch(const char *what, const char *key);
+  /// rtx.offload_store: starts writing `t` as `key`'s new value. The step's
+  /// end (finishStep) waits for the writes and rethrows a failed one.
+  void offloadStore(const char *what, const char *key, const Tensor &t);
+  /// The store of offloaded buffers (null: the program offloads nothing).
+  void setOffload(OffloadStore *store) { offload_ = store; }
+  OffloadStore *offload() const { return offload_; }
   /// What communication did since the last call; resets the counts.
   CommunicationStats takeCommunicationStats();
   /// Records spans into `tracer` from now on (null: none).
@@ -334,6 +349,9 @@ private:
   /// communication since `startNs`.
   void waited(const char *name, const char *what, int64_t startNs,
               bool allReduce);
+  /// Traces a wait of the step's thread for the offload tier since
+  /// `startNs` (when it lasted long enough to see).
+  void offloadWaited(const char *name, const char *what, int64_t startNs);
   /// A completion of a host tensor that yields it on the device, copied at
   /// the wait on the thread that owns the device.
   Completion toDeviceAtWait(Completion onHost) const;
@@ -349,6 +367,7 @@ private:
   std::mutex statsMutex_;
   CommunicationStats stats_;
   Tracer *tracer_ = nullptr;
+  OffloadStore *offload_ = nullptr;
   int64_t opStart_ = 0;
   const char *action_ = nullptr;
   int64_t actionStart_ = 0;
@@ -374,6 +393,8 @@ struct PipelineStage {
   std::vector<int64_t> stepResult;
   int64_t lossResult = -1;
   StepFunction step;
+  /// Offload slots the stage's step needs (mlir::rtx::offloadSlots).
+  int64_t offloadSlots = 0;
 };
 
 /// What an emitted program tells runProgram about itself.
@@ -386,6 +407,10 @@ struct ProgramSpec {
   /// Every axis list a collective of the step uses (the groups to create).
   std::vector<std::vector<std::string>> collectiveAxes;
   StepFunction step;
+  /// rtx-shard-state{offload}: the most offload buffers the step holds in
+  /// flight (fetched or being written) by its own order; the store bounds
+  /// them by this (mlir::rtx::offloadSlots). 0: nothing is offloaded.
+  int64_t offloadSlots = 0;
   /// Set by GPU programs: arguments live on the device during the steps.
   const DeviceRuntime *device = nullptr;
   /// A pipelined program: the ranks whose coordinate on `pipelineAxis` is c

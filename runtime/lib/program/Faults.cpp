@@ -25,6 +25,8 @@ static Faults readFaults() {
   Faults faults;
   if (const char *delay = std::getenv("RTX_FAULT_COMM_DELAY_MS"))
     faults.commDelayMs = milliseconds("RTX_FAULT_COMM_DELAY_MS", delay);
+  if (const char *delay = std::getenv("RTX_FAULT_OFFLOAD_DELAY_MS"))
+    faults.offloadDelayMs = milliseconds("RTX_FAULT_OFFLOAD_DELAY_MS", delay);
   if (const char *slow = std::getenv("RTX_FAULT_SLOW_RANK")) {
     std::string text = slow;
     auto colon = text.find(':');

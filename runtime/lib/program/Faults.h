@@ -8,6 +8,9 @@
 //                                waits MS milliseconds first (a slow link)
 //   RTX_FAULT_SLOW_RANK=R:MS     rank R computes MS milliseconds longer in
 //                                every step (a straggler)
+//   RTX_FAULT_OFFLOAD_DELAY_MS=MS  every read and write of the offload
+//                                tier takes at least MS milliseconds (a
+//                                slow disk: backpressure)
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +25,7 @@ struct Faults {
   double commDelayMs = 0;
   int64_t slowRank = -1;
   double slowRankMs = 0;
+  double offloadDelayMs = 0;
   /// Read from the environment once; throws Error naming a malformed
   /// variable.
   static const Faults &get();

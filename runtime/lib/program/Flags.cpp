@@ -115,6 +115,8 @@ Flags rtxrt::program::parseFlags(const std::string &program, int argc,
       flags.state = path();
     else if (arg == "--save-state")
       flags.saveState = path();
+    else if (arg == "--offload-dir")
+      flags.offloadDir = path();
     else if (arg == "--timeout") {
       flags.timeout = number("seconds");
       // NaN compares false, so test for the accepted range, not against it.
@@ -194,7 +196,11 @@ void rtxrt::program::printHelp(const std::string &program,
       "..., step)\n"
       "  --state DIR        start from a --save-state directory (training "
       "continues\n"
-      "                     where that run stopped)\n",
+      "                     where that run stopped)\n"
+      "  --offload-dir DIR  where a program compiled with offload=nvme keeps "
+      "its\n"
+      "                     offloaded state (DIR/rank-R; an SSD or NVMe "
+      "path)\n",
       program.c_str(), static_cast<long long>(spec.mesh.numRanks()));
 }
 

@@ -27,6 +27,9 @@ struct Flags {
   std::string metricsHost = "127.0.0.1";
   std::string metricsTextfile;
   double metricsLinger = 0;
+  /// rtx-shard-state{offload=nvme}: the folder of each rank's offload
+  /// files (DIR/rank-R); a program that offloads to "cpu" refuses it.
+  std::string offloadDir;
   bool paramsPartial = false;
   bool help = false;
 };

@@ -57,6 +57,15 @@ void MetricsFile::step(const StepRecord &r, double tokensPerSecond) {
     line += ", \"peak_bytes\": " + std::to_string(*r.peakBytes);
   if (r.stepPeakBytes)
     line += ", \"step_peak_bytes\": " + std::to_string(*r.stepPeakBytes);
+  auto integer = [&](const char *key, const std::optional<int64_t> &v) {
+    if (v)
+      line += std::string(", \"") + key + "\": " + std::to_string(*v);
+  };
+  integer("offload_transfers", r.offloadTransfers);
+  integer("offload_bytes", r.offloadBytes);
+  optional("offload_wait_ms", r.offloadWaitMs, "%.3f");
+  integer("offload_peak_inflight_bytes", r.offloadPeakInFlightBytes);
+  integer("offload_bound_bytes", r.offloadBoundBytes);
   std::fprintf(file_, "%s}\n", line.c_str());
   std::fflush(file_); // a run that dies keeps the steps it finished
 }

@@ -26,6 +26,7 @@ ProgramSpec rtxrt::program::pipelineView(const ProgramSpec &spec,
   view.results = stage.results;
   view.lossResult = stage.lossResult;
   view.step = stage.step;
+  view.offloadSlots = stage.offloadSlots;
   if (spec.lossResult >= 0)
     view.stepLossOwner = spec.ownerOf(spec.lossResult);
   return view;

@@ -1,5 +1,6 @@
 //===- StepContext.cpp - the collectives an emitted step calls ------------===//
 
+#include "rtxrt/OffloadStore.h"
 #include "rtxrt/Program.h"
 
 #include "rtxrt/Collectives.h"
@@ -247,7 +248,47 @@ Tensor StepContext::wait(const Pending &pending) {
   return pending.completion.get();
 }
 
+StepContext::Pending StepContext::offloadFetch(const char *what,
+                                               const char *key) {
+  if (!offload_)
+    throw Error(std::string(what) +
+                ": the program fetches an offloaded buffer, but the run has "
+                "no offload store");
+  int64_t start = Tracer::now();
+  Completion read = offload_->fetch(key);
+  // Waiting for a slot is the step waiting for the tier (backpressure).
+  offloadWaited("wait (offload slot)", what, start);
+  return track(device_ ? toDeviceAtWait(std::move(read)) : std::move(read),
+               what);
+}
+
+void StepContext::offloadStore(const char *what, const char *key,
+                               const Tensor &t) {
+  if (!offload_)
+    throw Error(std::string(what) +
+                ": the program stores an offloaded buffer, but the run has "
+                "no offload store");
+  int64_t start = Tracer::now();
+  offload_->store(key, t.onGpu() ? device_->toHost(t) : t);
+  offloadWaited("wait (offload slot)", what, start);
+}
+
+void StepContext::offloadWaited(const char *name, const char *what,
+                                int64_t startNs) {
+  // Traced, not counted as communication: the tier is not the network.
+  int64_t endNs = Tracer::now();
+  if (tracer_ && tracer_->active() && endNs - startNs > 10000)
+    tracer_->span(TraceLane::Compute, name, "wait", startNs, endNs,
+                  "\"op\": " + jsonQuote(what));
+}
+
 void StepContext::finishStep() {
+  if (offload_) {
+    // The step's writes are its state: the next step reads them.
+    int64_t start = Tracer::now();
+    offload_->flush();
+    offloadWaited("wait (offload writes)", "the step's offload writes", start);
+  }
   drain();
   if (!sends_.empty()) {
     int64_t start = Tracer::now();

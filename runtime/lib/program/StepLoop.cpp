@@ -4,6 +4,8 @@
 
 #include "Faults.h"
 
+#include "rtxrt/OffloadStore.h"
+
 #include <chrono>
 #include <map>
 
@@ -32,6 +34,8 @@ std::vector<Tensor> StepLoop::run(std::vector<Tensor> &args,
     // The step's own peak (step_peak_bytes) counts from here: what is held
     // now (the state, this batch) and what the step allocates.
     device.beginPeakWindow();
+    OffloadStore *offload = context.offload();
+    OffloadStats offloadBefore = offload ? offload->stats() : OffloadStats();
     auto start = std::chrono::steady_clock::now();
     if (faults.slowRank == groups.rank()) {
       TraceScope slow(tracer, TraceLane::Compute,
@@ -47,6 +51,18 @@ std::vector<Tensor> StepLoop::run(std::vector<Tensor> &args,
                     std::chrono::steady_clock::now() - start)
                     .count();
     CommunicationStats comm = context.takeCommunicationStats();
+    if (offload) {
+      OffloadStats now = offload->stats();
+      record.offloadTransfers =
+          now.reads + now.writes - offloadBefore.reads - offloadBefore.writes;
+      record.offloadBytes = now.bytesRead + now.bytesWritten -
+                            offloadBefore.bytesRead -
+                            offloadBefore.bytesWritten;
+      record.offloadWaitMs =
+          1000.0 * (now.blockedSeconds - offloadBefore.blockedSeconds);
+      record.offloadPeakInFlightBytes = now.peakInFlightBytes;
+      record.offloadBoundBytes = offloadBoundBytes;
+    }
     if (tracer && tracer->active())
       tracer->span(TraceLane::Compute, "step", "step", stepStart, Tracer::now(),
                    "", "step " + std::to_string(step));

@@ -23,6 +23,8 @@ struct StepLoop {
   Progress &progress;
   /// --data: each step's batch; null without.
   const TokenData *data = nullptr;
+  /// The offload store's bound on bytes in flight (metrics); 0 without.
+  int64_t offloadBoundBytes = 0;
 
   /// Runs `steps` steps after the `stepsBefore` that the runs behind --state
   /// did, on `args`; returns the last step's results.

@@ -32,15 +32,15 @@ static LogicalResult verifyShardingOfValue(Operation *anchor,
                                            const Twine &what) {
   auto tensorType = dyn_cast<RankedTensorType>(type);
   if (!tensorType)
-    return anchor->emitError() << "sharding of " << what
-                               << " describes a value of non-tensor type "
-                               << type;
+    return anchor->emitError()
+           << "sharding of " << what << " describes a value of non-tensor type "
+           << type;
   auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(
       anchor, sharding.getMesh().getAttr());
   if (!mesh)
-    return anchor->emitError() << "sharding of " << what
-                               << " refers to unknown mesh "
-                               << sharding.getMesh();
+    return anchor->emitError()
+           << "sharding of " << what << " refers to unknown mesh "
+           << sharding.getMesh();
   if (sharding.getRank() != tensorType.getRank())
     return anchor->emitError()
            << "sharding of " << what << " has rank " << sharding.getRank()
@@ -49,9 +49,9 @@ static LogicalResult verifyShardingOfValue(Operation *anchor,
   auto checkAxis = [&](StringRef axis) -> LogicalResult {
     if (mesh.getAxisSize(axis))
       return success();
-    return anchor->emitError() << "sharding of " << what << " uses axis \""
-                               << axis << "\" which mesh "
-                               << sharding.getMesh() << " does not have";
+    return anchor->emitError()
+           << "sharding of " << what << " uses axis \"" << axis
+           << "\" which mesh " << sharding.getMesh() << " does not have";
   };
   for (int64_t d = 0; d < sharding.getRank(); ++d)
     for (StringRef axis : sharding.getDimAxes(d))
@@ -163,8 +163,8 @@ LogicalResult RTXDialect::verifyOperationAttribute(Operation *op,
 
 /// An `rtx.flat` layout: a 1-D value whose members are described by
 /// dictionaries with the fields that ProgramDescription reads.
-static LogicalResult verifyFlatLayout(Operation *op, Attribute value,
-                                      Type type, const Twine &what) {
+static LogicalResult verifyFlatLayout(Operation *op, Attribute value, Type type,
+                                      const Twine &what) {
   auto error = [&]() {
     return op->emitError() << "'rtx.flat' on " << what << ": ";
   };
@@ -174,8 +174,7 @@ static LogicalResult verifyFlatLayout(Operation *op, Attribute value,
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!tensor || tensor.getRank() != 1)
     return error() << "the value must be a 1-D tensor, got " << type;
-  if (!layout.getAs<StringAttr>("axis") ||
-      !layout.getAs<IntegerAttr>("length"))
+  if (!layout.getAs<StringAttr>("axis") || !layout.getAs<IntegerAttr>("length"))
     return error() << "needs 'axis' (a string) and 'length' (an integer)";
   auto members = layout.getAs<ArrayAttr>("members");
   if (!members || members.empty())
@@ -183,8 +182,7 @@ static LogicalResult verifyFlatLayout(Operation *op, Attribute value,
   for (auto [i, element] : llvm::enumerate(members)) {
     auto member = dyn_cast<DictionaryAttr>(element);
     if (!member || !member.getAs<StringAttr>("state") ||
-        !member.getAs<IntegerAttr>("offset") ||
-        !member.getAs<TypeAttr>("type"))
+        !member.getAs<IntegerAttr>("offset") || !member.getAs<TypeAttr>("type"))
       return error() << "member " << i
                      << " needs 'state', 'offset' and 'type', got " << element;
   }
@@ -213,6 +211,12 @@ static LogicalResult verifyValueAttribute(Operation *op, NamedAttribute attr,
     return expect(isa<InitAttr>(attr.getValue()), "a #rtx.init");
   if (name == RTXDialect::getFlatAttrName())
     return verifyFlatLayout(op, attr.getValue(), type, what);
+  if (name == RTXDialect::getOffloadAttrName()) {
+    auto tier = dyn_cast<StringAttr>(attr.getValue());
+    return expect(tier &&
+                      (tier.getValue() == "cpu" || tier.getValue() == "nvme"),
+                  "\"cpu\" or \"nvme\"");
+  }
   if (name == RTXDialect::getSeedAttrName() ||
       name == RTXDialect::getStepResultAttrName())
     return expect(isa<IntegerAttr>(attr.getValue()), "an integer");
@@ -244,6 +248,18 @@ LogicalResult RTXDialect::verifyRegionArgAttribute(Operation *op,
   }
   if (!type)
     return success();
+  if (attr.getName() == RTXDialect::getOffloadAttrName() &&
+      op->getNumRegions() > regionIndex &&
+      !op->getRegion(regionIndex).empty()) {
+    // A reference to storage in the tier: nothing reads it directly.
+    BlockArgument arg =
+        op->getRegion(regionIndex).front().getArgument(argIndex);
+    for (Operation *user : arg.getUsers())
+      if (!isa<OffloadFetchStartOp, OffloadStoreOp>(user))
+        return user->emitOpError()
+               << "uses offloaded argument " << argIndex
+               << " directly; read it with rtx.offload_fetch_start";
+  }
   return verifyValueAttribute(op, attr, type, "argument " + Twine(argIndex));
 }
 

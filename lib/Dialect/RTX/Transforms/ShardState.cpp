@@ -99,6 +99,12 @@ struct RTXShardStatePass
                                  << unit << "'";
       return signalPassFailure();
     }
+    if (offload != "none" && offload != "cpu" && offload != "nvme") {
+      getOperation().emitError() << "rtx-shard-state: offload must be none, "
+                                    "cpu or nvme, got '"
+                                 << offload << "'";
+      return signalPassFailure();
+    }
     if (reduceDtype != "f32" && reduceDtype != "bf16" && reduceDtype != "f16") {
       getOperation().emitError() << "rtx-shard-state: reduce-dtype must be "
                                     "f32, bf16 or f16, got '"
@@ -120,9 +126,11 @@ struct RTXShardStatePass
       return signalPassFailure();
     }
     for (func::FuncOp f : steps)
-      if (failed(shard(f, *mesh)))
+      if (failed(shard(f, *mesh)) ||
+          (offload != "none" && failed(offloadBuffers(f))))
         return signalPassFailure();
   }
+  LogicalResult offloadBuffers(func::FuncOp function);
 
   LogicalResult shard(func::FuncOp function, MeshOp mesh);
   LogicalResult collect(func::FuncOp function, MeshOp mesh,
@@ -737,6 +745,80 @@ LogicalResult RTXShardStatePass::shard(func::FuncOp function, MeshOp mesh) {
                                   << " is still used after sharding";
   if (failed(function.eraseArguments(all)))
     return failure();
+  return success();
+}
+
+/// Offload: the flat buffers of optimizer state (and at stage 3 the
+/// parameter shards) become references to the tier, read before each use and
+/// written back after the update.
+LogicalResult RTXShardStatePass::offloadBuffers(func::FuncOp function) {
+  Block &body = function.getBody().front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  OpBuilder b(function.getContext());
+  Location loc = function.getLoc();
+  StringAttr tier = b.getStringAttr(offload);
+  SmallVector<OpOperand *> uses;
+  for (BlockArgument arg : body.getArguments()) {
+    unsigned i = arg.getArgNumber();
+    auto layout = function.getArgAttrOfType<DictionaryAttr>(
+        i, RTXDialect::getFlatAttrName());
+    auto key = function.getArgAttrOfType<StringAttr>(
+        i, RTXDialect::getStateAttrName());
+    if (!layout || !key)
+      continue;
+    for (OpOperand &use : arg.getUses())
+      uses.push_back(&use);
+    function.setArgAttr(i, RTXDialect::getOffloadAttrName(), tier);
+    // The new value goes back as soon as it is computed.
+    for (unsigned j = 0; j < function.getNumResults(); ++j) {
+      auto resultKey = function.getResultAttrOfType<StringAttr>(
+          j, RTXDialect::getStateAttrName());
+      if (resultKey != key)
+        continue;
+      Value value = ret.getOperand(j);
+      if (Operation *def = value.getDefiningOp())
+        b.setInsertionPointAfter(def);
+      else
+        b.setInsertionPoint(ret);
+      auto store = OffloadStoreOp::create(b, loc, value, arg);
+      ret.setOperand(j, store.getResult());
+      function.setResultAttr(j, RTXDialect::getOffloadAttrName(), tier);
+    }
+  }
+  // Uses in program order, grouped by the op that reads them. Each group
+  // waits just before its op. Among the updates (adjacent at the step's
+  // end) a group's reads start where the previous update runs, so the next
+  // buffers arrive while this one computes (double buffering, as
+  // ZeRO-Offload's optimizer step); other reads (stage 3's gathers) start
+  // at their op, so that no fetched buffer waits through the forward or
+  // backward pass.
+  llvm::stable_sort(uses, [](OpOperand *x, OpOperand *y) {
+    return x->getOwner() != y->getOwner() &&
+           x->getOwner()->isBeforeInBlock(y->getOwner());
+  });
+  Operation *previous = nullptr;
+  for (size_t k = 0; k < uses.size();) {
+    Operation *user = uses[k]->getOwner();
+    size_t end = k;
+    while (end < uses.size() && uses[end]->getOwner() == user)
+      ++end;
+    bool overlap = previous && isa<AdamWUpdateOp, SGDUpdateOp>(previous) &&
+                   isa<AdamWUpdateOp, SGDUpdateOp>(user);
+    b.setInsertionPoint(overlap ? previous : user);
+    SmallVector<Value> tokens;
+    for (size_t u = k; u < end; ++u) {
+      Value buffer = uses[u]->get();
+      tokens.push_back(OffloadFetchStartOp::create(
+          b, loc, TokenType::get(b.getContext(), buffer.getType()), buffer));
+    }
+    b.setInsertionPoint(user);
+    for (size_t u = k; u < end; ++u)
+      uses[u]->set(
+          WaitOp::create(b, loc, uses[u]->get().getType(), tokens[u - k])
+              .getResult());
+    previous = user;
+    k = end;
+  }
   return success();
 }
 

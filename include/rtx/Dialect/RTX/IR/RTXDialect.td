@@ -134,6 +134,14 @@ def RTX_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getFlatAttrName() {
       return "rtx.flat";
     }
+    /// On an argument and a result that rtx-shard-state{offload=...} made:
+    /// the flat buffer lives in an offload tier between steps, "cpu" (host
+    /// memory) or "nvme" (a file in the run's offload directory); the step
+    /// reads it with rtx.offload_fetch_start and writes it back with
+    /// rtx.offload_store (docs/fsdp.md).
+    static constexpr ::llvm::StringLiteral getOffloadAttrName() {
+      return "rtx.offload";
+    }
     /// A unit attribute on the op that rtx-optimizer computes the global
     /// gradient norm with (rtx-shard-state recomputes it from shards).
     static constexpr ::llvm::StringLiteral getGradNormAttrName() {

@@ -430,8 +430,22 @@ def RTXShardState : Pass<"rtx-shard-state", "mlir::ModuleOp"> {
     told apart by `rtx.backward`; a weight two stages tie is a member on
     both, and both copies stay equal.
 
+    Offload (`offload=cpu|nvme`, ZeRO-Offload): the buffers of optimizer
+    state (and at stage 3 the parameter shards) leave device memory between
+    steps. Each becomes an argument and a result marked `rtx.offload`: a
+    reference to host memory (`cpu`) or to a file in the run's offload
+    directory (`nvme`). Each use reads it with `rtx.offload_fetch_start` +
+    `rtx.wait`, the fetch for the next use starting where the previous use
+    runs (double buffering), and the update's new value goes back with
+    `rtx.offload_store` right after it is computed. The runtime bounds the
+    buffers in flight, so a slow disk slows the step instead of growing
+    memory. The update itself runs where the fetched value is: on the host
+    in a CPU program; a GPU program runs the update of an offloaded buffer
+    with the host kernels (ZeRO-Offload's CPU Adam).
+
     Example: `rtx-opt '-rtx-distribute=mesh=dp:4 shard-state=3'`, or
-    `-rtx-shard-state=stage=2` on a partitioned step.
+    `-rtx-shard-state=stage=2` on a partitioned step; with offload,
+    `'-rtx-distribute=mesh=dp:4 shard-state=3 offload=nvme'`.
   }];
   let options = [
     Option<"stage", "stage", "int64_t", "1", "ZeRO stage: 1, 2 or 3">,
@@ -446,7 +460,10 @@ def RTXShardState : Pass<"rtx-shard-state", "mlir::ModuleOp"> {
     Option<"reduceDtype", "reduce-dtype", "std::string", "\"f32\"",
            "Element type of the gradient reduction: f32, bf16 or f16">,
     Option<"remarks", "report", "bool", "false",
-           "A remark per flat buffer: its members, length and padding">
+           "A remark per flat buffer: its members, length and padding">,
+    Option<"offload", "offload", "std::string", "\"none\"",
+           "Where optimizer state (and stage 3's parameter shards) live "
+           "between steps: none, cpu (host memory) or nvme (files)">
   ];
   let dependentDialects = ["mlir::rtx::RTXDialect"];
 }
