@@ -39,7 +39,11 @@ sys.path.insert(0, os.path.join(ROOT, "python"))
 # stage3-keep keeps them gathered until the backward (FSDP's SHARD_GRAD_OP).
 STRATEGIES = {"dp": "", "zero1": "shard-state=1", "zero2": "shard-state=2",
               "zero3": "shard-state=3",
-              "stage3-keep": "shard-state=3 reshard-after-forward=false"}
+              "stage3-keep": "shard-state=3 reshard-after-forward=false",
+              # ZeRO-Offload: the state (and stage 3's shards) in host
+              # memory or in files (docs/fsdp.md).
+              "zero3-cpu": "shard-state=3 offload=cpu",
+              "zero3-nvme": "shard-state=3 offload=nvme"}
 GATED = ["dp", "zero1", "zero2", "zero3"]
 
 
@@ -108,7 +112,8 @@ def main():
         # step times compare strategies, not thread contention.
         run([tool("rtx-launch"), "-n", str(args.ranks), "--store", f"file:{d}/store", "--",
              f"{d}/program", "--inputs", os.path.join(work, "data"), "--steps",
-             str(args.steps), "--metrics", f"{d}/metrics.jsonl"],
+             str(args.steps), "--metrics", f"{d}/metrics.jsonl",
+             *(["--offload-dir", f"{d}/offload"] if "offload=nvme" in options else [])],
             env=dict(os.environ, OMP_NUM_THREADS="1"))
         lines = [json.loads(line) for line in open(f"{d}/metrics.jsonl")]
         measured = max(line["step_peak_bytes"] for line in lines)

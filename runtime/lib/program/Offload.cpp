@@ -47,6 +47,8 @@ rtxrt::program::openOffload(const ProgramSpec &spec, const Flags &flags,
   // buffering).
   options.maxInFlight = std::max<int64_t>(spec.offloadSlots, 2);
   options.throttleMs = Faults::get().offloadDelayMs;
+  // Waiting longer for a slot than for a collective is a hang.
+  options.stallSeconds = flags.timeout;
   options.log = [rank](const std::string &line) {
     std::fprintf(stderr, "rank %lld: %s\n", static_cast<long long>(rank),
                  line.c_str());

@@ -23,8 +23,12 @@ for config in "$@"; do
   for axis in ${mesh//,/ }; do ranks=$((ranks * ${axis#*:})); done
   rtx-opt "$model" "-rtx-distribute=mesh=$mesh optimizer=adamw $adamw $extra" \
     -o "$tmp/dist.mlir" 2>"$tmp/warnings"
+  # A step compiled with offload=nvme keeps its state in files.
+  offload=()
+  grep -q 'rtx.offload = "nvme"' "$tmp/dist.mlir" &&
+    offload=(--offload-dir "$tmp/offload")
   out=$(rtx-run --compare "$tmp/ref.mlir" "$tmp/dist.mlir" --ranks "$ranks" \
-        "${data[@]}" --steps "$steps" --tolerance 1e-4 2>&1) || true
+        "${data[@]}" --steps "$steps" --tolerance 1e-4 "${offload[@]}" 2>&1) || true
   pass=$(grep -c ' PASS$' <<<"$out" || true)
   fail=$(grep -c -E 'FAIL|error' <<<"$out" || true)
   # Really pipelined: one function per pp coordinate, each sending.
