@@ -100,13 +100,17 @@ void mlir::rtx::buildDistributePipeline(OpPassManager &pm,
   if (options.shardState != 0 || options.shardUnit != shardDefaults.unit ||
       options.reshardAfterForward != shardDefaults.reshardAfterForward ||
       options.reduceDtype != shardDefaults.reduceDtype ||
-      options.offload != shardDefaults.offload) {
+      options.offload != shardDefaults.offload ||
+      options.shardMinUnitParams != 0 || !options.shardUnitPrefixes.empty()) {
     RTXShardStateOptions shard;
     shard.stage = options.shardState;
     shard.unit = options.shardUnit;
     shard.reshardAfterForward = options.reshardAfterForward;
     shard.reduceDtype = options.reduceDtype;
     shard.offload = options.offload;
+    shard.minUnitParams = options.shardMinUnitParams;
+    shard.unitPrefixes.assign(options.shardUnitPrefixes.begin(),
+                              options.shardUnitPrefixes.end());
     pm.addPass(createRTXShardState(shard));
   }
   if (options.bucketBytes < 0 && !options.overlap)
@@ -127,6 +131,7 @@ void mlir::rtx::registerRTXPipelines() {
       "rtx-accumulate-gradients, rtx-optimizer, rtx-seed-shardings, "
       "rtx-propagate-sharding, rtx-partition, rtx-verify-distribution, "
       "rtx-pipeline (with a pp axis, rtx-split-stages before autodiff), "
-      "rtx-shard-state (with shard-state), rtx-bucket-collectives, rtx-schedule-overlap",
+      "rtx-shard-state (with shard-state), rtx-bucket-collectives, "
+      "rtx-schedule-overlap",
       buildDistributePipeline);
 }

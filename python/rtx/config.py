@@ -326,9 +326,11 @@ class ShardingConfig:
         ZeRO-Infinity). The update of offloaded state runs on the host.
     offload_dir: with "nvme", the folder for the files (each rank uses
         offload_dir/rank-R); None: a temporary folder per training call.
-    auto_wrap: how FSDP groups parameters into units: None (whole model),
-        a minimum number of parameters per unit, or module class names
-        (e.g. {"Block"}) whose instances become units.
+    auto_wrap: how FSDP groups parameters into units: None (one per
+        transformer block, found from parameter names), a minimum number of
+        parameters per unit (FSDP's size-based policy), or module class
+        names (e.g. {"Block"}) whose instances become units (a PyTorch
+        nn.Module's; FSDP's transformer policy).
     tp_hints: with tp > 1, Megatron splits by parameter name: a name suffix
         (e.g. "q_proj") -> "column" (split the output features) or "row"
         (split the input features; the partial sums are all-reduced).
@@ -375,12 +377,7 @@ class ShardingConfig:
                               f"shard_strategy 'zero3', 'fsdp' or 'hsdp', not {self.shard_strategy!r}")
 
     def unsupported(self) -> List[Unsupported]:
-        problems = []
-        if self.auto_wrap is not None:
-            problems.append(Unsupported("sharding.auto_wrap", self.auto_wrap,
-                                        "FSDP units are transformer blocks, found from parameter "
-                                        "names (rtx-shard-state unit=block); leave auto_wrap None"))
-        return problems
+        return []
 
     def offload_argv(self, scratch: Union[str, os.PathLike]) -> List[str]:
         """The programs' (and rtx-run's) flags for the offload tier:

@@ -239,11 +239,34 @@ def compile(model: Any, example_inputs: Union[Sequence[Any], Mapping[str, Any], 
     # gradient accumulation's.
     mesh = sharding.mesh(parallel)
     accumulate = parallel.micro_batch if parallel.pp == 1 else 1
-    options = " ".join(o for o in (parallel.distribute_options(), sharding.distribute_options()) if o)
+    options = " ".join(o for o in (parallel.distribute_options(), sharding.distribute_options(),
+                                   _auto_wrap_options(model, sharding)) if o)
     train_ir = driver.opt(model_ir, driver.training_passes(optimizer.pass_options(), accumulate, mesh,
                                                            options))
     return Program(model_ir, train_ir, inputs, parallel.micro_batch, params, group, parallel, sharding, elastic,
                    optimizer)
+
+
+def _auto_wrap_options(model: Any, sharding: ShardingConfig) -> str:
+    """rtx-distribute's units of FSDP for sharding.auto_wrap: a minimum
+    parameter count is FSDP's size-based policy (rtx-shard-state unit=size);
+    module class names become the name prefixes of those modules' instances
+    (its transformer policy, unit=prefix), which needs the nn.Module."""
+    wrap = sharding.auto_wrap
+    if wrap is None:
+        return ""
+    if isinstance(wrap, int):
+        return f"shard-unit=size shard-min-unit-params={wrap}"
+    if not hasattr(model, "named_modules"):
+        raise ConfigError(f"sharding.auto_wrap={sorted(wrap)} names module classes, which only a PyTorch "
+                          f"nn.Module has (this model is a {type(model).__name__}); give auto_wrap a "
+                          "minimum parameter count instead")
+    prefixes = [name for name, module in model.named_modules() if name and type(module).__name__ in wrap]
+    if not prefixes:
+        classes = sorted({type(module).__name__ for _, module in model.named_modules()})
+        raise ConfigError(f"sharding.auto_wrap={sorted(wrap)}: {type(model).__name__} has no module of those "
+                          f"classes; its classes are {', '.join(classes)}")
+    return "shard-unit=prefix shard-unit-prefixes=" + ",".join(prefixes)
 
 
 def _model_ir(model: Any, example_inputs: Any, loss: Any, name: Optional[str]) -> Tuple[str, Optional[Dict]]:

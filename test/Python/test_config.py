@@ -95,7 +95,6 @@ def test_valid_future_options_are_accepted():
 # --- compile refuses what it cannot do yet -------------------------------------------------
 
 @pytest.mark.parametrize("kwargs, option", [
-    (dict(sharding=ShardingConfig("fsdp", auto_wrap={"Block"})), "sharding.auto_wrap"),
     (dict(elastic=ElasticConfig(rendezvous="file:///tmp/x")), "elastic.rendezvous='file:///tmp/x'"),
     (dict(elastic=ElasticConfig(preempt_policy="checkpoint")), "elastic.preempt_policy='checkpoint'"),
     (dict(elastic=ElasticConfig(checkpoint_interval=10)), "elastic.checkpoint_interval=10"),

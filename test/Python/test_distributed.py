@@ -11,8 +11,8 @@ import pytest
 import rtx
 from rtx import driver, models
 from rtx.builder import Module, normal, zeros
-from rtx.config import ParallelConfig, ShardingConfig, init
-from util import random_batch
+from rtx.config import ConfigError, ParallelConfig, ShardingConfig, init
+from util import TORCH_SKIP_REASON, random_batch
 
 
 def assert_trains_as(single, many, tolerance):
@@ -96,6 +96,62 @@ def test_sharded_training_equals_one_device(strategy):
     if strategy in ("zero3", "fsdp"):
         assert "rtx.all_gather" in many.train_ir
     assert_trains_as(single, many, 1e-4)
+
+
+@pytest.mark.parametrize("strategy, offload", [("zero2", "cpu"), ("zero3", "nvme")])
+def test_offloaded_training_equals_one_device(strategy, offload, tmp_path):
+    """ShardingConfig(offload=...) keeps the optimizer state (and stage 3's
+    parameter shards) in host memory or in files between steps; two calls
+    continue one run and train as one device. With offload_dir, the files
+    live there while a call runs."""
+    single = rtx.compile(models.mlp(), optimizer=rtx.AdamW(lr=1e-2))
+    directory = tmp_path / "offload" if offload == "nvme" else None
+    sharding = ShardingConfig(strategy, offload=offload,
+                              offload_dir=str(directory) if directory else None)
+    many = rtx.compile(models.mlp(), group=init("cpu", 2, env={}), parallel=ParallelConfig(dp=2),
+                       sharding=sharding, optimizer=rtx.AdamW(lr=1e-2))
+    assert f'rtx.offload = "{offload}"' in many.train_ir and "rtx.offload_store" in many.train_ir
+    batch = random_batch(single)
+    expected = single.train(batch, steps=3)
+    got = [many.train(batch, steps=1), many.train(batch, steps=2)]
+    np.testing.assert_allclose(got[0].losses + got[1].losses, expected.losses, rtol=1e-5)
+    for name, value in expected.params.items():
+        assert np.linalg.norm(got[1].params[name] - value) <= 1e-4 * np.linalg.norm(value), name
+
+
+def test_auto_wrap_chooses_fsdp_units():
+    """auto_wrap: module classes of a PyTorch model name the units (each
+    Block instance one flat buffer, the rest one "root"), a parameter count
+    is FSDP's size-based policy; both train as one device."""
+    torch = pytest.importorskip("torch", reason=TORCH_SKIP_REASON)
+    import torch_models
+    model, example = torch_models.gpt2(layers=2)
+    # eps=1e-5: the attention key bias's gradient is zero in exact
+    # arithmetic, and Adam would amplify its rounding noise.
+    adamw = rtx.AdamW(lr=1e-2, eps=1e-5)
+    single = rtx.compile(model, example, optimizer=adamw)
+    by_class = rtx.compile(model, example, group=init("cpu", 2, env={}), parallel=ParallelConfig(dp=2),
+                           sharding=ShardingConfig("fsdp", auto_wrap={"Block"}), optimizer=adamw)
+    units = set(re.findall(r'rtx.state = "flat\d+:([^:"]+):param"', by_class.train_ir))
+    assert units == {"root", "transformer.h.0", "transformer.h.1"}, units
+    assert_trains_as(single, by_class, 1e-4)
+    # 12,704 elements per block: 5,000 wraps each block's MLP (8,320) on its
+    # own; the rest of each block (4,384) goes up to the blocks' list
+    # (transformer.h: 8,768, a unit), and the embeddings and final norm to
+    # the root, as FSDP's size-based policy wraps modules bottom up.
+    by_size = rtx.compile(model, example, group=init("cpu", 2, env={}), parallel=ParallelConfig(dp=2),
+                          sharding=ShardingConfig("fsdp", auto_wrap=5000), optimizer=adamw)
+    units = set(re.findall(r'rtx.state = "flat\d+:([^:"]+):param"', by_size.train_ir))
+    assert units == {"root", "transformer.h", "transformer.h.0.mlp", "transformer.h.1.mlp"}, units
+    # A fresh reference: train() continues a program's run.
+    single = rtx.compile(model, example, optimizer=adamw)
+    assert_trains_as(single, by_size, 1e-4)
+    with pytest.raises(ConfigError, match="has no module of those classes; its classes are .*Block"):
+        rtx.compile(model, example, group=init("cpu", 2, env={}), parallel=ParallelConfig(dp=2),
+                    sharding=ShardingConfig("fsdp", auto_wrap={"Blok"}))
+    with pytest.raises(ConfigError, match="only a PyTorch nn.Module has"):
+        rtx.compile(models.mlp(), group=init("cpu", 2, env={}), parallel=ParallelConfig(dp=2),
+                    sharding=ShardingConfig("fsdp", auto_wrap={"Block"}))
 
 
 def test_hsdp_shards_within_groups_and_replicates_across():

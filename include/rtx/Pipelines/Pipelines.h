@@ -113,9 +113,18 @@ struct DistributeOptions : public PassPipelineOptions<DistributeOptions> {
       llvm::cl::init(0)};
   Option<std::string> shardUnit{
       *this, "shard-unit",
-      llvm::cl::desc("With shard-state: units of flat buffers, block, param "
-                     "or all"),
+      llvm::cl::desc("With shard-state: units of flat buffers, block, param, "
+                     "all, size or prefix (rtx-shard-state)"),
       llvm::cl::init(RTXShardStateOptions{}.unit)};
+  Option<int64_t> shardMinUnitParams{
+      *this, "shard-min-unit-params",
+      llvm::cl::desc("With shard-unit=size: the parameter elements that make "
+                     "a name prefix a unit (rtx-shard-state min-unit-params)"),
+      llvm::cl::init(0)};
+  ListOption<std::string> shardUnitPrefixes{
+      *this, "shard-unit-prefixes",
+      llvm::cl::desc("With shard-unit=prefix: the name prefixes that are "
+                     "units (rtx-shard-state unit-prefixes)")};
   Option<bool> reshardAfterForward{
       *this, "reshard-after-forward",
       llvm::cl::desc("With shard-state=3: gather parameters again for the "

@@ -16,6 +16,7 @@
 #include "llvm/ADT/StringExtras.h"
 
 #include <map>
+#include <set>
 
 namespace mlir::rtx {
 #define GEN_PASS_DEF_RTXSHARDSTATE
@@ -93,10 +94,25 @@ struct RTXShardStatePass
           << static_cast<int64_t>(stage);
       return signalPassFailure();
     }
-    if (unit != "block" && unit != "param" && unit != "all") {
+    if (unit != "block" && unit != "param" && unit != "all" && unit != "size" &&
+        unit != "prefix") {
       getOperation().emitError() << "rtx-shard-state: unit must be block, "
-                                    "param or all, got '"
+                                    "param, all, size or prefix, got '"
                                  << unit << "'";
+      return signalPassFailure();
+    }
+    if ((unit == "size") != (minUnitParams > 0)) {
+      getOperation().emitError()
+          << "rtx-shard-state: unit=size and min-unit-params=N (N > 0) go "
+             "together, got unit="
+          << unit << " min-unit-params=" << static_cast<int64_t>(minUnitParams);
+      return signalPassFailure();
+    }
+    if ((unit == "prefix") != !unitPrefixes.empty()) {
+      getOperation().emitError()
+          << "rtx-shard-state: unit=prefix and unit-prefixes=a,b go "
+             "together, got unit="
+          << unit << " with " << unitPrefixes.size() << " prefixes";
       return signalPassFailure();
     }
     if (offload != "none" && offload != "cpu" && offload != "nvme") {
@@ -133,9 +149,71 @@ struct RTXShardStatePass
   LogicalResult offloadBuffers(func::FuncOp function);
 
   LogicalResult shard(func::FuncOp function, MeshOp mesh);
+  /// Each member's unit by the `unit` policy.
+  std::vector<std::string> unitsOf(const std::vector<Member> &members);
   LogicalResult collect(func::FuncOp function, MeshOp mesh,
                         std::vector<Member> &members);
 };
+
+/// Whether `name` is `prefix` or lies under it in the dotted name tree.
+static bool isUnder(StringRef name, StringRef prefix) {
+  return name == prefix ||
+         (name.starts_with(prefix) && name.size() > prefix.size() &&
+          name[prefix.size()] == '.');
+}
+
+std::vector<std::string>
+RTXShardStatePass::unitsOf(const std::vector<Member> &members) {
+  std::vector<std::string> units;
+  if (unit == "prefix") {
+    // The longest listed prefix: nested wrapped modules own their own.
+    for (const Member &m : members) {
+      std::string best = "root";
+      size_t length = 0;
+      for (const std::string &prefix : unitPrefixes)
+        if (isUnder(m.name, prefix) && prefix.size() >= length)
+          best = prefix, length = prefix.size();
+      units.push_back(best);
+    }
+    return units;
+  }
+  if (unit != "size") {
+    for (const Member &m : members)
+      units.push_back(unitOf(m.name, unit));
+    return units;
+  }
+  // FSDP's size-based policy, bottom up over the dotted name tree: a prefix
+  // becomes a unit once the elements under it that no deeper unit took
+  // reach min-unit-params.
+  units.assign(members.size(), "");
+  std::map<size_t, std::set<std::string>> prefixesByDepth;
+  for (const Member &m : members) {
+    SmallVector<StringRef> parts;
+    StringRef(m.name).split(parts, '.');
+    std::string prefix;
+    for (size_t d = 0; d + 1 < parts.size(); ++d) {
+      prefix += (d ? "." : "") + parts[d].str();
+      prefixesByDepth[d + 1].insert(prefix);
+    }
+  }
+  for (auto depth = prefixesByDepth.rbegin(); depth != prefixesByDepth.rend();
+       ++depth)
+    for (const std::string &prefix : depth->second) {
+      int64_t elements = 0;
+      for (size_t i = 0; i < members.size(); ++i)
+        if (units[i].empty() && isUnder(members[i].name, prefix))
+          elements += members[i].numel();
+      if (elements < minUnitParams)
+        continue;
+      for (size_t i = 0; i < members.size(); ++i)
+        if (units[i].empty() && isUnder(members[i].name, prefix))
+          units[i] = prefix;
+    }
+  for (std::string &u : units)
+    if (u.empty())
+      u = "root";
+  return units;
+}
 
 LogicalResult RTXShardStatePass::collect(func::FuncOp function, MeshOp mesh,
                                          std::vector<Member> &members) {
@@ -338,6 +416,7 @@ LogicalResult RTXShardStatePass::shard(func::FuncOp function, MeshOp mesh) {
   auto sum = ReductionKindAttr::get(context, ReductionKind::Sum);
 
   // Group the members into buffers.
+  std::vector<std::string> units = unitsOf(members);
   std::vector<Buffer> buffers;
   std::map<std::string, size_t> bufferOf;
   for (Member &m : members) {
@@ -354,7 +433,7 @@ LogicalResult RTXShardStatePass::shard(func::FuncOp function, MeshOp mesh) {
     } else {
       probe.sliceGrads = true;
     }
-    std::string key = unitOf(m.name, unit) + "|" +
+    std::string key = units[&m - members.data()] + "|" +
                       llvm::join(probe.splitAxes, ",") + "|" +
                       llvm::join(probe.otherReduceAxes, ",") + "|" +
                       (probe.sliceGrads ? "slice|" : "");
@@ -370,7 +449,7 @@ LogicalResult RTXShardStatePass::shard(func::FuncOp function, MeshOp mesh) {
     Buffer &buffer = buffers[it->second];
     if (fresh) {
       buffer = probe;
-      buffer.unit = unitOf(m.name, unit);
+      buffer.unit = units[&m - members.data()];
       buffer.elementType = m.type.getElementType();
     }
     m.offset = buffer.length;

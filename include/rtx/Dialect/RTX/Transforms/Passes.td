@@ -399,7 +399,13 @@ def RTXShardState : Pass<"rtx-shard-state", "mlir::ModuleOp"> {
 
     State is grouped into units (`unit=block`: one per transformer block,
     found from parameter names `….N.…`, and one for the rest; `param`: one
-    per parameter; `all`: one), and within a unit by element type and by the
+    per parameter; `all`: one; `size` with `min-unit-params=N`: FSDP's
+    size-based auto-wrap on the tree of dotted names, bottom up, a prefix
+    becomes a unit once the parameters under it not yet in a smaller unit
+    reach N elements; `prefix` with `unit-prefixes=a,b`: the given name
+    prefixes, as the Python frontend finds them from module classes; what
+    no unit takes goes to one "root" unit), and within a unit by element
+    type and by the
     other axes that split its members (tensor parallelism keeps its own
     layout: a member is this rank's tp block). Each group is one flat
     buffer: the members flattened and concatenated, padded with zeros to a
@@ -452,7 +458,16 @@ def RTXShardState : Pass<"rtx-shard-state", "mlir::ModuleOp"> {
     Option<"axis", "axis", "std::string", "\"dp\"",
            "The mesh axis to shard over">,
     Option<"unit", "unit", "std::string", "\"block\"",
-           "Units of flat buffers: block, param or all">,
+           "Units of flat buffers: block, param, all, size (min-unit-params) "
+           "or prefix (unit-prefixes)">,
+    Option<"minUnitParams", "min-unit-params", "int64_t", "0",
+           "unit=size: a name prefix becomes a unit once the parameters "
+           "under it that no smaller unit took reach this many elements "
+           "(FSDP's size_based_auto_wrap_policy)">,
+    ListOption<"unitPrefixes", "unit-prefixes", "std::string",
+               "unit=prefix: the name prefixes that are units (the modules "
+               "FSDP's transformer_auto_wrap_policy wraps); a parameter "
+               "belongs to the longest one its name starts with">,
     Option<"reshardAfterForward", "reshard-after-forward", "bool", "true",
            "Stage 3: gather the parameters again for the backward pass">,
     Option<"prefetch", "prefetch", "bool", "true",
