@@ -203,34 +203,18 @@ static bool sameValues(const Tensor &a, const Tensor &b) {
   return diff2 <= 1e-12 * std::max(ref2, 1e-30);
 }
 
-/// A simulated rank's offload store: host memory, or files in
-/// DIR/rank-R; null when `args` offload nothing.
+/// A simulated rank's offload store; null when `args` offload nothing.
+/// rtx-run keeps every value of a step until its end, so its store does
+/// not bound the buffers in flight (emitted programs do).
 static std::unique_ptr<rtxrt::OffloadStore>
 openRankOffload(const std::vector<rtxrt::ArgSpec> &args, const std::string &dir,
                 int64_t rank) {
-  std::string tier;
-  for (const rtxrt::ArgSpec &arg : args)
-    if (!arg.offload.empty())
-      tier = arg.offload;
-  if (tier.empty()) {
-    if (!dir.empty())
-      throw Error("--offload-dir is for steps compiled with offload=nvme; "
-                  "this one offloads nothing");
+  std::optional<rtxrt::OffloadOptions> options =
+      rtxrt::offloadOptionsFor(args, dir, rank);
+  if (!options)
     return nullptr;
-  }
-  rtxrt::OffloadOptions options;
-  if (tier == "nvme") {
-    if (dir.empty())
-      throw Error("the step keeps its optimizer state on an SSD "
-                  "(offload=nvme): give it a folder with --offload-dir DIR");
-    options.tier = rtxrt::OffloadTier::Files;
-    options.directory = dir + "/rank-" + std::to_string(rank);
-  } else if (!dir.empty()) {
-    throw Error("--offload-dir is for steps compiled with offload=nvme; "
-                "this one offloads to host memory (offload=cpu)");
-  }
-  options.maxInFlight = std::numeric_limits<int32_t>::max();
-  return rtxrt::OffloadStore::create(options);
+  options->maxInFlight = std::numeric_limits<int32_t>::max();
+  return rtxrt::OffloadStore::create(*options);
 }
 
 namespace {
@@ -442,8 +426,7 @@ ExecutionResult mlir::rtx::execute(ModuleOp module,
       throw Error("unknown input '" + input.getName().str() + "'");
     };
     // Offloaded buffers live in the rank's own store; the step gets a
-    // reference. rtx-run keeps every value of a step until its end, so its
-    // store does not bound the buffers in flight (emitted programs do).
+    // reference.
     std::unique_ptr<rtxrt::OffloadStore> offload =
         openRankOffload(p.args, options.offloadDir, rank);
     env.offload = offload.get();

@@ -772,3 +772,35 @@ OffloadStore::~OffloadStore() = default;
 std::unique_ptr<OffloadStore> OffloadStore::create(OffloadOptions options) {
   return std::make_unique<Store>(std::move(options));
 }
+
+std::optional<OffloadOptions>
+rtxrt::offloadOptionsFor(const std::vector<ArgSpec> &args,
+                         const std::string &directory, int64_t rank) {
+  std::string tier;
+  for (const ArgSpec &arg : args) {
+    if (arg.offload.empty())
+      continue;
+    if (!tier.empty() && tier != arg.offload)
+      throw Error("the step offloads to both '" + tier + "' and '" +
+                  arg.offload + "'; a run has one offload tier");
+    tier = arg.offload;
+  }
+  if (tier.empty()) {
+    if (!directory.empty())
+      throw Error("--offload-dir is for steps compiled with offload=nvme; "
+                  "this one offloads nothing");
+    return std::nullopt;
+  }
+  OffloadOptions options;
+  if (tier == "nvme") {
+    if (directory.empty())
+      throw Error("the step keeps its optimizer state on an SSD "
+                  "(offload=nvme): give it a folder with --offload-dir DIR");
+    options.tier = OffloadTier::Files;
+    options.directory = directory + "/rank-" + std::to_string(rank);
+  } else if (!directory.empty()) {
+    throw Error("--offload-dir is for steps compiled with offload=nvme; "
+                "this one offloads to host memory (offload=cpu)");
+  }
+  return options;
+}

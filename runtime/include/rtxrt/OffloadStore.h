@@ -32,11 +32,13 @@
 #ifndef RTXRT_OFFLOADSTORE_H
 #define RTXRT_OFFLOADSTORE_H
 
+#include "rtxrt/Arguments.h"
 #include "rtxrt/Tensor.h"
 
 #include <functional>
 #include <future>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace rtxrt {
@@ -119,6 +121,15 @@ public:
   virtual Tensor read(const std::string &key) = 0;
   virtual OffloadStats stats() const = 0;
 };
+
+/// A rank's store for the offloaded arguments of a step (ArgSpec::offload,
+/// one tier per step): host memory for "cpu", files in DIR/rank-R for
+/// "nvme" (`directory`: --offload-dir). nullopt when nothing is offloaded.
+/// Throws Error naming the flag for nvme without a directory, or a
+/// directory without nvme (an option that would do nothing).
+std::optional<OffloadOptions>
+offloadOptionsFor(const std::vector<ArgSpec> &args,
+                  const std::string &directory, int64_t rank);
 
 } // namespace rtxrt
 

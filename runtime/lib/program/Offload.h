@@ -21,13 +21,12 @@
 namespace rtxrt::program {
 
 /// The tier `spec`'s offloaded arguments name ("cpu", "nvme"), or "" when
-/// it offloads nothing. Throws Error when they name more than one.
+/// it offloads nothing.
 std::string offloadTierOf(const ProgramSpec &spec);
 
-/// The run's store: host memory ("cpu") or files in --offload-dir/rank-R
-/// ("nvme"), bounded by the step's offloadSlots; null when the program
-/// offloads nothing. Throws Error for --offload-dir without nvme offload or
-/// nvme offload without it.
+/// The run's store (rtxrt::offloadOptionsFor: host memory or files in
+/// --offload-dir/rank-R), bounded by the step's offloadSlots, its waits by
+/// --timeout; null when the program offloads nothing.
 std::unique_ptr<OffloadStore> openOffload(const ProgramSpec &spec,
                                           const Flags &flags, int64_t rank);
 
