@@ -26,6 +26,7 @@
 #include "rtx/Target/KernelBinding.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include <algorithm>
 
@@ -85,6 +86,26 @@ private:
   std::string collectiveOf(Operation *op, CollectiveOpInterface collective);
   std::string pointToPoint(Operation *op);
   std::string argument(const KernelArg &arg);
+  /// A tensor operand where the op that reads it runs: in a GPU program, a
+  /// host value (offloaded state) is copied to the device for a device op,
+  /// and a device value to the host for a host op (`onHost`).
+  std::string placed(Value v) {
+    bool host = hostValues.contains(v);
+    if (cuda && onHost && !host)
+      return "gpu::toHost(" + name(v) + ")";
+    if (cuda && !onHost && host)
+      return "gpu::toDevice(" + name(v) + ")";
+    return name(v);
+  }
+  /// Whether every value `fetch` yields is read by host updates only.
+  static bool readOnlyOnHost(OffloadFetchStartOp fetch) {
+    for (Operation *wait : fetch.getToken().getUsers())
+      for (Value result : wait->getResults())
+        for (Operation *user : result.getUsers())
+          if (!isa<AdamWUpdateOp, SGDUpdateOp>(user))
+            return false;
+    return true;
+  }
   void useAxes(const std::string &axes) {
     if (std::find(collectiveAxes.begin(), collectiveAxes.end(), axes) ==
         collectiveAxes.end())
@@ -98,6 +119,10 @@ private:
   llvm::DenseMap<Value, std::string> names;
   int tuples = 0;
   llvm::DenseMap<Operation *, unsigned> inputIndex;
+  /// GPU programs: the values that live on the host (fetched offloaded
+  /// state and what host updates compute from it).
+  llvm::DenseSet<Value> hostValues;
+  bool onHost = false;
   std::vector<std::string> collectiveAxes;
   /// The rows of the program's op table (rtxrt::OpInfo, for its trace):
   /// name, location, FLOPs and bytes of each kernel call.
@@ -111,11 +136,11 @@ std::string Emitter::argument(const KernelArg &arg) {
       [&](const auto &v) -> std::string {
         using T = std::decay_t<decltype(v)>;
         if constexpr (std::is_same_v<T, KernelArg::TensorOperand>) {
-          return opt(v.value);
+          return v.value ? placed(v.value) : opt(v.value);
         } else if constexpr (std::is_same_v<T, KernelArg::TensorList>) {
           std::string list = "{";
           for (auto [i, value] : llvm::enumerate(v.values))
-            list += (i ? ", " : "") + name(value);
+            list += (i ? ", " : "") + placed(value);
           return list + "}";
         } else if constexpr (std::is_same_v<T, bool>) {
           return v ? "true" : "false";
@@ -161,10 +186,21 @@ LogicalResult Emitter::emitKernelCall(Operation *op, const KernelCall &call) {
       resolveKernel(call, op->getNumResults(), error);
   if (!kernel)
     return op->emitError() << "the op " << error;
-  std::string expression = (cuda ? "gpu::" : "") + call.kernel + "(";
+  // In a GPU program, the update of offloaded state runs on the host, where
+  // the state is (ZeRO-Offload's CPU optimizer step): an op that reads a
+  // fetched buffer takes the host kernel, its other operands copied to the
+  // host, and its results stay there.
+  onHost = cuda && isa<AdamWUpdateOp, SGDUpdateOp>(op) &&
+           llvm::any_of(op->getOperands(),
+                        [&](Value v) { return hostValues.contains(v); });
+  std::string expression = (cuda && !onHost ? "gpu::" : "") + call.kernel + "(";
   for (auto [i, arg] : llvm::enumerate(call.args))
     expression += (i ? ", " : "") + argument(arg);
   expression += ")";
+  if (onHost)
+    for (Value result : op->getResults())
+      hostValues.insert(result);
+  onHost = false;
   // The op's span in a trace: its FLOPs and bytes at the local shapes, from
   // the cost interface (0 for an op without one).
   double flops = 0, bytes = 0;
@@ -223,7 +259,7 @@ LogicalResult Emitter::emitCollective(Operation *op,
   useAxes(group);
   std::string args = where(op) + ", " + group + ", " +
                      collectiveOf(op, collective) + ", " +
-                     name(op->getOperand(0)) + ")";
+                     placed(op->getOperand(0)) + ")";
   if (collective.isAsync()) // the token is the pending collective
     os << "  StepContext::Pending " << name(op->getResult(0)) << " = ctx.start("
        << args << ";\n";
@@ -311,9 +347,17 @@ LogicalResult Emitter::emitOp(Operation *op) {
            << ", " << dtype(value) << ");\n";
       })
       .Case([&](OffloadFetchStartOp f) {
+        // A GPU program keeps the fetched buffer on the host when only
+        // host updates read it; otherwise the wait copies it to the device.
+        bool host = cuda && readOnlyOnHost(f);
         os << "  StepContext::Pending " << name(f.getToken())
            << " = ctx.offloadFetch(" << where(f) << ", "
-           << quoted(f.getBufferKey()) << ");\n";
+           << quoted(f.getBufferKey())
+           << (cuda ? (host ? ", true" : ", false") : "") << ");\n";
+        if (host)
+          for (Operation *user : f.getToken().getUsers())
+            for (Value result : user->getResults())
+              hostValues.insert(result);
       })
       .Case([&](OffloadStoreOp s) {
         // The step returns a reference; the value is in the tier.
@@ -423,6 +467,7 @@ LogicalResult Emitter::emitStep(func::FuncOp f,
                                 const std::string &stepName) {
   names.clear();
   inputIndex.clear();
+  hostValues.clear();
   tuples = 0;
   Block &body = f.getBody().front();
   os << "static std::vector<Tensor> " << stepName << "(StepContext &ctx,\n"

@@ -288,8 +288,9 @@ public:
   Tensor meshSlice(const Axes &axes, int64_t dim, const Tensor &t);
   /// rtx.offload_fetch_start: starts reading offloaded buffer `key` from
   /// the store (which may first wait for a slot: backpressure); wait()
-  /// yields it, on the device in a GPU program.
-  Pending offloadFetch(const char *what, const char *key);
+  /// yields it, on the device in a GPU program unless `onHost` (only host
+  /// updates read it: ZeRO-Offload's CPU optimizer step).
+  Pending offloadFetch(const char *what, const char *key, bool onHost = false);
   /// rtx.offload_store: starts writing `t` as `key`'s new value. The step's
   /// end (finishStep) waits for the writes and rethrows a failed one.
   void offloadStore(const char *what, const char *key, const Tensor &t);
@@ -381,8 +382,8 @@ private:
   std::map<int64_t, std::deque<Tensor>> selfMessages_;
 };
 
-using StepFunction =
-    std::function<std::vector<Tensor>(StepContext &, const std::vector<Tensor> &)>;
+using StepFunction = std::function<std::vector<Tensor>(
+    StepContext &, const std::vector<Tensor> &)>;
 
 /// What the ranks of one pipeline coordinate run (rtx-pipeline made one
 /// function per coordinate; docs/pipeline.md).

@@ -249,7 +249,7 @@ Tensor StepContext::wait(const Pending &pending) {
 }
 
 StepContext::Pending StepContext::offloadFetch(const char *what,
-                                               const char *key) {
+                                               const char *key, bool onHost) {
   if (!offload_)
     throw Error(std::string(what) +
                 ": the program fetches an offloaded buffer, but the run has "
@@ -258,7 +258,8 @@ StepContext::Pending StepContext::offloadFetch(const char *what,
   Completion read = offload_->fetch(key);
   // Waiting for a slot is the step waiting for the tier (backpressure).
   offloadWaited("wait (offload slot)", what, start);
-  return track(device_ ? toDeviceAtWait(std::move(read)) : std::move(read),
+  return track(device_ && !onHost ? toDeviceAtWait(std::move(read))
+                                  : std::move(read),
                what);
 }
 
