@@ -2,6 +2,7 @@
 // RUN: rtx-opt %rtx_src_root/examples/mlp.mlir '-rtx-distribute=mesh=dp:2 shard-state=1 bucket-bytes=-1 offload=cpu' | FileCheck %s --check-prefix=Z1
 // RUN: not rtx-opt %rtx_src_root/examples/mlp.mlir '-rtx-distribute=mesh=dp:2 shard-state=2 offload=disk' -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not rtx-opt %rtx_src_root/examples/mlp.mlir '-rtx-distribute=mesh=dp:2 offload=cpu' -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOSTAGE
+// RUN: not rtx-opt %rtx_src_root/examples/mlp.mlir '-rtx-distribute=mesh=dp:2 optimizer=sgd shard-state=2 offload=cpu' -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOTHING
 
 // Stage 3 with offload=nvme on the two-layer MLP (one flat buffer of 1381
 // elements per rank): the parameter shard and both moments are references
@@ -49,3 +50,4 @@
 
 // BAD: rtx-shard-state: offload must be none, cpu or nvme, got 'disk'
 // NOSTAGE: rtx-shard-state: stage must be 1, 2 or 3, got 0
+// NOTHING: rtx-shard-state: offload=cpu has nothing to offload: the step keeps no optimizer state (SGD) and stage 2 keeps the parameters whole; offload needs AdamW or stage 3

@@ -864,6 +864,13 @@ LogicalResult RTXShardStatePass::offloadBuffers(func::FuncOp function) {
       function.setResultAttr(j, RTXDialect::getOffloadAttrName(), tier);
     }
   }
+  if (uses.empty())
+    return function.emitError()
+           << "rtx-shard-state: offload=" << offload
+           << " has nothing to offload: the step keeps no optimizer state "
+              "(SGD) and stage "
+           << static_cast<int64_t>(stage)
+           << " keeps the parameters whole; offload needs AdamW or stage 3";
   // Uses in program order, grouped by the op that reads them. Each group
   // waits just before its op. Among the updates (adjacent at the step's
   // end) a group's reads start where the previous update runs, so the next
