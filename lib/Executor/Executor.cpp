@@ -431,15 +431,9 @@ ExecutionResult mlir::rtx::execute(ModuleOp module,
         openRankOffload(p.args, options.offloadDir, rank);
     env.offload = offload.get();
     std::vector<Tensor> values;
-    for (unsigned i = 0; i < p.function.getNumArguments(); ++i) {
-      if (!p.args[i].offload.empty()) {
-        offload->put(rtxrt::stateKeyOf(p.args[i]),
-                     loader.block(p.args[i], rank));
-        values.push_back(Tensor());
-        continue;
-      }
-      values.push_back(loader.block(p.args[i], rank));
-    }
+    for (unsigned i = 0; i < p.function.getNumArguments(); ++i)
+      values.push_back(
+          rtxrt::loadOrOffload(loader, offload.get(), p.args[i], rank));
     std::vector<Tensor> results;
     bool hasLoss = int64_t(coordinateOf(rank)) == lossOwner;
     for (int64_t step = 0; step < options.steps; ++step) {

@@ -804,3 +804,15 @@ rtxrt::offloadOptionsFor(const std::vector<ArgSpec> &args,
   }
   return options;
 }
+
+Tensor rtxrt::loadOrOffload(ArgumentLoader &loader, OffloadStore *store,
+                            const ArgSpec &arg, int64_t rank) {
+  Tensor block = loader.block(arg, rank);
+  if (arg.offload.empty())
+    return block;
+  if (!store)
+    throw Error("argument '" + arg.name + "' is offloaded to '" + arg.offload +
+                "', but the run has no offload store");
+  store->put(stateKeyOf(arg), block);
+  return Tensor();
+}

@@ -95,12 +95,8 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
     {
       ArgumentLoader loader(spec.mesh, argumentSources(flags));
       for (const ArgSpec &arg : spec.args) {
-        if (!arg.offload.empty()) {
-          offload->put(stateKeyOf(arg), loader.block(arg, self.rank));
-          args.push_back(Tensor());
-          continue;
-        }
-        args.push_back(device.toDevice(loader.block(arg, self.rank)));
+        Tensor block = loadOrOffload(loader, offload.get(), arg, self.rank);
+        args.push_back(block.defined() ? device.toDevice(block) : block);
       }
     }
     std::optional<TokenData> data;
@@ -121,13 +117,12 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
     if (offload) {
       loop.offloadBoundBytes = offloadBoundBytes(spec, *offload);
       if (self.rank == 0)
-        std::printf(
-            "offload: %s, at most %lld buffers (%lld bytes) in "
-            "flight per rank\n",
-            offloadTierOf(spec) == "nvme" ? "state in files (nvme)"
-                                          : "state in host memory",
-            static_cast<long long>(std::max<int64_t>(spec.offloadSlots, 2)),
-            static_cast<long long>(loop.offloadBoundBytes));
+        std::printf("offload: %s, at most %lld buffers (%lld bytes) in "
+                    "flight per rank\n",
+                    offloadTierOf(spec) == "nvme" ? "state in files (nvme)"
+                                                  : "state in host memory",
+                    static_cast<long long>(offloadSlotsOf(spec)),
+                    static_cast<long long>(loop.offloadBoundBytes));
     }
     std::vector<Tensor> results = loop.run(args, stepsBefore, flags.steps);
     progress.done();

@@ -131,6 +131,12 @@ std::optional<OffloadOptions>
 offloadOptionsFor(const std::vector<ArgSpec> &args,
                   const std::string &directory, int64_t rank);
 
+/// `rank`'s block of `arg` from `loader`; an offloaded argument goes to
+/// `store` instead and the step gets a reference (an undefined Tensor).
+/// rtx-run and emitted programs load their arguments through it.
+Tensor loadOrOffload(ArgumentLoader &loader, OffloadStore *store,
+                     const ArgSpec &arg, int64_t rank);
+
 } // namespace rtxrt
 
 #endif // RTXRT_OFFLOADSTORE_H

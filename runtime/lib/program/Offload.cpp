@@ -16,6 +16,10 @@ std::string rtxrt::program::offloadTierOf(const ProgramSpec &spec) {
   return "";
 }
 
+int64_t rtxrt::program::offloadSlotsOf(const ProgramSpec &spec) {
+  return std::max<int64_t>(spec.offloadSlots, 2);
+}
+
 std::unique_ptr<OffloadStore>
 rtxrt::program::openOffload(const ProgramSpec &spec, const Flags &flags,
                             int64_t rank) {
@@ -23,9 +27,7 @@ rtxrt::program::openOffload(const ProgramSpec &spec, const Flags &flags,
       offloadOptionsFor(spec.args, flags.offloadDir, rank);
   if (!options)
     return nullptr;
-  // The step's own order needs this many; never fewer than two (double
-  // buffering).
-  options->maxInFlight = std::max<int64_t>(spec.offloadSlots, 2);
+  options->maxInFlight = offloadSlotsOf(spec);
   options->throttleMs = Faults::get().offloadDelayMs;
   // Waiting longer for a slot than for a collective is a hang.
   options->stallSeconds = flags.timeout;
@@ -44,7 +46,7 @@ int64_t rtxrt::program::offloadBoundBytes(const ProgramSpec &spec,
       largest = std::max<int64_t>(largest, numElements(arg.shape) *
                                                dtypeSize(arg.dtype));
   int64_t staging = store.stats().direct ? (largest + 4095) / 4096 * 4096 : 0;
-  return std::max<int64_t>(spec.offloadSlots, 2) * (largest + staging);
+  return offloadSlotsOf(spec) * (largest + staging);
 }
 
 void rtxrt::program::readOffloaded(OffloadStore &store, const ProgramSpec &spec,

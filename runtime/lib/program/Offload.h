@@ -24,6 +24,10 @@ namespace rtxrt::program {
 /// it offloads nothing.
 std::string offloadTierOf(const ProgramSpec &spec);
 
+/// The buffers in flight the store allows: what the step's own order needs
+/// (ProgramSpec::offloadSlots), never fewer than two (double buffering).
+int64_t offloadSlotsOf(const ProgramSpec &spec);
+
 /// The run's store (rtxrt::offloadOptionsFor: host memory or files in
 /// --offload-dir/rank-R), bounded by the step's offloadSlots, its waits by
 /// --timeout; null when the program offloads nothing.
