@@ -12,8 +12,7 @@ find_package(Python3 REQUIRED COMPONENTS Interpreter)
 # Found in test/ and bench/ scopes; looked up again here (cached, same result).
 find_package(GTest QUIET)
 find_package(benchmark QUIET)
-# In setup.sh's PACKAGES; no rtx C++ source includes it today, so it is
-# recorded only if CMake finds it.
+# Found (REQUIRED) in tools/rtx-topology's scope; looked up again here.
 find_package(nlohmann_json CONFIG QUIET)
 
 # Each component: name, version, then the paths it was found at.
@@ -53,6 +52,11 @@ endif()
 if(RTXRT_URING_LIBRARY)
   # The offload tier's file I/O (runtime/lib/OffloadStore.cpp).
   rtx_sbom_component(liburing "" "${RTXRT_URING_LIBRARY}")
+endif()
+if(RTX_HWLOC_LIBRARY)
+  # rtx-topology's view of sockets, NUMA nodes, cores and PCI devices.
+  rtx_sbom_component(hwloc "" "${RTX_HWLOC_LIBRARY}"
+                     "${RTX_HWLOC_INCLUDE_DIR}/hwloc.h")
 endif()
 if(OpenMP_CXX_FOUND)
   rtx_sbom_component(OpenMP "${OpenMP_CXX_VERSION}" ${OpenMP_CXX_LIBRARIES})

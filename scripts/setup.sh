@@ -29,6 +29,8 @@ PACKAGES=(
   libcpp-httplib-dev python3-matplotlib
   # io_uring for the offload store's file transfers (ZeRO-Offload to NVMe)
   liburing-dev
+  # topology discovery for the planner's hardware profile (rtx-topology)
+  libhwloc-dev hwloc
   # a rendezvous store across machines (and for the tests); a real
   # Prometheus server for the metrics test
   redis-server prometheus
