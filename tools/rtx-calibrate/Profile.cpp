@@ -138,7 +138,7 @@ void rtx::calibrate::applyCalibration(json &profile, const Calibration &c) {
   for (const CollectiveFit &fit : c.collectives) {
     json samples = json::array();
     for (const Sample &s : fit.samples)
-      samples.push_back({s.bytes, s.seconds});
+      samples.push_back({static_cast<int64_t>(s.bytes), s.seconds});
     json entry = {{"ranks", fit.ranks},
                   {"concurrent_groups", fit.concurrentGroups},
                   {"alpha_s", fit.fit.alphaS},
