@@ -79,13 +79,18 @@ ComputeResult rtx::calibrate::measureCompute(Session &session,
                                              const ComputePlan &plan,
                                              double deadline) {
   ComputeResult result;
+  // Every batch starts on all ranks at once, so that each rank's time is
+  // that of a rank whose peers compute too, as in a step, and not of one
+  // that found the machine idle because its peers had finished.
+  std::vector<int64_t> everyone = session.groupOf(session.world());
+  auto together = [&] { session.barrier(everyone); };
 
   // Fixed cost per op: a one-element add, allocation of its result included.
   {
     Tensor a = filled({1}), b = filled({1});
-    result.opOverheadS = timeCall(session, plan.timing, [&] {
-      Tensor c = rtxrt::binary(BinaryKind::Add, a, b);
-    });
+    result.opOverheadS = timeCall(
+        session, plan.timing,
+        [&] { Tensor c = rtxrt::binary(BinaryKind::Add, a, b); }, together);
     session.progress("op overhead (1-element add): %.3g us",
                      result.opOverheadS * 1e6);
   }
@@ -94,9 +99,9 @@ ComputeResult rtx::calibrate::measureCompute(Session &session,
   {
     int64_t n = plan.elementwiseElements;
     Tensor a = filled({n}), b = filled({n});
-    double seconds = timeCall(session, plan.timing, [&] {
-      Tensor c = rtxrt::binary(BinaryKind::Add, a, b);
-    });
+    double seconds = timeCall(
+        session, plan.timing,
+        [&] { Tensor c = rtxrt::binary(BinaryKind::Add, a, b); }, together);
     result.elementwiseBandwidth = 3.0 * 4.0 * static_cast<double>(n) / seconds;
     session.progress("elementwise bandwidth (add of %lld floats): %.3g GB/s",
                      static_cast<long long>(n),
@@ -128,9 +133,9 @@ ComputeResult rtx::calibrate::measureCompute(Session &session,
       continue;
     }
     Tensor lhs = filled({shape.m, shape.k}), rhs = filled({shape.k, shape.n});
-    double seconds = timeCall(session, plan.timing, [&] {
-      Tensor out = rtxrt::matmul(lhs, rhs, false, false);
-    });
+    double seconds = timeCall(
+        session, plan.timing,
+        [&] { Tensor out = rtxrt::matmul(lhs, rhs, false, false); }, together);
     GemmResult gemm{shape, seconds, shape.flops() / seconds};
     bestRate = std::max(bestRate, gemm.flopsPerS);
     result.gemm.push_back(gemm);
