@@ -2,6 +2,8 @@
 
 #include "rtx/Analysis/ActivationMemory.h"
 
+#include "rtx/Dialect/RTX/IR/RTXDialect.h"
+
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/DenseMap.h"
 
@@ -45,4 +47,10 @@ int64_t mlir::rtx::peakActivationBytes(func::FuncOp function) {
     peak = std::max(peak, live);
   }
   return peak;
+}
+
+bool mlir::rtx::isCheapToRecompute(Operation *op) {
+  return op->hasTrait<OpTrait::Elementwise>() ||
+         isa<SoftmaxOp, ReshapeOp, TransposeOp, BroadcastOp, SliceOp, SplitOp>(
+             op);
 }

@@ -50,8 +50,47 @@ int64_t DistributeOptions::pipelineRanks() const {
   return 1;
 }
 
+/// The options a plan does not choose, as text for the plan's pipeline, and
+/// the names of those it chooses that the user set anyway.
+static void splitForPlan(const DistributeOptions &options,
+                         std::string &userOptions, std::string &chosen) {
+  const llvm::cl::Option *planChooses[] = {
+      &options.mesh,          &options.microBatches,
+      &options.sequenceParallel, &options.vocabParallel,
+      &options.pipelineSchedule, &options.pipelineScheduleFile,
+      &options.pipelineMicroBatches, &options.virtualStages,
+      &options.recompute,     &options.shardState,
+      &options.overlap,       &options.fromPlan};
+  for (const llvm::cl::Option *opt : planChooses)
+    if (opt != &options.fromPlan && opt->getNumOccurrences() > 0)
+      chosen += (chosen.empty() ? "" : ", ") + opt->ArgStr.str();
+  // print() writes "{a=1 b=2 ...}"; keep the options the plan leaves alone.
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  options.print(os);
+  StringRef body = StringRef(text).trim();
+  if (body.consume_front("{"))
+    body.consume_back("}");
+  SmallVector<StringRef> parts;
+  body.split(parts, ' ', -1, false);
+  for (StringRef part : parts) {
+    StringRef key = part.split('=').first;
+    bool planned = llvm::any_of(planChooses, [&](const llvm::cl::Option *o) {
+      return o->ArgStr == key;
+    });
+    if (!planned)
+      userOptions += part.str() + " ";
+  }
+}
+
 void mlir::rtx::buildDistributePipeline(OpPassManager &pm,
                                         const DistributeOptions &options) {
+  if (options.fromPlan) {
+    std::string userOptions, chosen;
+    splitForPlan(options, userOptions, chosen);
+    pm.addPass(createApplyPlanPass(userOptions, chosen));
+    return;
+  }
   pm.addPass(createRTXAddMesh(options.addMeshOptions()));
   // Padding changes the forward program, so it comes before autodiff.
   if (options.vocabParallel)

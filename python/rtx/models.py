@@ -26,6 +26,10 @@ class GPTConfig:
     # output features over tp gives each rank whole heads, so attention is
     # head-parallel without gathering qkv (docs/distributed.md).
     qkv_layout: str = "qkv"
+    # Element type of the parameters and activations: "f32", or "bf16" for
+    # mixed precision (rtx-optimizer mixed-precision=true keeps f32 masters;
+    # the loss is computed in f32).
+    dtype: str = "f32"
 
 
 def _attention_heads(f: Function, x: Value, batch: int, seq: int, heads: int) -> Value:
@@ -46,7 +50,7 @@ def gpt2_block(f: Function, x: Value, prefix: str, c: GPTConfig) -> Value:
     init = normal(0.0, 0.02)
 
     def p(name, shape, initializer=init):
-        return f.param(f"{prefix}.{name}", shape, initializer, seed=c.seed)
+        return f.param(f"{prefix}.{name}", shape, initializer, seed=c.seed, dtype=c.dtype)
 
     def ln(name, h):
         return f.layernorm(h, p(f"{name}.weight", [D], ones()),
@@ -83,15 +87,17 @@ def gpt2(c: GPTConfig = GPTConfig(), name: str = "gpt2") -> Module:
     f = m.function(name)
     tokens = f.input("tokens", [c.batch, c.seq], "i32")
     labels = f.input("labels", [c.batch, c.seq], "i32")
-    wte = f.param("transformer.wte.weight", [c.vocab, c.width], normal(0.0, 0.02), seed=c.seed)
-    wpe = f.param("transformer.wpe.weight", [c.seq, c.width], normal(0.0, 0.02), seed=c.seed)
+    wte = f.param("transformer.wte.weight", [c.vocab, c.width], normal(0.0, 0.02), seed=c.seed, dtype=c.dtype)
+    wpe = f.param("transformer.wpe.weight", [c.seq, c.width], normal(0.0, 0.02), seed=c.seed, dtype=c.dtype)
     x = f.add(f.embedding(wte, tokens),
               f.broadcast(wpe, [c.batch, c.seq, c.width], [1, 2]))
     for layer in range(c.layers):
         x = gpt2_block(f, x, f"transformer.h.{layer}", c)
-    x = f.layernorm(x, f.param("transformer.ln_f.weight", [c.width], ones()),
-                    f.param("transformer.ln_f.bias", [c.width], zeros()) if c.bias else None)
+    x = f.layernorm(x, f.param("transformer.ln_f.weight", [c.width], ones(), dtype=c.dtype),
+                    f.param("transformer.ln_f.bias", [c.width], zeros(), dtype=c.dtype) if c.bias else None)
     logits = f.linear(x, wte)  # the LM head shares the token embedding
+    if c.dtype != "f32":
+        logits = f.convert(logits, "f32")
     f.ret(f.cross_entropy(logits, labels))
     return m
 
@@ -187,7 +193,7 @@ def vit_block(f: Function, x: Value, prefix: str, c: ViTConfig) -> Value:
     init = normal(0.0, 0.02)
 
     def p(name, shape, initializer=init):
-        return f.param(f"{prefix}.{name}", shape, initializer, seed=c.seed)
+        return f.param(f"{prefix}.{name}", shape, initializer, seed=c.seed, dtype=c.dtype)
 
     def ln(name, h):
         return f.layernorm(h, p(f"{name}.weight", [D], ones()), p(f"{name}.bias", [D], zeros()), eps=c.eps)

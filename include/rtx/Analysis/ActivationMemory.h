@@ -22,6 +22,11 @@ namespace mlir::rtx {
 /// Bytes of a ranked tensor type (0 for other types).
 int64_t tensorBytes(Type type);
 
+/// Megatron's selective recompute policy: ops that are cheap to run again
+/// and whose results are large for their cost (elementwise chains, softmax,
+/// layout). rtx-recompute recomputes them; the planner prices that.
+bool isCheapToRecompute(Operation *op);
+
 /// The peak bytes of tensors computed in `function` and live at once.
 int64_t peakActivationBytes(func::FuncOp function);
 

@@ -142,12 +142,25 @@ struct DistributeOptions : public PassPipelineOptions<DistributeOptions> {
                      "(rtx-shard-state)"),
       llvm::cl::init(RTXShardStateOptions{}.offload)};
 
+  Option<bool> fromPlan{
+      *this, "from-plan",
+      llvm::cl::desc("Take the mesh, ZeRO stage, micro-batches, schedule, "
+                     "recompute and overlap from the module's rtx.plan "
+                     "(rtx-auto-partition); the other options still apply"),
+      llvm::cl::init(false)};
+
   RTXAddMeshOptions addMeshOptions() const;
   /// The size of the mesh's pp axis (1 without one).
   int64_t pipelineRanks() const;
   RTXOptimizerOptions optimizerOptions() const;
   RTXSeedShardingsOptions seedShardingsOptions() const;
 };
+
+/// The pass behind from-plan=true: runs rtx-distribute with the plan's
+/// options and `userOptions`; fails naming `chosenByUser` when the user set
+/// options the plan chooses.
+std::unique_ptr<Pass> createApplyPlanPass(std::string userOptions,
+                                          std::string chosenByUser);
 
 /// Adds rtx-distribute's passes to `pm` (a module pass manager).
 void buildDistributePipeline(OpPassManager &pm,

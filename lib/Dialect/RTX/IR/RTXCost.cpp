@@ -8,6 +8,8 @@
 
 #include "rtx/Dialect/RTX/IR/RTXDialect.h"
 
+#include "llvm/ADT/TypeSwitch.h"
+
 using namespace mlir;
 using namespace mlir::rtx;
 
@@ -90,3 +92,44 @@ int64_t CrossEntropyGradOp::getFlops() { return 5 * numElements(getLogits()); }
 int64_t PadOp::getFlops() { return 0; }
 int64_t AdamWUpdateOp::getFlops() { return 12 * numElements(getParam()); }
 int64_t SGDUpdateOp::getFlops() { return 3 * numElements(getParam()); }
+
+/// {M, N, K} of `[B..., M, K] x [B..., K, N]` (after the transposes), with
+/// the batch dimensions folded into M.
+static SmallVector<int64_t, 3> contractionShape(Value lhs, Value result,
+                                                bool transposeLhs) {
+  ArrayRef<int64_t> a = cast<RankedTensorType>(lhs.getType()).getShape();
+  ArrayRef<int64_t> c = cast<RankedTensorType>(result.getType()).getShape();
+  int64_t k = transposeLhs ? a[a.size() - 2] : a.back();
+  int64_t n = c.back();
+  return {numElements(result) / std::max<int64_t>(n, 1), n, k};
+}
+
+/// Attention's products: scores = q k^T ([S, D] x [D, S_k] per batch and
+/// head) and out = p v ([S, S_k] x [S_k, D]); as one GEMM shape
+/// {B H S, S_k, D}, whose FLOPs (2 M N K, twice) match getFlops' leading
+/// term up to the causal mask.
+static SmallVector<int64_t, 3> attentionShape(Value query, Value key) {
+  ArrayRef<int64_t> q = cast<RankedTensorType>(query.getType()).getShape();
+  ArrayRef<int64_t> k = cast<RankedTensorType>(key.getType()).getShape();
+  return {q[0] * q[1] * q[2], k[2], q[3]};
+}
+
+SmallVector<int64_t, 3> mlir::rtx::getDefaultContractionShape(Operation *op) {
+  return llvm::TypeSwitch<Operation *, SmallVector<int64_t, 3>>(op)
+      .Case<MatmulOp, BatchMatmulOp>([](auto op) {
+        return contractionShape(op.getLhs(), op.getResult(),
+                                op.getTransposeLhs());
+      })
+      .Case([](LinearOp op) {
+        int64_t in =
+            cast<RankedTensorType>(op.getWeight().getType()).getDimSize(1);
+        int64_t out =
+            cast<RankedTensorType>(op.getWeight().getType()).getDimSize(0);
+        return SmallVector<int64_t, 3>{numElements(op.getResult()) /
+                                           std::max<int64_t>(out, 1),
+                                       out, in};
+      })
+      .Case<AttentionOp, AttentionGradOp>(
+          [](auto op) { return attentionShape(op.getQuery(), op.getKey()); })
+      .Default([](Operation *) { return SmallVector<int64_t, 3>{}; });
+}

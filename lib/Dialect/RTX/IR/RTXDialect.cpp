@@ -121,6 +121,13 @@ LogicalResult RTXDialect::verifyOperationAttribute(Operation *op,
   }
   if (attr.getName() == getActionAttrName())
     return success(isa<StringAttr>(attr.getValue()));
+  if (attr.getName() == getPlanAttrName()) {
+    auto plan = dyn_cast<DictionaryAttr>(attr.getValue());
+    if (!isa<ModuleOp>(op) || !plan || !plan.getAs<StringAttr>("distribute"))
+      return op->emitError() << "'rtx.plan' is a dictionary on a module with "
+                                "a string 'distribute' (rtx-auto-partition)";
+    return success();
+  }
   if (attr.getName() == getPipelineAxisAttrName()) {
     if (!isa<FunctionOpInterface>(op) || !isa<StringAttr>(attr.getValue()))
       return op->emitError() << "'rtx.pipeline_axis' is a string of "

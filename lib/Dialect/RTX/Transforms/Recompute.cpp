@@ -28,14 +28,6 @@ using namespace mlir::rtx;
 namespace {
 enum class Policy { None, Full, Selective };
 
-/// Megatron's selective policy: ops that are cheap to run again and whose
-/// results are large for their cost (elementwise chains, softmax, layout).
-bool cheapToRecompute(Operation *op) {
-  return op->hasTrait<OpTrait::Elementwise>() ||
-         isa<SoftmaxOp, ReshapeOp, TransposeOp, BroadcastOp, SliceOp, SplitOp>(
-             op);
-}
-
 struct RTXRecomputePass
     : mlir::rtx::impl::RTXRecomputeBase<RTXRecomputePass> {
   using RTXRecomputeBase::RTXRecomputeBase;
@@ -107,7 +99,7 @@ LogicalResult RTXRecomputePass::recompute(func::FuncOp function, Policy p) {
     Operation *def = v.getDefiningOp();
     if (!def || !forward.contains(def) || isSource(def) || v == loss)
       return false;
-    return p == Policy::Full ? !kept.contains(v) : cheapToRecompute(def);
+    return p == Policy::Full ? !kept.contains(v) : isCheapToRecompute(def);
   };
 
   // Each backward use of a recomputable forward value takes a copy made

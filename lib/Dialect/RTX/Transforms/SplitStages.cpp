@@ -11,6 +11,7 @@
 
 #include "rtx/Analysis/ActivationMemory.h"
 #include "rtx/Analysis/CostModel.h"
+#include "rtx/Analysis/ProbeCosts.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
@@ -62,21 +63,7 @@ struct RTXSplitStagesPass
   /// computed from parameters and constants alone (each stage that uses
   /// those keeps its own copy).
   void collectComputing(func::FuncOp function) {
-    // Ops computed from parameters and constants alone (not from inputs).
-    llvm::DenseSet<Operation *> fromWeights;
-    for (Operation &op : function.getBody().front().without_terminator()) {
-      if (isa<InputOp>(op))
-        continue;
-      bool weightsOnly = isa<ParamOp, ConstantOp>(op) ||
-                         llvm::all_of(op.getOperands(), [&](Value v) {
-                           Operation *def = v.getDefiningOp();
-                           return def && fromWeights.contains(def);
-                         });
-      if (weightsOnly)
-        fromWeights.insert(&op);
-      else
-        computing.push_back(&op);
-    }
+    computing = planner::forwardComputingOps(function);
   }
 
   LogicalResult completeHandSplit(func::FuncOp function, int64_t count) {

@@ -116,6 +116,12 @@ def RTX_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getActionAttrName() {
       return "rtx.action";
     }
+    /// On a module: the plan rtx-auto-partition chose (a dictionary: the
+    /// degrees, ZeRO stage, micro-batches, schedule, recompute, the
+    /// prediction, and the rtx-distribute options that realise it).
+    static constexpr ::llvm::StringLiteral getPlanAttrName() {
+      return "rtx.plan";
+    }
     /// On such a function: the name of the pipeline's mesh axis.
     static constexpr ::llvm::StringLiteral getPipelineAxisAttrName() {
       return "rtx.pipeline_axis";

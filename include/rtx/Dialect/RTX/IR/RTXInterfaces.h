@@ -94,6 +94,10 @@ void addReshapeFactors(OpShardingRule &rule, llvm::ArrayRef<int64_t> from,
 int64_t getTensorBytes(Type type);
 /// The sum of the sizes of all tensor operands and results of `op`.
 int64_t getDefaultBytesAccessed(Operation *op);
+/// CostOpInterface::getContractionShape: {M, N, K} of the matrix products
+/// (matmul, batch_matmul, linear, attention and its gradient; defined in
+/// RTXCost.cpp next to their FLOP counts), empty for other ops.
+SmallVector<int64_t, 3> getDefaultContractionShape(Operation *op);
 
 } // namespace rtx
 } // namespace mlir

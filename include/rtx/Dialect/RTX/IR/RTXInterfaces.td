@@ -41,7 +41,13 @@ def RTX_CostOpInterface : OpInterface<"CostOpInterface"> {
       "the sizes of all tensor operands and results.",
       "int64_t", "getBytesAccessed", (ins), [{}], [{
         return ::mlir::rtx::getDefaultBytesAccessed($_op);
-      }]>
+      }]>,
+    InterfaceMethod<"For an op whose FLOPs are a matrix product (a GEMM, "
+      "batched or not, or attention's two products), the product's {M, N, K} "
+      "with batches folded into M: the planner looks its throughput up by "
+      "shape (rtx-calibrate measures GEMMs by shape). Empty otherwise.",
+      "::llvm::SmallVector<int64_t, 3>", "getContractionShape", (ins), [{}],
+      [{ return ::mlir::rtx::getDefaultContractionShape($_op); }]>
   ];
 }
 

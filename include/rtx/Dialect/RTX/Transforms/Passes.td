@@ -550,6 +550,97 @@ def RTXPlanMemory : Pass<"rtx-plan-memory", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::rtx::RTXDialect"];
 }
 
+def RTXAutoPartition : Pass<"rtx-auto-partition", "mlir::ModuleOp"> {
+  let summary = "Chooses the parallel plan from a cost model of the real "
+                "program on a hardware profile";
+  let description = [{
+    Runs on a forward model (global shapes, before `rtx-distribute`) and
+    chooses how to train it on `devices` devices of a hardware profile
+    (`profile`: a built-in name such as `dgx-a100`, or a file written by
+    `rtx-topology` and `rtx-calibrate`): data, tensor and pipeline degrees,
+    sequence parallelism, the ZeRO stage, micro-batches, virtual stages and
+    schedule, recompute, overlap, and the order of the mesh axes over the
+    devices (tp inside the fast links).
+
+    The costs are the compiler's own: the model is compiled with the real
+    passes on one device, with tp=2 (with and without sequence parallelism)
+    and with dp=2, cut into units at its layer boundaries; matching the
+    programs op by op gives each op's exact FLOPs, bytes and GEMM shape
+    under any plan, and the collectives tp inserts. Time is a roofline per
+    op, alpha-beta per collective on the links its group spans, the
+    pipeline simulator of `rtx-pipeline` for bubbles; memory follows
+    `rtx-plan-memory`'s kinds. The search prunes by divisibility, memory
+    and a time bound (all proven safe) and is otherwise exhaustive.
+
+    Objectives (`objective`): `throughput` (fastest within the memory
+    limit, the default), `memory`, `compute-balanced`, `communication`,
+    `hybrid` (with `weights=memory,compute,communication`), `tp-first`,
+    `pp-first`. A plan must leave `memory-margin` of the device's memory
+    free and, with pipeline stages, keep the slowest stage within
+    `balance-threshold` times the mean.
+
+    The choice is written as a module attribute `rtx.plan` (the plan, its
+    prediction, and the `rtx-distribute` options that realise it) and, with
+    pp > 1, as `rtx.stage` on the forward ops (rtx-split-stages keeps hand
+    stages); `rtx-distribute=from-plan=true` builds the program from it. A
+    remark carries the report (predicted step time, tokens/s, memory per
+    rank by kind, communication per link class, bubble, the runner-up plans
+    and why each lost); `report-file` writes it as JSON. When no plan fits,
+    the error says how much memory is missing and which margin or objective
+    would change it.
+
+    Example: `rtx-opt gpt2.mlir '-rtx-auto-partition=profile=cpu-host
+    devices=2' '-rtx-distribute=from-plan=true'`.
+  }];
+  let options = [
+    Option<"profile", "profile", "std::string", "\"\"",
+           "Hardware profile: a built-in name or a JSON file (required)">,
+    Option<"devices", "devices", "int64_t", "0",
+           "Devices to plan for (required)">,
+    Option<"objective", "objective", "std::string", "\"throughput\"",
+           "throughput, memory, compute-balanced, communication, hybrid, "
+           "tp-first or pp-first">,
+    Option<"memoryMargin", "memory-margin", "double", "0.1",
+           "Share of device memory a plan must leave free">,
+    Option<"balanceThreshold", "balance-threshold", "double", "1.2",
+           "Largest ratio of the slowest pipeline stage to the mean">,
+    Option<"weights", "weights", "std::string", "\"1,1,1\"",
+           "hybrid: weights of memory, compute and communication">,
+    Option<"globalBatch", "global-batch", "int64_t", "0",
+           "Sequences per step (0: the model's batch)">,
+    Option<"varyMicroBatch", "vary-micro-batch", "bool", "false",
+           "Also consider per-rank micro-batch sizes other than the model's "
+           "batch over dp (the plan is then a report only)">,
+    Option<"dp", "dp", "int64_t", "0", "Fix the data-parallel degree">,
+    Option<"tp", "tp", "int64_t", "0", "Fix the tensor-parallel degree">,
+    Option<"pp", "pp", "int64_t", "0", "Fix the pipeline-parallel degree">,
+    Option<"zero", "zero", "int64_t", "-1",
+           "Fix the ZeRO stage (0 to 3; -1: searched)">,
+    Option<"sequenceParallel", "sequence-parallel", "std::string",
+           "\"any\"", "Fix sequence parallelism: true, false or any">,
+    Option<"recompute", "recompute", "std::string", "\"any\"",
+           "Fix recompute: none, selective, full or any">,
+    Option<"schedule", "schedule", "std::string", "\"any\"",
+           "Fix the pipeline schedule: gpipe, 1f1b, interleaved, zb-h1 or "
+           "any">,
+    Option<"microBatchSize", "micro-batch-size", "int64_t", "0",
+           "Fix the sequences per rank and micro-batch (0: searched)">,
+    Option<"virtualStages", "virtual-stages", "int64_t", "0",
+           "Fix the virtual stages per pipeline rank (0: searched)">,
+    Option<"optimizer", "optimizer", "std::string", "\"adamw\"",
+           "The optimizer the step will use: sgd or adamw">,
+    Option<"mixedPrecision", "mixed-precision", "bool", "false",
+           "f32 master weights for bf16 parameters (rtx-optimizer)">,
+    Option<"keep", "keep", "int64_t", "5",
+           "Plans in the report: the choice and its runners-up">,
+    Option<"reportFile", "report-file", "std::string", "\"\"",
+           "Also write the report as JSON to this file">,
+    Option<"remarks", "remarks", "bool", "true",
+           "Emit the text report as a remark">
+  ];
+  let dependentDialects = ["mlir::rtx::RTXDialect", "mlir::func::FuncDialect"];
+}
+
 def RTXAddMesh : Pass<"rtx-add-mesh", "mlir::ModuleOp"> {
   let summary = "Adds the rtx.mesh that the distribution passes split over";
   let description = [{
