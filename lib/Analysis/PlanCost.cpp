@@ -172,7 +172,10 @@ double planner::pipelineTimeClosedForm(pipeline::ScheduleKind kind,
 CostModel::CostModel(const ModelCosts &plain, const ModelCosts *sequenceParallel,
                      const HardwareProfile &profile, CostSettings settings)
     : plain(plain), sp(sequenceParallel), profile(profile),
-      settings(settings) {}
+      settings(settings) {
+  vectorRate = profile.peak("f32") * profile.matmulEfficiency;
+  matmulPeakRate = profile.peak(plain.dtype) * profile.matmulEfficiency;
+}
 
 bool CostModel::tpDivides(int64_t tp, bool sequenceParallel) const {
   if (sequenceParallel && !sp)
@@ -199,10 +202,12 @@ double CostModel::opTime(const OpCost &op, int64_t tp, double batchScale,
                    (op.mnkBatch[i] ? batchScale : 1.0);
         d[i] = std::max<int64_t>(1, int64_t(std::llround(x)));
       }
-      rate = profile.matmulRate(d[0], d[1], d[2], dtype);
+      rate = profile.matmul.empty()
+                 ? matmulPeakRate
+                 : profile.matmulRate(d[0], d[1], d[2], dtype);
     } else {
       // Vector units: f32 arithmetic at the matmul efficiency of the peak.
-      rate = profile.peak("f32") * profile.matmulEfficiency;
+      rate = vectorRate;
     }
     compute = flops / rate;
   }
@@ -269,7 +274,7 @@ CostModel::unitTimes(const Plan &plan) const {
   double batchScale = plan.microBatchSize / double(m.modelBatch);
   auto [tpLink, tpOneNode] = groupLink(plan, 1);
   auto key = std::make_tuple(plan.sequenceParallel, plan.tp, batchScale,
-                             tpLink->name, tpOneNode);
+                             reinterpret_cast<uintptr_t>(tpLink), tpOneNode);
   auto it = unitTimeCache.find(key);
   if (it != unitTimeCache.end())
     return it->second;
@@ -328,8 +333,8 @@ CostModel::stageSplit(const Plan &plan) const {
   auto [tpLink, tpOneNode] = groupLink(plan, 1);
   int64_t stages = plan.pp * plan.virtualStages;
   auto key = std::make_tuple(plan.sequenceParallel, plan.tp, batchScale,
-                             tpLink->name, tpOneNode, int(plan.recompute),
-                             stages);
+                             reinterpret_cast<uintptr_t>(tpLink), tpOneNode,
+                             int(plan.recompute), stages);
   auto it = splitCache.find(key);
   if (it != splitCache.end())
     return it->second;

@@ -274,11 +274,14 @@ private:
   const ModelCosts *sp;
   const HardwareProfile &profile;
   CostSettings settings;
-  mutable std::map<std::tuple<bool, int64_t, double, std::string, bool>,
+  /// Rates looked up once: vector f32, and GEMMs in the model's type when
+  /// the profile has no calibrated shapes.
+  double vectorRate = 0, matmulPeakRate = 0;
+  mutable std::map<std::tuple<bool, int64_t, double, uintptr_t, bool>,
                    std::vector<UnitTimes>>
       unitTimeCache;
   mutable std::map<
-      std::tuple<bool, int64_t, double, std::string, bool, int, int64_t>,
+      std::tuple<bool, int64_t, double, uintptr_t, bool, int, int64_t>,
       StageSplit>
       splitCache;
   mutable std::map<std::tuple<const StageSplit *, int, int64_t, int64_t,

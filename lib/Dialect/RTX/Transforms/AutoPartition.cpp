@@ -249,6 +249,7 @@ struct RTXAutoPartitionPass
     search.tp = tp;
     search.pp = pp;
     search.keep = std::max<int64_t>(1, keep);
+    search.exhaustive = exhaustive;
     search.zero = zero;
     search.microBatchSize = microBatchSize;
     search.virtualStages = virtualStages;
@@ -423,6 +424,7 @@ struct RTXAutoPartitionPass
         {"overlap", p.overlap},
         {"order", axisOrderName(p.order)},
         {"distribute", distributeOptions(p, vocab)},
+        {"objective_value", json::Array{c.primary, c.secondary}},
         {"predicted",
          json::Object{
              {"step_time_s", e.stepTime},

@@ -631,6 +631,8 @@ def RTXAutoPartition : Pass<"rtx-auto-partition", "mlir::ModuleOp"> {
            "The optimizer the step will use: sgd or adamw">,
     Option<"mixedPrecision", "mixed-precision", "bool", "false",
            "f32 master weights for bf16 parameters (rtx-optimizer)">,
+    Option<"exhaustive", "exhaustive", "bool", "false",
+           "Price every plan, without pruning (the tests' reference)">,
     Option<"keep", "keep", "int64_t", "5",
            "Plans in the report: the choice and its runners-up">,
     Option<"reportFile", "report-file", "std::string", "\"\"",
