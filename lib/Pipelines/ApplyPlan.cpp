@@ -35,8 +35,17 @@ struct ApplyPlanPass
   StringRef getDescription() const final {
     return "rtx-distribute with the options of the module's rtx.plan";
   }
+  /// Every dialect any rtx-distribute pipeline may create: the pipeline is
+  /// only known when the module is seen, but the dialects must be loaded
+  /// before the pass runs (a dynamic pipeline cannot load them).
   void getDependentDialects(DialectRegistry &registry) const override {
     registry.insert<RTXDialect, func::FuncDialect>();
+    std::unique_ptr<DistributeOptions> every = DistributeOptions::createFromString(
+        "mesh=pp:2,dp:2,tp:2 vocab-parallel=true recompute=full "
+        "micro-batches=2 shard-state=3 overlap=true");
+    OpPassManager pm(ModuleOp::getOperationName());
+    buildDistributePipeline(pm, *every);
+    pm.getDependentDialects(registry);
   }
 
   void runOnOperation() override {

@@ -12,6 +12,7 @@ bad usage.
 from __future__ import annotations
 
 import argparse
+import json
 import importlib
 import importlib.util
 import sys
@@ -175,17 +176,25 @@ def cmd_train(args: argparse.Namespace) -> int:
     if example_inputs is None:
         raise CliError("a builder model has no example inputs to train on; use "
                        "'python3 -m rtx opt --train' and 'python3 -m rtx run --random'")
-    parallel = ParallelConfig(dp=args.dp, tp=args.tp, sp=args.sp, micro_batch=args.micro_batches)
     if args.emulate and args.native != "cuda":
         raise CliError("--emulate emulates the GPU runtime; it needs --native cuda")
     backend = "cuda" if args.native == "cuda" else "cpu"
-    program = compile_program(model, example_inputs, optimizer=_optimizer(args), parallel=parallel,
-                              sharding=sharding, group=init(backend, parallel.ranks, env={}))
+    if args.auto:
+        if args.dp != 1 or args.tp != 1 or args.sp != 1 or hints:
+            raise CliError("--auto chooses the plan; drop --dp, --tp, --sp and --tp-hint")
+        program = compile_program(model, example_inputs, optimizer=_optimizer(args), parallel="auto",
+                                  hardware=args.profile, group=init(backend, args.devices, env={}),
+                                  global_batch=None)
+        print(program.plan.text, file=sys.stderr, end="")
+    else:
+        parallel = ParallelConfig(dp=args.dp, tp=args.tp, sp=args.sp, micro_batch=args.micro_batches)
+        program = compile_program(model, example_inputs, optimizer=_optimizer(args), parallel=parallel,
+                                  sharding=sharding, group=init(backend, parallel.ranks, env={}))
     import numpy as np
     names = [s.name for s in program.model_inputs]
     values = list(example_inputs.values()) if isinstance(example_inputs, dict) else list(example_inputs)
     arrays = [np.asarray(v.detach().cpu().numpy() if hasattr(v, "detach") else v) for v in values]
-    batch = {n: np.concatenate([a] * args.micro_batches) for n, a in zip(names, arrays)}
+    batch = {n: np.concatenate([a] * program.micro_batch) for n, a in zip(names, arrays)}
     if args.native:
         native = program.build(args.build_dir, emulate=args.emulate)
         print(f"built {native.path} ({args.native}, {native.ranks} rank(s))", file=sys.stderr)
@@ -196,6 +205,30 @@ def cmd_train(args: argparse.Namespace) -> int:
         print(f"step {i}/{args.steps}: loss={loss:.6e}")
     if args.out:
         program.save(args.out)
+    return 0
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    from . import planner
+    if args.model.endswith(".mlir") and ":" not in args.model:
+        path = Path(args.model)
+        if not path.is_file():
+            raise CliError(f"{args.model}: no such file")
+        model_ir = path.read_text()
+    else:
+        from .program import _model_ir
+        built = build_model(args.model, args.set)
+        model, example_inputs = (built, None) if isinstance(built, Module) else built
+        model_ir, _ = _model_ir(model, example_inputs, None, None)
+    fixed = {key: value for key, value in (("dp", args.dp), ("tp", args.tp), ("pp", args.pp))
+             if value is not None}
+    _, chosen = planner.plan(model_ir, args.devices, args.profile, objective=args.objective,
+                             global_batch=args.global_batch, memory_margin=args.memory_margin,
+                             balance_threshold=args.balance_threshold, mixed_precision=args.mixed_precision,
+                             vary_micro_batch=args.vary_micro_batch, fixed=fixed)
+    sys.stdout.write(chosen.text)
+    if args.json:
+        Path(args.json).write_text(json.dumps(chosen.report, indent=2) + "\n")
     return 0
 
 
@@ -274,6 +307,10 @@ def make_parser() -> argparse.ArgumentParser:
     for axis, what in (("dp", "data"), ("tp", "tensor"), ("sp", "sequence")):
         p.add_argument(f"--{axis}", type=int, default=1, metavar="N",
                        help=f"{what}-parallel degree (default 1; the ranks are dp*tp*sp)")
+    p.add_argument("--auto", action="store_true",
+                   help="let the auto-partitioner choose the plan for --devices devices (docs/planner.md)")
+    p.add_argument("--devices", type=int, default=1, metavar="N", help="with --auto: devices (default 1)")
+    p.add_argument("--profile", help="with --auto: hardware profile (default: this machine, by rtx-topology)")
     p.add_argument("--tp-hint", action="append", default=[], metavar="NAME:SPLIT",
                    help="with --tp: split parameters whose name ends in NAME column- or row-parallel "
                         "(SPLIT: column or row; repeatable), e.g. --tp-hint q_proj:column --tp-hint o_proj:row")
@@ -287,6 +324,34 @@ def make_parser() -> argparse.ArgumentParser:
                         "(default: a new temporary directory)")
     p.add_argument("--out", metavar="DIR", help="also write model.mlir, train.mlir and the trained params here")
     p.set_defaults(run=cmd_train)
+
+    p = sub.add_parser("plan", help="choose a parallel plan and print the planner's report",
+                       description="Runs rtx-auto-partition: prices every plan (dp, tp, pp, sequence "
+                                   "parallelism, ZeRO stage, micro-batches, schedule, recompute, overlap, "
+                                   "placement) of MODEL on --devices devices of a hardware profile and prints "
+                                   "the chosen plan, its predicted step time, tokens/s, memory by kind, "
+                                   "communication per link class, and the runners-up with why each lost "
+                                   "(docs/planner.md).")
+    p.add_argument("model", help=SPEC_HELP + "; or a .mlir file")
+    p.add_argument("--profile", help="a built-in profile (cpu-host, dgx-a100, dgx-h100, hgx-h200, "
+                                     "pcie-l40s-8) or a profile file (default: this machine, by rtx-topology)")
+    p.add_argument("--devices", type=int, required=True, help="devices to plan for")
+    p.add_argument("--objective", default="throughput", choices=("throughput", "memory", "compute-balanced",
+                                                                 "communication", "hybrid", "tp-first",
+                                                                 "pp-first"))
+    p.add_argument("--global-batch", type=int, help="sequences per step (default: the model's batch)")
+    p.add_argument("--memory-margin", type=float, default=0.1, help="share of memory to leave free (0.1)")
+    p.add_argument("--balance-threshold", type=float, default=1.2,
+                   help="largest slowest-stage-over-mean ratio of a pipeline (1.2)")
+    p.add_argument("--mixed-precision", action="store_true", help="bf16 model with f32 master weights")
+    p.add_argument("--vary-micro-batch", action="store_true",
+                   help="also try per-rank micro-batch sizes other than the model's batch (a report only)")
+    for axis in ("dp", "tp", "pp"):
+        p.add_argument(f"--{axis}", type=int, metavar="N", help=f"fix the {axis} degree")
+    p.add_argument("--json", metavar="FILE", help="also write the report as JSON")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="keyword argument for the factory (repeatable)")
+    p.set_defaults(run=cmd_plan)
 
     p = sub.add_parser("report", help="the bottleneck verdict of a traced run, with plots",
                        description=report.__doc__.split("\n\n")[0] + " " + report.__doc__.split("\n\n")[1])

@@ -77,6 +77,8 @@ class Program:
         self.params = params                 # current parameter values; None: the IR's initializers
         self.group, self.parallel, self.sharding = group, parallel, sharding
         self.elastic, self.optimizer = elastic, optimizer
+        # With parallel="auto": the planner's choice and report (rtx.planner.Plan).
+        self.plan = None
         # The state after the last train call (KEY.npy, rtx-run --state) and
         # the parameters it returned: the next call continues from it while
         # self.params is still those parameters.
@@ -198,19 +200,37 @@ class Program:
 
 
 def compile(model: Any, example_inputs: Union[Sequence[Any], Mapping[str, Any], None] = None, *,
-            group: Optional[ProcessGroup] = None, parallel: Optional[ParallelConfig] = None,
+            group: Optional[ProcessGroup] = None, parallel: Union[ParallelConfig, str, None] = None,
             sharding: Optional[ShardingConfig] = None, elastic: Optional[ElasticConfig] = None,
-            optimizer: Optional[Optimizer] = None, loss: Any = None, name: Optional[str] = None) -> Program:
+            optimizer: Optional[Optimizer] = None, loss: Any = None, name: Optional[str] = None,
+            hardware: Optional[str] = None, objective: str = "throughput",
+            global_batch: Optional[int] = None) -> Program:
     """Compiles a model into a training program.
 
     model: a torch.nn.Module (needs example_inputs: one micro-batch), a
         builder Module, or MLIR text / a path to a .mlir file.
     group: from rtx.init (default: one CPU device).
+    parallel: a ParallelConfig, or "auto": rtx-auto-partition chooses dp,
+        tp, pp, sequence parallelism, the ZeRO stage, micro-batches,
+        schedule, recompute and overlap for the group's devices on
+        `hardware` (a built-in profile such as "dgx-a100", or a profile
+        file; default on CPUs: this machine, profiled by rtx-topology) under
+        `objective` ("throughput", "memory", "compute-balanced",
+        "communication", "hybrid", "tp-first", "pp-first"), with
+        `global_batch` sequences per step (default: the model's batch).
+        The plan and its report are Program.plan (docs/planner.md).
     loss: for a torch module, a function of its output giving the loss.
     Options that this version cannot honour yet raise NotYetSupportedError
     naming them; inconsistent options raise ConfigError.
     """
     group = group if group is not None else init("cpu", 1, env={})
+    if parallel == "auto":
+        return _compile_auto(model, example_inputs, group, sharding, elastic, optimizer, loss, name, hardware,
+                             objective, global_batch)
+    if isinstance(parallel, str):
+        raise ConfigError(f"parallel must be a ParallelConfig or 'auto', got {parallel!r}")
+    if hardware is not None or objective != "throughput" or global_batch is not None:
+        raise ConfigError("hardware, objective and global_batch choose a plan: pass them with parallel='auto'")
     parallel = parallel if parallel is not None else ParallelConfig()
     sharding = sharding if sharding is not None else ShardingConfig()
     elastic = elastic if elastic is not None else ElasticConfig()
@@ -245,6 +265,43 @@ def compile(model: Any, example_inputs: Union[Sequence[Any], Mapping[str, Any], 
                                                            options))
     return Program(model_ir, train_ir, inputs, parallel.micro_batch, params, group, parallel, sharding, elastic,
                    optimizer)
+
+
+def _compile_auto(model: Any, example_inputs: Any, group: ProcessGroup, sharding: Optional[ShardingConfig],
+                  elastic: Optional[ElasticConfig], optimizer: Optional[Optimizer], loss: Any, name: Optional[str],
+                  hardware: Optional[str], objective: str, global_batch: Optional[int]) -> Program:
+    """compile(parallel="auto"): rtx-auto-partition writes the plan into the
+    model, rtx-distribute=from-plan=true builds the step from it."""
+    from . import planner
+    sharding = sharding if sharding is not None else ShardingConfig()
+    elastic = elastic if elastic is not None else ElasticConfig()
+    optimizer = optimizer if optimizer is not None else AdamW()
+    if not isinstance(group, ProcessGroup):
+        raise ConfigError(f"group must be a ProcessGroup, got {type(group).__name__}")
+    if sharding != ShardingConfig():
+        raise ConfigError("parallel='auto' chooses the ZeRO stage itself; leave sharding at its default "
+                          "(or fix the plan with an explicit ParallelConfig and ShardingConfig)")
+    if hardware is None and group.backend != "cpu":
+        raise ConfigError("parallel='auto' on GPUs needs hardware=: a built-in profile (dgx-a100, dgx-h100, "
+                          "hgx-h200, pcie-l40s-8) or a file written by rtx-topology and rtx-calibrate")
+    check_supported(group, sharding, elastic)
+    model_ir, params = _model_ir(model, example_inputs, loss, name)
+    inputs = _inputs_of(model_ir)
+    kind = optimizer.pass_options().split()[0].split("=", 1)[1]
+    planned, chosen = planner.plan(model_ir, group.size, hardware, objective=objective,
+                                   global_batch=global_batch, optimizer=kind)
+    parallel = ParallelConfig(dp=chosen.dp, tp=chosen.tp, pp=chosen.pp, micro_batch=chosen.micro_batches,
+                              schedule=chosen.schedule if chosen.pp > 1 else "1f1b",
+                              virtual_stages=chosen.virtual_stages, recompute=chosen.recompute,
+                              overlap=chosen.overlap)
+    zero = {0: "none", 1: "zero1", 2: "zero2", 3: "zero3"}[chosen.zero]
+    sharding = ShardingConfig(shard_strategy=zero)
+    options = optimizer.pass_options().replace("kind=", "optimizer=", 1)
+    train_ir = driver.opt(planned, [f"-rtx-distribute=from-plan=true {options}"])
+    program = Program(model_ir, train_ir, inputs, parallel.micro_batch, params, group, parallel, sharding,
+                      elastic, optimizer)
+    program.plan = chosen
+    return program
 
 
 def _auto_wrap_options(model: Any, sharding: ShardingConfig) -> str:

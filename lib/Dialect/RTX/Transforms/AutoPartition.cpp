@@ -295,6 +295,9 @@ struct RTXAutoPartitionPass
     json::Object report =
         makeReport(*hardware, plain, result, search, settings, vocab,
                    probeSeconds, applicable, units);
+    std::string text = textReport(*hardware, plain, result, search, settings,
+                                  applicable, probeSeconds);
+    report["text"] = text;
     if (!reportFile.empty()) {
       std::error_code ec;
       llvm::raw_fd_ostream os(reportFile, ec, llvm::sys::fs::OF_Text);
@@ -306,8 +309,7 @@ struct RTXAutoPartitionPass
     // At the function's location: a remark on the module would print the
     // whole module after it.
     if (remarks)
-      mlir::emitRemark(function.getLoc()) << textReport(*hardware, plain, result, search,
-                                        settings, applicable, probeSeconds);
+      mlir::emitRemark(function.getLoc()) << text;
   }
 
   /// The rtx-distribute options that realise `plan`.
