@@ -229,6 +229,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
     sys.stdout.write(chosen.text)
     if args.json:
         Path(args.json).write_text(json.dumps(chosen.report, indent=2) + "\n")
+    if args.plot:
+        planner.plot(chosen.report, Path(args.plot))
+        print(f"plot: {args.plot}", file=sys.stderr)
     return 0
 
 
@@ -349,6 +352,8 @@ def make_parser() -> argparse.ArgumentParser:
     for axis in ("dp", "tp", "pp"):
         p.add_argument(f"--{axis}", type=int, metavar="N", help=f"fix the {axis} degree")
     p.add_argument("--json", metavar="FILE", help="also write the report as JSON")
+    p.add_argument("--plot", metavar="FILE.png",
+                   help="also draw the choice and the runners-up as stacked bars of their step time")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="keyword argument for the factory (repeatable)")
     p.set_defaults(run=cmd_plan)

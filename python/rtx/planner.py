@@ -95,3 +95,47 @@ def plan(model_ir: str, devices: int, hardware: Optional[str] = None, *, objecti
                          virtual_stages=chosen["virtual_stages"], schedule=chosen["schedule"],
                          recompute=chosen["recompute"], overlap=chosen["overlap"], order=chosen["order"],
                          distribute=chosen["distribute"], report=report)
+
+
+# The parts of a plan's step time, in the report's names, as plot() stacks them.
+TIME_PARTS = (("compute", "compute"), ("recompute", "recompute"),
+              ("tensor_parallel_comm", "tp communication"), ("pipeline_sends", "pipeline sends"),
+              ("data_parallel_comm_exposed", "dp communication (exposed)"), ("optimizer", "optimizer"))
+
+
+def plot(report: Dict[str, Any], path: Path) -> Path:
+    """Draws the chosen plan and its runners-up as stacked bars of their
+    predicted step time (compute, recompute, communication, optimizer; the
+    rest of the step is pipeline bubble), labelled with memory per rank, and
+    writes a PNG (needs matplotlib: Debian's python3-matplotlib)."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise ConfigError("plots need matplotlib (apt-get install python3-matplotlib)") from None
+    plans = [report["plan"]] + list(report["runners_up"])
+    labels = [p["distribute"].replace("vocab-parallel=true ", "").replace(" ", "\n", 2) for p in plans]
+    fig, ax = plt.subplots(figsize=(10, 2.0 + 0.9 * len(plans)))
+    for row, p in enumerate(plans):
+        times = p["predicted"]["time_s"]
+        left = 0.0
+        for i, (key, name) in enumerate(TIME_PARTS):
+            width = times[key]
+            ax.barh(row, width, left=left, color=f"C{i}", label=name if row == 0 else None)
+            left += width
+        bubble = max(0.0, p["predicted"]["step_time_s"] - left)
+        ax.barh(row, bubble, left=left, color="lightgrey", label="bubble and waits" if row == 0 else None)
+        peak = p["predicted"]["memory_bytes"]["peak"] / 2**30
+        ax.text(p["predicted"]["step_time_s"], row, f"  {peak:.1f} GiB/rank", va="center", fontsize=8)
+    ax.set_yticks(range(len(plans)), labels, fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("predicted step time (s)")
+    ax.set_title(f"{report['devices']} devices of {report['profile']}, objective {report['objective']}: "
+                 "the choice (top) and the runners-up", fontsize=9)
+    ax.set_xlim(0, 1.18 * max(p["predicted"]["step_time_s"] for p in plans))
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.5 / len(plans) - 0.1), ncol=4)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return Path(path)

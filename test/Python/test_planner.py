@@ -74,12 +74,14 @@ def test_cli_plan_prints_the_report(tmp_path):
     model = tmp_path / "gpt.mlir"
     model.write_text(gpt().text())
     out = tmp_path / "plan.json"
+    picture = tmp_path / "plan.png"
     done = subprocess.run([sys.executable, "-m", "rtx", "plan", str(model), "--devices", "4", "--profile",
-                           "cpu-host", "--objective", "memory", "--json", str(out)],
+                           "cpu-host", "--objective", "memory", "--json", str(out), "--plot", str(picture)],
                           capture_output=True, text=True, cwd=ROOT / "python")
     assert done.returncode == 0, done.stderr
     assert "objective memory" in done.stdout and "chosen:" in done.stdout
     assert json.loads(out.read_text())["objective"] == "memory"
+    assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     bad = subprocess.run([sys.executable, "-m", "rtx", "plan", str(model), "--devices", "0"],
                          capture_output=True, text=True, cwd=ROOT / "python")
     assert bad.returncode != 0 and "devices" in bad.stderr
