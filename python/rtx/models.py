@@ -193,7 +193,7 @@ def vit_block(f: Function, x: Value, prefix: str, c: ViTConfig) -> Value:
     init = normal(0.0, 0.02)
 
     def p(name, shape, initializer=init):
-        return f.param(f"{prefix}.{name}", shape, initializer, seed=c.seed, dtype=c.dtype)
+        return f.param(f"{prefix}.{name}", shape, initializer, seed=c.seed)
 
     def ln(name, h):
         return f.layernorm(h, p(f"{name}.weight", [D], ones()), p(f"{name}.bias", [D], zeros()), eps=c.eps)
