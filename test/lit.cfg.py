@@ -20,7 +20,10 @@ config.substitutions.append(("%rtx_src_root", config.rtx_src_root))
 config.substitutions.append(("%rtx_obj_root", config.rtx_obj_root))
 # LSAN_OPTIONS: the sanitizer stage's leak suppressions (lit passes ASAN_ and
 # UBSAN_OPTIONS itself).
-llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP", "LSAN_OPTIONS"])
+# HWLOC_COMPONENTS: the sanitizer stage runs rtx-topology without hwloc's PCI
+# plugin (scripts/sanitize.sh says why).
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP", "LSAN_OPTIONS",
+                                     "HWLOC_COMPONENTS"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.rtx_tools_dir, config.llvm_tools_dir]
