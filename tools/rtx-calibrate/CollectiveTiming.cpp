@@ -36,9 +36,13 @@ Tensor buffer(int64_t elements) {
 /// Times `task` at one size on this rank; returns the slowest rank's
 /// seconds per operation and the bytes of the full tensor actually moved
 /// (rounded down to whole elements per rank).
-Sample timeTask(Session &session, const TimingPlan &timing, const Task &task,
+Sample timeTask(Session &session, const CollectivePlan &plan, const Task &task,
                 int64_t bytes, uint32_t &tag) {
   rtxrt::Communicator &comm = *session.communicator();
+  const TimingPlan &timing = plan.timing;
+  std::function<void()> gap;
+  if (plan.computeGapSeconds > 0)
+    gap = [&] { computeFor(plan.computeGapSeconds); };
   int64_t g = task.ranks;
   // Every rank's piece whole, so all_gather and reduce_scatter split evenly.
   int64_t elements = std::max<int64_t>(bytes / 4 / g, 1) * g;
@@ -66,7 +70,7 @@ Sample timeTask(Session &session, const TimingPlan &timing, const Task &task,
     };
     double seconds = timeCall(
         session, timing, roundTrip, [&] { session.barrier(pair); },
-        !pair.empty());
+        !pair.empty(), gap);
     return {fullBytes, seconds / 2};
   }
 
@@ -82,7 +86,7 @@ Sample timeTask(Session &session, const TimingPlan &timing, const Task &task,
   double seconds = timeCall(
       session, timing,
       [&] { Tensor out = comm.run(collective, group, index, input, what); },
-      [&] { session.barrier(group); });
+      [&] { session.barrier(group); }, true, gap);
   return {fullBytes, seconds};
 }
 } // namespace
@@ -118,7 +122,8 @@ rtx::calibrate::measureCollectives(Session &session, const CollectivePlan &plan,
       if (!fit.samples.empty()) {
         // Time grows at most linearly with size beyond the latency.
         const Sample &last = fit.samples.back();
-        double perCall = last.seconds * std::max(1.0, bytes / last.bytes);
+        double perCall = last.seconds * std::max(1.0, bytes / last.bytes) +
+                         plan.computeGapSeconds;
         double predicted =
             2 * perCall +
             plan.timing.repetitions *
@@ -128,7 +133,7 @@ rtx::calibrate::measureCollectives(Session &session, const CollectivePlan &plan,
           continue;
         }
       }
-      fit.samples.push_back(timeTask(session, plan.timing, task, bytes, tag));
+      fit.samples.push_back(timeTask(session, plan, task, bytes, tag));
     }
     fit.fit = fitAlphaBeta(fit.samples);
     session.progress(

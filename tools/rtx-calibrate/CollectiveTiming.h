@@ -30,6 +30,9 @@ struct CollectivePlan {
   /// Bytes of the full tensor, ascending.
   std::vector<int64_t> sizes;
   TimingPlan timing;
+  /// Seconds every rank computes (computeFor) before each timed call, as a
+  /// program's step computes between its collectives; 0: back to back.
+  double computeGapSeconds = 0;
 };
 
 /// 4 KiB to 64 MiB by factors of 4; --quick: 4 KiB, 64 KiB, 1 MiB, 4 MiB.

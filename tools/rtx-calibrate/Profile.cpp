@@ -170,6 +170,8 @@ void rtx::calibrate::applyCalibration(json &profile, const Calibration &c) {
                       {"collectives", collectives}};
   if (!skipped.empty())
     calibration["matmul_skipped"] = skipped;
+  if (c.world > 1)
+    calibration["collective_compute_gap_s"] = c.collectiveComputeGapSeconds;
   profile["calibration"] = calibration;
   json &device = profile["device"];
   device["memory_bandwidth"] = c.compute.elementwiseBandwidth;

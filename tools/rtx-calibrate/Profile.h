@@ -56,6 +56,8 @@ struct Calibration {
   /// OMP_NUM_THREADS and OPENBLAS_NUM_THREADS as set (absent: unset).
   std::vector<std::pair<std::string, std::string>> threadEnvironment;
   bool quick = false;
+  /// Seconds of work before each timed collective call.
+  double collectiveComputeGapSeconds = 0;
   ComputeResult compute;
   std::vector<CollectiveFit> collectives;
 };

@@ -4,6 +4,8 @@
 
 #include "AlphaBetaFit.h"
 
+#include "rtxrt/Kernels.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -95,10 +97,23 @@ void Session::progress(const char *format, ...) {
   std::fflush(stderr);
 }
 
+void rtx::calibrate::computeFor(double seconds) {
+  using Clock = std::chrono::steady_clock;
+  static const Tensor operand = [] {
+    Tensor t = Tensor::uninitialized({64, 64}, DType::F32);
+    std::fill_n(t.data<float>(), t.numel(), 0.5f);
+    return t;
+  }();
+  Clock::time_point begin = Clock::now();
+  while (std::chrono::duration<double>(Clock::now() - begin).count() < seconds)
+    Tensor product = rtxrt::matmul(operand, operand, false, false);
+}
+
 double rtx::calibrate::timeCall(Session &session, const TimingPlan &plan,
                                 const std::function<void()> &call,
                                 const std::function<void()> &beforeBatch,
-                                bool participates) {
+                                bool participates,
+                                const std::function<void()> &beforeCall) {
   using Clock = std::chrono::steady_clock;
   auto seconds = [](Clock::time_point begin) {
     return std::chrono::duration<double>(Clock::now() - begin).count();
@@ -106,6 +121,9 @@ double rtx::calibrate::timeCall(Session &session, const TimingPlan &plan,
   // Appends to `times` one time per call, or one mean per batch when
   // `perCall` is false.
   std::vector<double> times;
+  // Untimed work before each call: what it costs is not the call's, and
+  // the batch's own clock cannot tell them apart.
+  double before = 0;
   auto batch = [&](int64_t calls, bool perCall) {
     if (beforeBatch)
       beforeBatch();
@@ -115,6 +133,11 @@ double rtx::calibrate::timeCall(Session &session, const TimingPlan &plan,
     }
     Clock::time_point begin = Clock::now();
     for (int64_t i = 0; i < calls; ++i) {
+      if (beforeCall) {
+        Clock::time_point work = Clock::now();
+        beforeCall();
+        before += seconds(work);
+      }
       Clock::time_point one = Clock::now();
       call();
       if (perCall)
@@ -125,18 +148,21 @@ double rtx::calibrate::timeCall(Session &session, const TimingPlan &plan,
   };
   batch(1, true); // warm-up: first-touch pages, connections; not kept
   times.clear();
+  before = 0;
   batch(1, true);
-  double probe = session.agreeMax({times.back()}).front();
+  std::vector<double> probed = session.agreeMax({times.back(), before});
+  double probe = probed[0], gap = probed[1];
   times.clear();
   int64_t calls = std::clamp<int64_t>(
       static_cast<int64_t>(
-          std::ceil(plan.minRepetitionSeconds / std::max(probe, 1e-9))),
+          std::ceil(plan.minRepetitionSeconds / std::max(probe + gap, 1e-9))),
       1, plan.maxCallsPerRepetition);
   // Calls long enough for the clock are timed one by one, so that the
   // median drops the ones a descheduled thread stretched (on a loaded or
   // virtual machine a wake-up can take a scheduler tick, milliseconds, which
   // a batch mean would spread over every call); shorter ones in batches.
-  bool perCall = probe >= plan.minPerCallSeconds;
+  // With work before each call, every call is timed on its own.
+  bool perCall = probe >= plan.minPerCallSeconds || beforeCall;
   for (int r = 0; r < plan.repetitions; ++r)
     batch(calls, perCall);
   return session.agreeMax({median(times)}).front();

@@ -84,6 +84,11 @@ struct TimingPlan {
   double minPerCallSeconds = 20e-6;
 };
 
+/// Computes (small GEMMs of the runtime) on this rank for `seconds`: the
+/// work a program's step does between two collectives, while the
+/// communicator's threads wait.
+void computeFor(double seconds);
+
 /// Times `call` on every rank: one warm-up call (first-touch pages,
 /// connections), one probe call, then `plan.repetitions` batches whose size
 /// follows from the slowest rank's probe. Before each batch `beforeBatch`
@@ -91,11 +96,14 @@ struct TimingPlan {
 /// the slowest rank's median time per call (over every call when calls are
 /// long enough to time one by one, else over the batches' means).
 /// `participates` false: this rank makes no calls but takes part in the
-/// agreement (a rank without a send/recv partner).
+/// agreement (a rank without a send/recv partner). `beforeCall`, when set,
+/// runs untimed before every call (the warm-up and the probe included),
+/// and every call is then timed on its own; the batch size counts its time.
 double timeCall(Session &session, const TimingPlan &plan,
                 const std::function<void()> &call,
                 const std::function<void()> &beforeBatch = nullptr,
-                bool participates = true);
+                bool participates = true,
+                const std::function<void()> &beforeCall = nullptr);
 
 } // namespace rtx::calibrate
 

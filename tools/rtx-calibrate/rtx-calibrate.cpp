@@ -42,6 +42,8 @@ struct Options {
   bool quick = false;
   std::optional<double> maxSeconds;
   double timeoutSeconds = 60;
+  /// Work before each timed collective (docs/calibration.md, Timing).
+  double computeGapSeconds = 3e-3;
 };
 
 /// Bad usage: exit 1, like every other error of this tool.
@@ -56,6 +58,7 @@ void printHelp() {
       "                     [--gemm-shapes M,N,K;...] [--max-seconds S]\n"
       "                     [--store file:DIR|redis://HOST:PORT] "
       "[--timeout S]\n"
+      "                     [--compute-gap-ms MS]\n"
       "       rtx-launch -n N [--store file:DIR] -- rtx-calibrate ...\n"
       "\n"
       "Measures GEMM throughput by shape, elementwise bandwidth and per-op\n"
@@ -77,6 +80,9 @@ void printHelp() {
       "                      under rtx-launch without one, a directory of\n"
       "                      /tmp named by the run)\n"
       "  --timeout S         seconds a collective may wait (default 60)\n"
+      "  --compute-gap-ms MS every rank computes MS ms before each timed\n"
+      "                      collective, as a program's step does between\n"
+      "                      them (default 3; 0: back to back)\n"
       "Threads: OMP_NUM_THREADS, as in the programs (recorded).\n");
 }
 
@@ -117,7 +123,17 @@ std::optional<Options> parseOptions(int argc, char **argv) {
       options.store = value();
     else if (arg == "--timeout")
       options.timeoutSeconds = parseSeconds(arg, value());
-    else
+    else if (arg == "--compute-gap-ms") {
+      std::string text = value();
+      char *end = nullptr;
+      errno = 0;
+      double ms = std::strtod(text.c_str(), &end);
+      if (text.empty() || *end != '\0' || errno == ERANGE ||
+          !(ms >= 0 && ms <= 1000))
+        throw UsageError(arg + " needs milliseconds in [0, 1000], got '" +
+                         text + "'");
+      options.computeGapSeconds = ms / 1e3;
+    } else
       throw UsageError("unknown option '" + arg + "' (see --help)");
   }
   if (options.output.empty())
@@ -186,7 +202,9 @@ int run(const Options &options) {
   CollectivePlan collectives;
   collectives.sizes = defaultMessageSizes(options.quick);
   collectives.timing = compute.timing;
+  collectives.computeGapSeconds = options.computeGapSeconds;
   calibration.collectives = measureCollectives(session, collectives, budget);
+  calibration.collectiveComputeGapSeconds = options.computeGapSeconds;
 
   calibration.date = isoDateNow();
   calibration.host = host.hostname;
