@@ -41,8 +41,12 @@ def free_port(pair=False):
     sys.exit("no free port pair")
 
 
-def query(base, expression):
-    url = base + "/api/v1/query?" + urllib.parse.urlencode({"query": expression})
+def query(base, expression, at=None):
+    """The instant vector of expression, now or at the Unix time `at`."""
+    args = {"query": expression}
+    if at is not None:
+        args["time"] = repr(at)
+    url = base + "/api/v1/query?" + urllib.parse.urlencode(args)
     with urllib.request.urlopen(url, timeout=30) as response:
         answer = json.load(response)
     assert answer["status"] == "success", answer
@@ -95,6 +99,11 @@ scrape_configs:
         while True:
             count = query(base, 'step_time_ms_count{job="rtx",rank="0"}')
             if count and float(count[0]["value"][1]) == STEPS:
+                # Every later query is evaluated at this instant, when both
+                # ranks were still being scraped: on a loaded machine the
+                # queries below may run after the ranks stopped lingering,
+                # and Prometheus marks the series of a vanished target stale.
+                seen_at = count[0]["value"][0]
                 break
             if run.poll() is not None or time.time() > deadline:
                 sys.exit(f"prometheus never saw step {STEPS} of rank 0 (last: {count})")
@@ -105,7 +114,7 @@ scrape_configs:
         assert [r["step"] for r in rows] == list(range(1, STEPS + 1)), rows
 
         def value(expression):
-            result = query(base, expression)
+            result = query(base, expression, seen_at)
             assert len(result) == 1, (expression, result)
             return result[0]["metric"], float(result[0]["value"][1])
 
@@ -123,7 +132,7 @@ scrape_configs:
             _, quantile = value(f'step_time_ms{{job="rtx",rank="0",quantile="{q:g}"}}')
             assert abs(quantile - times[rank - 1]) <= 0.0005 + 1e-9, (q, quantile, times)
             print(f"step_time_ms p{int(q * 100)}: agree (prometheus {quantile:.4f}, json {times[rank - 1]:.3f})")
-        ranks = sorted(r["metric"]["rank"] for r in query(base, 'step_time_ms_count{job="rtx"}'))
+        ranks = sorted(r["metric"]["rank"] for r in query(base, 'step_time_ms_count{job="rtx"}', seen_at))
         assert ranks == ["0", "1"], ranks
         print(f"ranks scraped: {', '.join(ranks)}")
         if run.wait(timeout=60) != 0:
