@@ -303,7 +303,7 @@ def contraction_shape(name, line):
         return numel(outs[0]) // max(1, out), out, inner
     if name in ("rtx.attention", "rtx.attention_grad") and len(ins) >= 2:
         q, k = ins[0], ins[1]
-        return q[0] * q[1] * q[2], k[2], q[3]
+        return q[2], k[2], q[3]  # one batch element and head
     return None
 
 
@@ -345,6 +345,10 @@ class Roofline:
         fit = self.fits.get(kind, {}).get(ranks)
         return fit[0] + nbytes / fit[1] if fit else None
 
+
+# Ops that are views of their operand (ViewLikeOpInterface): priced at the
+# per-op overhead only.
+VIEWS = ("rtx.reshape",)
 
 COLLECTIVE_KINDS = {"all_reduce": "all_reduce", "all_gather": "all_gather",
                     "reduce_scatter": "reduce_scatter", "send": "send_recv",
@@ -397,6 +401,8 @@ def trace_split(trace_dir, program_dir, roofline):
             if m and int(m.group(1)) <= len(lines):
                 mnk = contraction_shape(name, lines[int(m.group(1)) - 1])
             flops, nbytes = args.get("flops", 0) or 0, args.get("bytes", 0) or 0
+            if name in VIEWS:  # ProbeCosts.cpp: a view moves nothing
+                nbytes = 0
             add(name, dur, 1e3 * roofline.op(flops, nbytes, mnk), flops, nbytes)
         elif cat in ("collective", "wait"):
             comm += dur

@@ -218,22 +218,29 @@ double CostModel::opTime(const OpCost &op, int64_t tp, double batchScale,
 double CostModel::collectiveTime(CommPattern kind, double bytes,
                                  int64_t ranks, const LinkClass &link,
                                  bool inOneNode) const {
+  CollectiveParts parts = collectiveParts(kind, bytes, ranks, link, inOneNode);
+  return parts.latency + parts.transfer;
+}
+
+CostModel::CollectiveParts
+CostModel::collectiveParts(CommPattern kind, double bytes, int64_t ranks,
+                           const LinkClass &link, bool inOneNode) const {
   if (ranks <= 1 || bytes <= 0)
-    return 0;
+    return {};
   if (inOneNode)
     if (std::optional<CollectiveFit> fit = profile.collective(kind, ranks))
-      return fit->alpha + bytes / fit->beta;
+      return {fit->alpha, bytes / fit->beta};
   double g = double(ranks);
   switch (kind) {
   case CommPattern::AllReduce:
-    return 2 * (g - 1) * link.alpha + 2 * (g - 1) / g * bytes / link.beta;
+    return {2 * (g - 1) * link.alpha, 2 * (g - 1) / g * bytes / link.beta};
   case CommPattern::AllGather:
   case CommPattern::ReduceScatter:
-    return (g - 1) * link.alpha + (g - 1) / g * bytes / link.beta;
+    return {(g - 1) * link.alpha, (g - 1) / g * bytes / link.beta};
   case CommPattern::SendRecv:
-    return link.alpha + bytes / link.beta;
+    return {link.alpha, bytes / link.beta};
   }
-  return 0;
+  return {};
 }
 
 std::pair<const LinkClass *, bool> CostModel::groupLink(const Plan &plan,
@@ -525,47 +532,87 @@ Estimate CostModel::estimate(const Plan &plan) const {
     rankBackward[s % p] += stageBackward[s];
   }
 
-  // Data parallelism, on the rank with the most parameters.
+  // Data parallelism, on the rank with the most parameters, priced as the
+  // programs do it (docs/planner.md, "Where the costs come from"):
+  // - rtx-bucket-collectives packs the gradients into buckets of
+  //   settings.bucketBytes and all-reduces each (ZeRO 0 and 1); with overlap
+  //   a bucket's all-reduce runs during the backward of the layers before
+  //   it, so the last bucket is always exposed (one bucket: all of it);
+  // - rtx-shard-state keeps a flat buffer per layer: ZeRO-2/3 reduce-scatter
+  //   and ZeRO-1/2 all-gather each buffer synchronously (rtx-schedule-overlap
+  //   starts only all-reduces early);
+  // - ZeRO-3 gathers each buffer before the forward and again before the
+  //   backward of every micro-batch, each prefetched during the unit before
+  //   (rtx-shard-state's prefetch, on by default): only the first waits.
+  // What an asynchronous collective hides: on a GPU, all of it behind
+  // enough compute; on a CPU host only its latency, since Gloo copies and
+  // reduces with the cores that compute (one rank per core).
   auto [dpLink, dpOneNode] = groupLink(plan, 0);
   auto [tpLink, tpOneNode] = groupLink(plan, 1);
   int64_t worst = std::max_element(rankParams.begin(), rankParams.end()) -
                   rankParams.begin();
   double gradBytes = rankParams[worst];
-  double reduce = 0, gather = 0, gathersPerStep = 0;
+  bool cpu = profile.deviceKind == "cpu";
+  CollectiveParts bucket, gathers, firstGather;
+  double buckets = 0, sharded = 0, gathersPerStep = 0;
   if (plan.dp > 1) {
-    if (plan.zero == 0) {
-      reduce = collectiveTime(CommPattern::AllReduce, gradBytes, plan.dp,
-                              *dpLink, dpOneNode);
-    } else {
-      reduce = collectiveTime(CommPattern::ReduceScatter, gradBytes,
-                              plan.dp, *dpLink, dpOneNode) +
-               collectiveTime(CommPattern::AllGather, gradBytes, plan.dp,
-                              *dpLink, dpOneNode);
+    const LinkClass *link = dpLink;
+    bool oneNode = dpOneNode;
+    auto collective = [&](CommPattern kind, double bytes) {
+      return collectiveParts(kind, bytes, plan.dp, *link, oneNode);
+    };
+    if (plan.zero <= 1) {
+      buckets = std::max(1.0, std::ceil(gradBytes / settings.bucketBytes));
+      bucket = collective(CommPattern::AllReduce, gradBytes / buckets);
     }
-    if (plan.zero == 3) {
-      // Stage 3 gathers each unit's parameters for the forward and again
-      // for the backward of every micro-batch (and keeps the update's
-      // all-gather out: its shards stay sharded).
-      reduce = collectiveTime(CommPattern::ReduceScatter, gradBytes,
-                              plan.dp, *dpLink, dpOneNode);
-      gather = collectiveTime(CommPattern::AllGather, gradBytes, plan.dp,
-                              *dpLink, dpOneNode);
+    for (size_t u = 0; u < m.units.size(); ++u) {
+      double bytes = m.units[u].paramBytes.at(plan.tp, 1);
+      if (stageOf[u] % p != worst || bytes <= 0)
+        continue;
+      if (plan.zero >= 2)
+        sharded += collective(CommPattern::ReduceScatter, bytes).total();
+      if (plan.zero == 1 || plan.zero == 2)
+        sharded += collective(CommPattern::AllGather, bytes).total();
+      if (plan.zero == 3) {
+        CollectiveParts g = collective(CommPattern::AllGather, bytes);
+        if (gathers.total() == 0)
+          firstGather = g;
+        gathers.latency += g.latency;
+        gathers.transfer += g.transfer;
+      }
+    }
+    if (plan.zero == 3)
       gathersPerStep = 2.0 * double(mb);
-    }
   }
-  e.dataCommTime = reduce + gather * gathersPerStep;
-  double lastBackward = rankBackward[worst];
-  double exposed;
-  if (plan.overlap) {
-    exposed = std::max(0.0, reduce - lastBackward);
-    double perForward = std::max(0.0, gather - rankForward[worst]);
-    double perBackward = std::max(0.0, gather - rankBackward[worst]);
-    exposed += double(mb) * (perForward + perBackward) *
-               (gathersPerStep > 0 ? 1 : 0);
+  double reduce = buckets * bucket.total();
+  e.dataCommTime = reduce + sharded + gathers.total() * gathersPerStep;
+  double exposed = sharded;
+  // The all-reduces: every bucket but the last can run during the backward.
+  if (plan.overlap && buckets > 1) {
+    double early = (buckets - 1) * bucket.total();
+    double hidden = cpu ? (buckets - 1) * bucket.latency
+                        : std::min(early, rankBackward[worst]);
+    exposed += reduce - hidden;
   } else {
-    exposed = e.dataCommTime;
+    exposed += reduce;
+  }
+  // ZeRO-3's gathers, per pass (forward, backward): the first waits, the
+  // others were started during the unit before.
+  if (gathersPerStep > 0) {
+    double later = gathers.total() - firstGather.total();
+    double laterLatency = gathers.latency - firstGather.latency;
+    auto pass = [&](double compute) {
+      return firstGather.total() +
+             (cpu ? later - laterLatency : std::max(0.0, later - compute));
+    };
+    exposed += double(mb) *
+               (pass(rankForward[worst]) + pass(rankBackward[worst]));
   }
   e.exposedDataCommTime = exposed;
+  // Packing the gradients into buckets or flat buffers and the results back
+  // out: two copies (read and write) of the rank's gradient bytes.
+  double packing =
+      plan.dp > 1 ? 4.0 * gradBytes / profile.streamBandwidth() : 0.0;
 
   // The optimizer step over this rank's share of the parameters.
   double share = m.paramBytes.at(plan.tp, 1) > 0
@@ -580,9 +627,9 @@ Estimate CostModel::estimate(const Plan &plan) const {
                                 *tpLink, tpOneNode);
   e.optimizerTime = optimizer;
 
-  e.stepTime = pipelineTime + exposed + optimizer;
-  e.computeTime = double(mb) * (split.compute + split.recompute) /
-                  double(p);
+  e.stepTime = pipelineTime + exposed + optimizer + packing;
+  e.computeTime =
+      double(mb) * (split.compute + split.recompute) / double(p) + packing;
   e.recomputeTime = double(mb) * split.recompute / double(p);
   e.tensorCommTime = double(mb) * split.tensorComm / double(p);
 
@@ -600,7 +647,7 @@ Estimate CostModel::estimate(const Plan &plan) const {
     mem[int(MemoryKind::Activations)] = rankSaved[r];
     mem[int(MemoryKind::Communication)] =
         plan.zero == 3 ? 2.0 * rankLargestUnit[r]
-        : dp > 1       ? std::min(rankParams[r], 25.0 * (1 << 20))
+        : dp > 1       ? std::min(rankParams[r], settings.bucketBytes)
                        : 0.0;
     mem[int(MemoryKind::Temporaries)] = rankWorkspace[r];
     double peak = 0;
@@ -633,7 +680,8 @@ Estimate CostModel::estimate(const Plan &plan) const {
                                        plan.tp, batchScale)
                                  : 0));
   if (dp > 1)
-    add(dpLink, gradBytes * (plan.zero == 0 ? 1.0 : 2.0) +
+    add(dpLink, gradBytes * (plan.zero <= 1 ? 1.0 : 2.0) +
+                    (plan.zero == 1 ? gradBytes : 0.0) +
                     (plan.zero == 3 ? gradBytes * gathersPerStep : 0.0));
 
   // Throughput.

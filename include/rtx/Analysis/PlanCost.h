@@ -28,9 +28,10 @@
 // - the pipeline: part 4's simulator on the generated schedule with the
 //   per-stage forward and backward times (closed forms for uniform stages
 //   when the schedule is too long to simulate quickly);
-// - data parallelism: the gradient all-reduce (ZeRO-1/2: reduce-scatter and
-//   all-gather; ZeRO-3: and the parameter gathers of each micro-batch),
-//   hidden behind the last backward when overlap is on;
+// - data parallelism: bucketed all-reduces (ZeRO 0/1), per-unit
+//   reduce-scatters (ZeRO-2/3) and all-gathers (ZeRO-1/2; ZeRO-3 per
+//   micro-batch, forward and backward), priced as the programs run them
+//   (estimate() says which hide, and when);
 // - recompute: full runs each unit's forward again in its backward,
 //   selective the cheap ops (isCheapToRecompute).
 // Memory per rank follows rtx-plan-memory's kinds: parameters, gradients
@@ -197,6 +198,8 @@ struct Estimate {
 struct CostSettings {
   int64_t globalBatch = 1; // sequences per step
   double memoryMargin = 0.1;
+  /// The gradient bucket of the programs (rtx-distribute's bucket-bytes).
+  double bucketBytes = 26214400;
   /// Simulate schedules with at most this many actions; longer ones use
   /// the closed forms.
   int64_t simulateActions = 4096;
@@ -235,6 +238,16 @@ public:
   /// ranks joined by `link`.
   double collectiveTime(CommPattern kind, double bytes, int64_t ranks,
                         const LinkClass &link, bool inOneNode) const;
+  /// A collective's time as its latency (alpha terms: waiting, which an
+  /// asynchronous collective hides on any device) and its transfer (bytes /
+  /// beta terms: copying and reducing).
+  struct CollectiveParts {
+    double latency = 0, transfer = 0;
+    double total() const { return latency + transfer; }
+  };
+  CollectiveParts collectiveParts(CommPattern kind, double bytes,
+                                  int64_t ranks, const LinkClass &link,
+                                  bool inOneNode) const;
   /// The slowest link class among the ranks of one group of `axis` (0 dp,
   /// 1 tp, 2 pp) under `plan`'s axis order, and whether it lies in a node.
   std::pair<const LinkClass *, bool> groupLink(const Plan &plan,

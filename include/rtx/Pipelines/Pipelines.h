@@ -71,7 +71,7 @@ struct DistributeOptions : public PassPipelineOptions<DistributeOptions> {
       llvm::cl::desc("Fuse gradient all-reduces into buckets of at most this "
                      "many bytes (rtx-bucket-collectives; 25 MiB, PyTorch "
                      "DDP's default; -1: one all-reduce per gradient)"),
-      llvm::cl::init(26214400)};
+      llvm::cl::init(kDefaultGradientBucketBytes)};
   Option<bool> overlap{
       *this, "overlap",
       llvm::cl::desc("Overlap the all-reduces with the compute after them "

@@ -104,14 +104,14 @@ static SmallVector<int64_t, 3> contractionShape(Value lhs, Value result,
   return {numElements(result) / std::max<int64_t>(n, 1), n, k};
 }
 
-/// Attention's products: scores = q k^T ([S, D] x [D, S_k] per batch and
-/// head) and out = p v ([S, S_k] x [S_k, D]); as one GEMM shape
-/// {B H S, S_k, D}, whose FLOPs (2 M N K, twice) match getFlops' leading
-/// term up to the causal mask.
+/// Attention's products: scores = q k^T ([S, D] x [D, S_k]) and out = p v
+/// ([S, S_k] x [S_k, D]), once per batch element and head: the shape of the
+/// GEMMs the kernels run is {S, S_k, D}, B x H times each (their rate is that
+/// of a product of this size, not of one B H times larger).
 static SmallVector<int64_t, 3> attentionShape(Value query, Value key) {
   ArrayRef<int64_t> q = cast<RankedTensorType>(query.getType()).getShape();
   ArrayRef<int64_t> k = cast<RankedTensorType>(key.getType()).getShape();
-  return {q[0] * q[1] * q[2], k[2], q[3]};
+  return {q[2], k[2], q[3]};
 }
 
 SmallVector<int64_t, 3> mlir::rtx::getDefaultContractionShape(Operation *op) {

@@ -227,6 +227,7 @@ struct RTXAutoPartitionPass
     CostSettings settings;
     settings.globalBatch = globalBatch > 0 ? globalBatch : plain.modelBatch;
     settings.memoryMargin = memoryMargin;
+    settings.bucketBytes = double(kDefaultGradientBucketBytes);
     if (!varyMicroBatch && settings.globalBatch % plain.modelBatch != 0)
       return fail(llvm::formatv(
                       "global-batch={0} is not a multiple of the model's "

@@ -44,8 +44,10 @@ def RTX_CostOpInterface : OpInterface<"CostOpInterface"> {
       }]>,
     InterfaceMethod<"For an op whose FLOPs are a matrix product (a GEMM, "
       "batched or not, or attention's two products), the product's {M, N, K} "
-      "with batches folded into M: the planner looks its throughput up by "
-      "shape (rtx-calibrate measures GEMMs by shape). Empty otherwise.",
+      "with batches folded into M (attention: the {S, S_k, D} of one batch "
+      "element and head, the products its kernels run): the planner looks "
+      "its throughput up by shape (rtx-calibrate measures GEMMs by shape). "
+      "Empty otherwise.",
       "::llvm::SmallVector<int64_t, 3>", "getContractionShape", (ins), [{}],
       [{ return ::mlir::rtx::getDefaultContractionShape($_op); }]>
   ];

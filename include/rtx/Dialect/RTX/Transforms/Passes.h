@@ -10,6 +10,10 @@
 
 namespace mlir::rtx {
 
+/// rtx-distribute's default gradient bucket (`bucket-bytes`: 25 MiB, PyTorch
+/// DDP's default); the planner prices buckets of this size.
+constexpr int64_t kDefaultGradientBucketBytes = 26214400;
+
 #define GEN_PASS_DECL
 #include "rtx/Dialect/RTX/Transforms/Passes.h.inc"
 
