@@ -287,7 +287,8 @@ def tensor_shapes(text):
 
 def contraction_shape(name, line):
     """{M, N, K} of a GEMM-like op as CostOpInterface::getContractionShape
-    gives it (lib/Dialect/RTX/IR/RTXCost.cpp), from its line of MLIR."""
+    gives it (lib/Dialect/RTX/IR/RTXCost.cpp), from its line of MLIR, and
+    whether its left operand is read transposed (a weight gradient)."""
     head, _, types = line.rpartition(" : ")
     operands, _, results = types.partition("->")
     ins, outs = tensor_shapes(operands), tensor_shapes(results)
@@ -296,8 +297,9 @@ def contraction_shape(name, line):
     numel = lambda shape: functools.reduce(lambda x, y: x * y, shape, 1)  # noqa: E731
     if name in ("rtx.matmul", "rtx.batch_matmul"):
         a, c = ins[0], outs[0]
-        k = a[-2] if "transpose_lhs" in head else a[-1]
-        return numel(c) // max(1, c[-1]), c[-1], k
+        transposed = "transpose_lhs" in head
+        k = a[-2] if transposed else a[-1]
+        return numel(c) // max(1, c[-1]), c[-1], k, transposed
     if name == "rtx.linear" and len(ins) >= 2:
         out, inner = ins[1][0], ins[1][1]
         return numel(outs[0]) // max(1, out), out, inner
@@ -312,28 +314,34 @@ class Roofline:
     collectiveTime in lib/Analysis/PlanCost.cpp) on a calibrated profile:
     max(FLOPs / rate, bytes / bandwidth) + the per-op overhead, the rate of a
     GEMM being the calibrated sample nearest its shape (HardwareProfile::
-    matmulRate) and that of other FLOPs peak x matmul_efficiency; a
+    matmulRate) and that of other FLOPs the profile's vector_flops_per_s
+    (else peak x matmul_efficiency); a
     collective alpha + bytes / beta of its calibrated fit."""
 
     def __init__(self, profile):
         p = json.load(open(profile))
         cal = p.get("calibration", {})
         device = p["device"]
-        self.gemms = [(g["m"], g["n"], g["k"], g["flops_per_s"]) for g in cal.get("matmul", [])]
-        self.vector = device["peak_flops"]["f32"] * device.get("matmul_efficiency", 1)
+        self.gemms = [(g["m"], g["n"], g["k"], g.get("transpose_lhs", False), g["flops_per_s"])
+                      for g in cal.get("matmul", [])]
+        self.peak = device["peak_flops"]["f32"] * device.get("matmul_efficiency", 1)
+        self.vector = device.get("vector_flops_per_s") or self.peak
         self.bandwidth = cal.get("elementwise_bandwidth") or device["memory_bandwidth"]
         self.overhead = device.get("op_overhead_s", 0)
         self.fits = {kind: {f["ranks"]: (f["alpha_s"], f["beta_bytes_per_s"]) for f in fits}
                      for kind, fits in cal.get("collectives", {}).items()}
 
-    def gemm_rate(self, m, n, k):
+    def gemm_rate(self, m, n, k, transposed_lhs=False):
         best = None
-        for gm, gn, gk, rate in self.gemms:
+        layout_measured = any(t == transposed_lhs for _, _, _, t, _ in self.gemms)
+        for gm, gn, gk, t, rate in self.gemms:
+            if layout_measured and t != transposed_lhs:
+                continue
             d = (abs(math.log(max(m, 1) / gm)) + abs(math.log(max(n, 1) / gn))
                  + abs(math.log(max(k, 1) / gk)))
             if best is None or d < best[0]:
                 best = (d, rate)
-        return best[1] if best else self.vector
+        return best[1] if best else self.peak
 
     def op(self, flops, nbytes, mnk):
         compute = 0.0
@@ -423,7 +431,8 @@ def calibration_summary(profile):
         return "none (datasheet figures)"
     rates = [g["flops_per_s"] / 1e9 for g in cal.get("matmul", [])]
     text = (f"GEMM {min(rates):.0f}-{max(rates):.0f} GFLOP/s, elementwise "
-            f"{cal['elementwise_bandwidth'] / 1e9:.1f} GB/s, op overhead "
+            f"{cal['elementwise_bandwidth'] / 1e9:.1f} GB/s, vector "
+            f"{cal.get('vector_flops_per_s', 0) / 1e9:.1f} GFLOP/s, op overhead "
             f"{cal['op_overhead_s'] * 1e6:.2f} us, {cal.get('threads')} thread(s) per rank")
     for kind, fits in sorted(cal.get("collectives", {}).items()):
         for f in fits:

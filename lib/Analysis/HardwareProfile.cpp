@@ -60,10 +60,16 @@ double HardwareProfile::peak(llvm::StringRef dtype) const {
 }
 
 double HardwareProfile::matmulRate(int64_t m, int64_t n, int64_t k,
-                                   llvm::StringRef dtype) const {
+                                   llvm::StringRef dtype,
+                                   bool transposedLhs) const {
   const MatmulSample *best = nullptr;
   double bestDistance = 0;
+  bool layoutMeasured = llvm::any_of(matmul, [&](const MatmulSample &s) {
+    return s.transposedLhs == transposedLhs;
+  });
   for (const MatmulSample &s : matmul) {
+    if (layoutMeasured && s.transposedLhs != transposedLhs)
+      continue;
     double d = std::abs(std::log(double(std::max<int64_t>(m, 1)) / s.m)) +
                std::abs(std::log(double(std::max<int64_t>(n, 1)) / s.n)) +
                std::abs(std::log(double(std::max<int64_t>(k, 1)) / s.k));
@@ -201,7 +207,8 @@ bool parseDevice(const json::Object &o, Path path,
       !r.integer("memory_bytes", profile.memoryBytes) ||
       !r.number("memory_bandwidth", profile.memoryBandwidth) ||
       !r.number("matmul_efficiency", profile.matmulEfficiency) ||
-      !r.number("op_overhead_s", profile.opOverhead, true, false))
+      !r.number("op_overhead_s", profile.opOverhead, true, false) ||
+      !r.number("vector_flops_per_s", profile.vectorFlops, false))
     return false;
   if (profile.matmulEfficiency > 1)
     return r.fail("matmul_efficiency", "expected a share of peak in (0, 1]");
@@ -309,6 +316,15 @@ bool parseCalibration(const json::Object &o, Path path,
           !sr.integer("k", sample.k) || !sr.string("dtype", sample.dtype) ||
           !sr.number("flops_per_s", sample.flopsPerSecond))
         return false;
+      if (const json::Value *t = s->get("transpose_lhs")) {
+        std::optional<bool> b = t->getAsBoolean();
+        if (!b) {
+          samplesPath.index(i).field("transpose_lhs").report(
+              "expected true or false");
+          return false;
+        }
+        sample.transposedLhs = *b;
+      }
       profile.matmul.push_back(sample);
     }
   }

@@ -173,7 +173,9 @@ CostModel::CostModel(const ModelCosts &plain, const ModelCosts *sequenceParallel
                      const HardwareProfile &profile, CostSettings settings)
     : plain(plain), sp(sequenceParallel), profile(profile),
       settings(settings) {
-  vectorRate = profile.peak("f32") * profile.matmulEfficiency;
+  vectorRate = profile.vectorFlops > 0
+                   ? profile.vectorFlops
+                   : profile.peak("f32") * profile.matmulEfficiency;
   matmulPeakRate = profile.peak(plain.dtype) * profile.matmulEfficiency;
 }
 
@@ -204,9 +206,11 @@ double CostModel::opTime(const OpCost &op, int64_t tp, double batchScale,
       }
       rate = profile.matmul.empty()
                  ? matmulPeakRate
-                 : profile.matmulRate(d[0], d[1], d[2], dtype);
+                 : profile.matmulRate(d[0], d[1], d[2], dtype,
+                                      op.transposedLhs);
     } else {
-      // Vector units: f32 arithmetic at the matmul efficiency of the peak.
+      // Vector units: the calibrated rate of a non-GEMM kernel, else f32
+      // arithmetic at the matmul efficiency of the peak.
       rate = vectorRate;
     }
     compute = flops / rate;

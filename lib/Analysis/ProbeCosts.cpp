@@ -148,6 +148,7 @@ ProbeProgram planner::readProbe(func::FuncOp function, int64_t units,
     if (isa<ViewLikeOpInterface>(op))
       p.bytes = 0;
     p.mnk = cost.getContractionShape();
+    p.transposedLhs = !p.mnk.empty() && cost.isContractionLhsTransposed();
     if (op.getNumResults() > 0)
       if (auto type = dyn_cast<RankedTensorType>(op.getResult(0).getType()))
         p.shape.assign(type.getShape().begin(), type.getShape().end());
@@ -306,6 +307,7 @@ struct Combiner {
       c.cheapToRecompute = x.cheapToRecompute;
       if (x.mnk.size() == 3) {
         c.contraction = true;
+        c.transposedLhs = x.transposedLhs;
         for (int k = 0; k < 3; ++k) {
           c.mnk[k] = x.mnk[k];
           c.mnkSplit[k] = y && y->mnk.size() == 3 &&

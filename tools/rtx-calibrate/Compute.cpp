@@ -108,6 +108,26 @@ ComputeResult rtx::calibrate::measureCompute(Session &session,
                      result.elementwiseBandwidth / 1e9);
   }
 
+  // Arithmetic that is not a matrix product: the tanh-approximated GELU,
+  // the hottest such kernel of a transformer step and, like the
+  // normalisations and the optimizer's update, bound by its arithmetic
+  // (its tanh) rather than by memory on a CPU. Its FLOPs are counted as
+  // rtx.gelu's CostOpInterface counts them (RTXCost.cpp: 8 per element),
+  // so that the planner prices every non-GEMM op's FLOPs at this rate.
+  {
+    constexpr double kGeluFlopsPerElement = 8;
+    int64_t n = plan.vectorElements;
+    Tensor a = filled({n});
+    double seconds = timeCall(
+        session, plan.timing,
+        [&] { Tensor c = rtxrt::unary(rtxrt::UnaryKind::GeluTanh, a); },
+        together);
+    result.vectorFlopsPerS =
+        kGeluFlopsPerElement * static_cast<double>(n) / seconds;
+    session.progress("vector FLOP rate (GELU of %lld floats): %.3g GFLOP/s",
+                     static_cast<long long>(n), result.vectorFlopsPerS / 1e9);
+  }
+
   // GEMMs from the cheapest up, so that the best rate so far predicts the
   // next shape's time (an upper bound: throughput grows with size).
   std::vector<GemmShape> shapes = plan.gemmShapes;
@@ -115,34 +135,46 @@ ComputeResult rtx::calibrate::measureCompute(Session &session,
                    [](const GemmShape &a, const GemmShape &b) {
                      return a.flops() < b.flops();
                    });
+  // Each shape in both layouts a training step runs: [M, K] x [K, N] (the
+  // forward, the input gradient) and [K, M]^T x [K, N] (the weight
+  // gradient, X^T dY), which OpenBLAS packs differently and which ran
+  // 15-20% slower in the programs' traces at the same shape.
   double bestRate = 0;
   for (const GemmShape &shape : shapes) {
-    // agreedElapsed() and bestRate are the same on every rank, so all
-    // ranks skip the same shapes.
-    double left = deadline - session.agreedElapsed();
-    double predicted =
-        bestRate > 0 ? predictedSeconds(plan.timing, shape.flops() / bestRate)
-                     : 0;
-    if (predicted > left) {
-      session.progress(
-          "skipping matmul %lldx%lldx%lld: predicted %.1f s, "
-          "%.1f s of the time budget left",
-          static_cast<long long>(shape.m), static_cast<long long>(shape.n),
-          static_cast<long long>(shape.k), predicted, std::max(left, 0.0));
-      result.skipped.push_back(shape);
-      continue;
+    for (bool transposedLhs : {false, true}) {
+      // agreedElapsed() and bestRate are the same on every rank, so all
+      // ranks skip the same shapes.
+      double left = deadline - session.agreedElapsed();
+      double predicted =
+          bestRate > 0
+              ? predictedSeconds(plan.timing, shape.flops() / bestRate)
+              : 0;
+      if (predicted > left) {
+        session.progress(
+            "skipping matmul %lldx%lldx%lld: predicted %.1f s, "
+            "%.1f s of the time budget left",
+            static_cast<long long>(shape.m), static_cast<long long>(shape.n),
+            static_cast<long long>(shape.k), predicted, std::max(left, 0.0));
+        result.skipped.push_back(shape);
+        break;
+      }
+      Tensor lhs = transposedLhs ? filled({shape.k, shape.m})
+                                 : filled({shape.m, shape.k});
+      Tensor rhs = filled({shape.k, shape.n});
+      double seconds = timeCall(
+          session, plan.timing,
+          [&] { Tensor out = rtxrt::matmul(lhs, rhs, transposedLhs, false); },
+          together);
+      GemmResult gemm{shape, transposedLhs, seconds, shape.flops() / seconds};
+      bestRate = std::max(bestRate, gemm.flopsPerS);
+      result.gemm.push_back(gemm);
+      session.progress("matmul m=%lld n=%lld k=%lld%s: %.3g GFLOP/s (%.3g ms)",
+                       static_cast<long long>(shape.m),
+                       static_cast<long long>(shape.n),
+                       static_cast<long long>(shape.k),
+                       transposedLhs ? " (lhs transposed)" : "",
+                       gemm.flopsPerS / 1e9, seconds * 1e3);
     }
-    Tensor lhs = filled({shape.m, shape.k}), rhs = filled({shape.k, shape.n});
-    double seconds = timeCall(
-        session, plan.timing,
-        [&] { Tensor out = rtxrt::matmul(lhs, rhs, false, false); }, together);
-    GemmResult gemm{shape, seconds, shape.flops() / seconds};
-    bestRate = std::max(bestRate, gemm.flopsPerS);
-    result.gemm.push_back(gemm);
-    session.progress(
-        "matmul m=%lld n=%lld k=%lld: %.3g GFLOP/s (%.3g ms)",
-        static_cast<long long>(shape.m), static_cast<long long>(shape.n),
-        static_cast<long long>(shape.k), gemm.flopsPerS / 1e9, seconds * 1e3);
   }
   return result;
 }

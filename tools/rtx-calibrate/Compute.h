@@ -40,6 +40,8 @@ std::vector<GemmShape> defaultGemmShapes(bool quick);
 
 struct GemmResult {
   GemmShape shape;
+  /// [K, M] read as its transpose: the layout of a weight gradient, X^T dY.
+  bool transposedLhs = false;
   double seconds = 0, flopsPerS = 0;
 };
 
@@ -47,6 +49,8 @@ struct ComputePlan {
   std::vector<GemmShape> gemmShapes;
   /// Elements of each operand of the bandwidth kernel (f32).
   int64_t elementwiseElements = 16 << 20;
+  /// Elements of the vector-rate kernel's operand (f32).
+  int64_t vectorElements = 4 << 20;
   TimingPlan timing;
 };
 
@@ -58,6 +62,8 @@ struct ComputeResult {
   double elementwiseBandwidth = 0;
   /// Seconds of a one-element add, allocation included.
   double opOverheadS = 0;
+  /// FLOP/s of the GELU (tanh) kernel, FLOPs as rtx.gelu counts them.
+  double vectorFlopsPerS = 0;
 };
 
 /// Runs on every rank at once (under a launcher the ranks share the machine

@@ -84,7 +84,8 @@ json rtx::calibrate::defaultProfile(const HostInfo &host, int64_t world) {
            " rank(s), written by rtx-calibrate without an input profile"},
       {"sources",
        {"rtx-calibrate: device.peak_flops.f32 is the best measured GEMM "
-        "throughput, device.memory_bandwidth and op_overhead_s are measured, "
+        "throughput, device.memory_bandwidth, op_overhead_s and "
+        "vector_flops_per_s are measured, "
         "the shared_memory link is the measured send/recv (a placeholder, "
         "1e-5 s and 5e9 B/s, when run as one process)",
         "placeholder: the ethernet link (1e-4 s, 1.25e9 B/s: 10 Gb/s)"}},
@@ -127,6 +128,7 @@ void rtx::calibrate::applyCalibration(json &profile, const Calibration &c) {
     matmul.push_back({{"m", g.shape.m},
                       {"n", g.shape.n},
                       {"k", g.shape.k},
+                      {"transpose_lhs", g.transposedLhs},
                       {"dtype", "f32"},
                       {"flops_per_s", g.flopsPerS},
                       {"seconds", g.seconds}});
@@ -167,6 +169,7 @@ void rtx::calibrate::applyCalibration(json &profile, const Calibration &c) {
                       {"matmul", matmul},
                       {"elementwise_bandwidth", c.compute.elementwiseBandwidth},
                       {"op_overhead_s", c.compute.opOverheadS},
+                      {"vector_flops_per_s", c.compute.vectorFlopsPerS},
                       {"collectives", collectives}};
   if (!skipped.empty())
     calibration["matmul_skipped"] = skipped;
@@ -176,6 +179,7 @@ void rtx::calibrate::applyCalibration(json &profile, const Calibration &c) {
   json &device = profile["device"];
   device["memory_bandwidth"] = c.compute.elementwiseBandwidth;
   device["op_overhead_s"] = c.compute.opOverheadS;
+  device["vector_flops_per_s"] = c.compute.vectorFlopsPerS;
 }
 
 void rtx::calibrate::checkWritable(const std::string &path) {

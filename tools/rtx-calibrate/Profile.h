@@ -4,9 +4,9 @@
 // A hardware profile (schema "rtx-hardware-profile/1") describes a device
 // and its links from datasheets; the planner prices plans with it.
 // rtx-calibrate adds what only measurement knows, as a "calibration" object,
-// and overwrites the two device fields a datasheet gets wrong for the
-// runtime's kernels (memory_bandwidth, op_overhead_s). Every other field is
-// kept as it was: the planner's schema is the planner's.
+// and overwrites the three device fields a datasheet gets wrong for the
+// runtime's kernels (memory_bandwidth, op_overhead_s, vector_flops_per_s).
+// Every other field is kept as it was: the planner's schema is the planner's.
 //
 //===----------------------------------------------------------------------===//
 
@@ -67,8 +67,8 @@ struct Calibration {
 /// shared_memory link is send_recv's fit.
 void fillDefaultProfile(nlohmann::json &profile, const Calibration &c);
 
-/// `profile` with "calibration" set and device.memory_bandwidth and
-/// device.op_overhead_s overwritten.
+/// `profile` with "calibration" set and device.memory_bandwidth,
+/// device.op_overhead_s and device.vector_flops_per_s overwritten.
 void applyCalibration(nlohmann::json &profile, const Calibration &c);
 
 /// Writes `json` to `path` through a temporary file and a rename, so that a

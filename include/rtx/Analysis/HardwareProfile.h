@@ -51,6 +51,8 @@ struct CollectiveFit {
 /// A GEMM measured by rtx-calibrate ([M, K] x [K, N]).
 struct MatmulSample {
   int64_t m = 0, n = 0, k = 0;
+  /// The left operand stored [K, M] (a weight gradient's X^T dY).
+  bool transposedLhs = false;
   std::string dtype;
   double flopsPerSecond = 0;
 };
@@ -72,6 +74,10 @@ struct HardwareProfile {
   double memoryBandwidth = 0;              // bytes per second
   double matmulEfficiency = 1;  // share of peak large GEMMs sustain
   double opOverhead = 0;        // seconds of fixed cost per op
+  /// FLOP/s of ops that are not matrix products (GELU, normalisations,
+  /// optimizer updates), FLOPs as CostOpInterface counts them; 0: unknown,
+  /// priced at peak x matmul_efficiency. rtx-calibrate measures it.
+  double vectorFlops = 0;
 
   // Links.
   int64_t devicesPerNode = 1;
@@ -95,8 +101,10 @@ struct HardwareProfile {
   /// Sustained FLOP/s of a [M, K] x [K, N] product in `dtype`: the nearest
   /// calibrated shape (log distance), scaled by the ratio of peaks when the
   /// type differs; otherwise peak x matmul_efficiency.
-  double matmulRate(int64_t m, int64_t n, int64_t k,
-                    llvm::StringRef dtype) const;
+  /// Samples of the same layout (`transposedLhs`) are preferred when the
+  /// profile has any.
+  double matmulRate(int64_t m, int64_t n, int64_t k, llvm::StringRef dtype,
+                    bool transposedLhs = false) const;
   /// Bytes per second of memory-bound ops.
   double streamBandwidth() const {
     return elementwiseBandwidth > 0 ? elementwiseBandwidth : memoryBandwidth;

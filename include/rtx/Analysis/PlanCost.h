@@ -86,6 +86,7 @@ struct OpCost {
   std::array<int64_t, 3> mnk{};
   std::array<bool, 3> mnkSplit{}, mnkBatch{};
   bool contraction = false;
+  bool transposedLhs = false; // a weight gradient's layout, X^T dY
   bool cheapToRecompute = false;
 };
 

@@ -27,6 +27,7 @@ struct ProbeOp {
   std::string name;
   double flops = 0, bytes = 0;
   SmallVector<int64_t, 3> mnk;
+  bool transposedLhs = false; // CostOpInterface::isContractionLhsTransposed
   SmallVector<int64_t> shape; // of the first result
   bool cheapToRecompute = false;
 };

@@ -155,6 +155,16 @@ TEST(PlanCost, MalformedProfilesNameTheField) {
   EXPECT_NE(badPeak.find("device.peak_flops.f32: expected a positive number"),
             std::string::npos)
       << badPeak;
+  std::string badVector = error(
+      "{\"schema\": \"rtx-hardware-profile/1\", \"name\": \"x\", "
+      "\"sources\": [\"s\"], \"device\": {\"kind\": \"cpu\", \"model\": "
+      "\"m\", \"memory_bytes\": 1, \"memory_bandwidth\": 1, "
+      "\"matmul_efficiency\": 0.5, \"op_overhead_s\": 0, "
+      "\"vector_flops_per_s\": 0, \"peak_flops\": {\"f32\": 1}}}");
+  EXPECT_NE(
+      badVector.find("device.vector_flops_per_s: expected a positive number"),
+      std::string::npos)
+      << badVector;
 }
 
 /// A calibrated GEMM shape is preferred to peak x efficiency, and the
@@ -164,9 +174,105 @@ TEST(PlanCost, CalibratedMatmulRates) {
   ASSERT_TRUE(bool(profile));
   EXPECT_DOUBLE_EQ(profile->matmulRate(512, 512, 512, "f32"),
                    96e9 * 0.6);
-  profile->matmul = {{64, 64, 64, "f32", 1e9}, {1024, 1024, 1024, "f32", 5e10}};
+  profile->matmul = {{64, 64, 64, false, "f32", 1e9},
+                     {1024, 1024, 1024, false, "f32", 5e10}};
   EXPECT_DOUBLE_EQ(profile->matmulRate(80, 60, 70, "f32"), 1e9);
   EXPECT_DOUBLE_EQ(profile->matmulRate(2048, 768, 768, "f32"), 5e10);
+  // Without a sample of the transposed layout, the nearest of any layout;
+  // with one, the nearest of that layout, however far.
+  EXPECT_DOUBLE_EQ(profile->matmulRate(2048, 768, 768, "f32", true), 5e10);
+  profile->matmul.push_back({64, 64, 64, true, "f32", 2e9});
+  EXPECT_DOUBLE_EQ(profile->matmulRate(2048, 768, 768, "f32", true), 2e9);
+  EXPECT_DOUBLE_EQ(profile->matmulRate(2048, 768, 768, "f32", false), 5e10);
+}
+
+/// Two units of one non-GEMM op each (`flops` forward and backward, no
+/// bytes) and `paramBytes` of parameters each, batch 1.
+ModelCosts twoUnits(double paramBytes, double flops = 1e9) {
+  ModelCosts m;
+  for (int i = 0; i < 2; ++i) {
+    UnitCost u;
+    OpCost op;
+    op.name = "rtx.gelu";
+    op.flops.replicated = flops;
+    u.forward.push_back(op);
+    u.backward.push_back(op);
+    u.paramBytes.replicated = paramBytes;
+    u.stateBytes.replicated = 2 * paramBytes;
+    m.units.push_back(u);
+  }
+  m.paramBytes.replicated = 2 * paramBytes;
+  m.trainingFlops = 4 * flops;
+  return m;
+}
+
+/// Non-GEMM FLOPs are priced at the calibrated vector rate when the profile
+/// has one, else at peak x matmul_efficiency.
+TEST(PlanCost, VectorRate) {
+  llvm::Expected<HardwareProfile> profile = loadHardwareProfile("cpu-host");
+  ASSERT_TRUE(bool(profile));
+  profile->opOverhead = 0;
+  ModelCosts m = twoUnits(1e6);
+  Plan plan;
+  Estimate datasheet = CostModel(m, nullptr, *profile, {}).estimate(plan);
+  ASSERT_TRUE(datasheet.feasible) << datasheet.infeasible;
+  EXPECT_NEAR(datasheet.computeTime,
+              4e9 / (profile->peak("f32") * profile->matmulEfficiency), 1e-9);
+  profile->vectorFlops = 1e9;
+  Estimate calibrated = CostModel(m, nullptr, *profile, {}).estimate(plan);
+  EXPECT_NEAR(calibrated.computeTime, 4.0, 1e-9);
+}
+
+/// Data parallelism as the programs run it: buckets of bucket-bytes, the
+/// last one exposed; ZeRO's per-unit collectives synchronous; on a CPU only
+/// an asynchronous collective's latency hides.
+TEST(PlanCost, DataParallelExposure) {
+  llvm::Expected<HardwareProfile> gpu = loadHardwareProfile("dgx-a100");
+  llvm::Expected<HardwareProfile> cpu = loadHardwareProfile("cpu-host");
+  ASSERT_TRUE(gpu && cpu);
+  CostSettings settings;
+  settings.globalBatch = 8;
+  settings.bucketBytes = 1e6;
+  // 4 MB of gradients (4 buckets), a backward of about a second on both.
+  ModelCosts m = twoUnits(2e6, 1e13);
+  Plan plan;
+  plan.dp = 8;
+  plan.microBatchSize = 1;
+  plan.overlap = true;
+  auto [link, oneNode] =
+      CostModel(m, nullptr, *gpu, settings).groupLink(plan, 0);
+  CostModel onGpu(m, nullptr, *gpu, settings);
+  double bucket = onGpu.collectiveTime(CommPattern::AllReduce, 1e6, 8, *link,
+                                       oneNode);
+  Estimate e = onGpu.estimate(plan);
+  ASSERT_TRUE(e.feasible) << e.infeasible;
+  EXPECT_NEAR(e.dataCommTime, 4 * bucket, 1e-12);
+  // The backward hides the three early buckets; the last is exposed.
+  EXPECT_NEAR(e.exposedDataCommTime, bucket, 1e-12);
+  plan.overlap = false;
+  EXPECT_NEAR(onGpu.estimate(plan).exposedDataCommTime, 4 * bucket, 1e-12);
+
+  // ZeRO-2: a reduce-scatter and an all-gather per unit, all exposed.
+  plan.overlap = true;
+  plan.zero = 2;
+  double rs = onGpu.collectiveTime(CommPattern::ReduceScatter, 2e6, 8, *link,
+                                   oneNode);
+  double ag = onGpu.collectiveTime(CommPattern::AllGather, 2e6, 8, *link,
+                                   oneNode);
+  e = onGpu.estimate(plan);
+  EXPECT_NEAR(e.dataCommTime, 2 * (rs + ag), 1e-12);
+  EXPECT_NEAR(e.exposedDataCommTime, e.dataCommTime, 1e-12);
+
+  // On a CPU the early buckets hide only their latency.
+  plan.zero = 0;
+  CostModel onCpu(m, nullptr, *cpu, settings);
+  auto [cpuLink, cpuOneNode] = onCpu.groupLink(plan, 0);
+  CostModel::CollectiveParts parts = onCpu.collectiveParts(
+      CommPattern::AllReduce, 1e6, 8, *cpuLink, cpuOneNode);
+  e = onCpu.estimate(plan);
+  ASSERT_TRUE(e.feasible) << e.infeasible;
+  EXPECT_NEAR(e.exposedDataCommTime, 4 * parts.total() - 3 * parts.latency,
+              1e-12);
 }
 
 } // namespace

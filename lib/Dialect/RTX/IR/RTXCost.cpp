@@ -114,6 +114,13 @@ static SmallVector<int64_t, 3> attentionShape(Value query, Value key) {
   return {q[2], k[2], q[3]};
 }
 
+bool mlir::rtx::isDefaultContractionLhsTransposed(Operation *op) {
+  return llvm::TypeSwitch<Operation *, bool>(op)
+      .Case<MatmulOp, BatchMatmulOp>(
+          [](auto op) { return op.getTransposeLhs(); })
+      .Default([](Operation *) { return false; });
+}
+
 SmallVector<int64_t, 3> mlir::rtx::getDefaultContractionShape(Operation *op) {
   return llvm::TypeSwitch<Operation *, SmallVector<int64_t, 3>>(op)
       .Case<MatmulOp, BatchMatmulOp>([](auto op) {

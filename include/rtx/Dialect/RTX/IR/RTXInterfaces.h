@@ -98,6 +98,9 @@ int64_t getDefaultBytesAccessed(Operation *op);
 /// (matmul, batch_matmul, linear, attention and its gradient; defined in
 /// RTXCost.cpp next to their FLOP counts), empty for other ops.
 SmallVector<int64_t, 3> getDefaultContractionShape(Operation *op);
+/// CostOpInterface::isContractionLhsTransposed: rtx.matmul's and
+/// rtx.batch_matmul's `transpose_lhs`; false for every other op.
+bool isDefaultContractionLhsTransposed(Operation *op);
 
 } // namespace rtx
 } // namespace mlir

@@ -49,7 +49,12 @@ def RTX_CostOpInterface : OpInterface<"CostOpInterface"> {
       "its throughput up by shape (rtx-calibrate measures GEMMs by shape). "
       "Empty otherwise.",
       "::llvm::SmallVector<int64_t, 3>", "getContractionShape", (ins), [{}],
-      [{ return ::mlir::rtx::getDefaultContractionShape($_op); }]>
+      [{ return ::mlir::rtx::getDefaultContractionShape($_op); }]>,
+    InterfaceMethod<"Whether that product reads its left operand transposed "
+      "([K, M] stored, as a weight gradient X^T dY does): GEMM libraries "
+      "pack that layout differently, and rtx-calibrate times it apart.",
+      "bool", "isContractionLhsTransposed", (ins), [{}],
+      [{ return ::mlir::rtx::isDefaultContractionLhsTransposed($_op); }]>
   ];
 }
 
