@@ -239,9 +239,8 @@ TEST(PlanCost, DataParallelExposure) {
   plan.dp = 8;
   plan.microBatchSize = 1;
   plan.overlap = true;
-  auto [link, oneNode] =
-      CostModel(m, nullptr, *gpu, settings).groupLink(plan, 0);
   CostModel onGpu(m, nullptr, *gpu, settings);
+  auto [link, oneNode] = onGpu.groupLink(plan, 0);
   double bucket = onGpu.collectiveTime(CommPattern::AllReduce, 1e6, 8, *link,
                                        oneNode);
   Estimate e = onGpu.estimate(plan);
