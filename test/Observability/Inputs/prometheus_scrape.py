@@ -42,8 +42,15 @@ def free_port(pair=False):
 
 
 def query(base, expression, at=None):
-    """The instant vector of expression, now or at the Unix time `at`."""
-    args = {"query": expression}
+    """The latest scraped sample of each series of the selector `expression`,
+    now or at the Unix time `at`.
+
+    A scrape that fails (on a loaded machine one can take longer than the
+    200 ms timeout) makes Prometheus mark every series of that target stale,
+    and a plain instant query then returns nothing for it. last_over_time
+    over a range skips the staleness markers and answers with the last real
+    sample, which is what this test compares."""
+    args = {"query": f"last_over_time({expression}[1m])"}
     if at is not None:
         args["time"] = repr(at)
     url = base + "/api/v1/query?" + urllib.parse.urlencode(args)
@@ -93,20 +100,22 @@ scrape_configs:
         run = subprocess.Popen(command + [
             "--steps", str(STEPS), "--metrics", jsonl, "--metrics-port", str(metrics_port),
             "--metrics-linger", "10"], stdout=subprocess.DEVNULL)
-        # Every step of rank 0 scraped: its count reaches STEPS while the
-        # ranks linger.
+        # Every step of both ranks scraped: each count reaches STEPS while
+        # the ranks linger. Prometheus may scrape a target for the first time
+        # only seconds after another (seen on a loaded machine), so this
+        # waits for both rather than for rank 0.
         deadline = time.time() + 120
         while True:
-            count = query(base, 'step_time_ms_count{job="rtx",rank="0"}')
-            if count and float(count[0]["value"][1]) == STEPS:
-                # Every later query is evaluated at this instant, when both
-                # ranks were still being scraped: on a loaded machine the
-                # queries below may run after the ranks stopped lingering,
-                # and Prometheus marks the series of a vanished target stale.
-                seen_at = count[0]["value"][0]
+            counts = query(base, 'step_time_ms_count{job="rtx"}')
+            done = sorted(c["metric"]["rank"] for c in counts if float(c["value"][1]) == STEPS)
+            if done == ["0", "1"]:
+                # Every later query is evaluated at this instant: on a
+                # loaded machine the queries below may run after the ranks
+                # stopped lingering.
+                seen_at = counts[0]["value"][0]
                 break
             if run.poll() is not None or time.time() > deadline:
-                sys.exit(f"prometheus never saw step {STEPS} of rank 0 (last: {count})")
+                sys.exit(f"prometheus never saw step {STEPS} of both ranks (last: {counts})")
             time.sleep(0.2)
         # The program flushes a step's JSON line before /metrics shows the
         # step, so every line is there now.
@@ -148,4 +157,9 @@ scrape_configs:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except AssertionError as failure:
+        # The reason first, on one line: a CI log that is cut keeps the start.
+        print(f"prometheus_scrape: check failed: {failure}", file=sys.stderr, flush=True)
+        raise
