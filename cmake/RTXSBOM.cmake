@@ -53,6 +53,10 @@ if(RTXRT_URING_LIBRARY)
   # The offload tier's file I/O (runtime/lib/OffloadStore.cpp).
   rtx_sbom_component(liburing "" "${RTXRT_URING_LIBRARY}")
 endif()
+if(RTXRT_ISAL_LIBRARY)
+  # CRC32C of checkpoint chunks and log records (runtime/lib/checkpoint).
+  rtx_sbom_component(isa-l "" "${RTXRT_ISAL_LIBRARY}")
+endif()
 if(RTX_HWLOC_LIBRARY)
   # rtx-topology's view of sockets, NUMA nodes, cores and PCI devices.
   rtx_sbom_component(hwloc "" "${RTX_HWLOC_LIBRARY}"

@@ -29,6 +29,8 @@ PACKAGES=(
   libcpp-httplib-dev python3-matplotlib
   # io_uring for the offload store's file transfers (ZeRO-Offload to NVMe)
   liburing-dev
+  # ISA-L: CRC32C of checkpoint chunks and write-ahead log records
+  libisal-dev
   # topology discovery for the planner's hardware profile (rtx-topology)
   libhwloc-dev hwloc
   # a rendezvous store across machines (and for the tests); a real

@@ -2,6 +2,8 @@
 
 #include "StateDirectory.h"
 
+#include "../checkpoint/DurableFiles.h"
+
 #include "rtxrt/Arguments.h"
 
 #include <algorithm>
@@ -11,38 +13,20 @@
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 using namespace rtxrt;
 using namespace rtxrt::program;
 
+using durable::exists;
+using durable::fail;
+using durable::normalized;
+using durable::parentOf;
+using durable::removeTree;
+using durable::syncDirectory;
+
 namespace {
-
-[[noreturn]] void fail(const std::string &what, const std::string &path,
-                       int error) {
-  throw Error(what + " " + path + ": " + std::strerror(error));
-}
-
-/// `dir` without trailing slashes, so that DIR.new is a sibling of DIR.
-std::string normalized(std::string dir) {
-  while (dir.size() > 1 && dir.back() == '/')
-    dir.pop_back();
-  return dir;
-}
-
-std::string parentOf(const std::string &dir) {
-  auto slash = dir.rfind('/');
-  if (slash == std::string::npos)
-    return ".";
-  return slash == 0 ? "/" : dir.substr(0, slash);
-}
-
-bool exists(const std::string &path) {
-  struct stat info;
-  return lstat(path.c_str(), &info) == 0;
-}
 
 bool hasStepsDone(const std::string &dir) {
   return exists(dir + "/steps_done");
@@ -58,31 +42,6 @@ bool isEmptyDirectory(const std::string &dir) {
       empty = false;
   closedir(d);
   return empty;
-}
-
-/// fsync of a directory: makes the names created, renamed or removed in it
-/// durable.
-void syncDirectory(const std::string &dir) {
-  int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0)
-    fail("cannot open", dir, errno);
-  // A failed fsync is fatal, never retried (design.md, section 4).
-  if (fsync(fd) != 0) {
-    int error = errno;
-    close(fd);
-    fail("cannot fsync", dir, error);
-  }
-  close(fd);
-}
-
-int removeEntry(const char *path, const struct stat *, int, struct FTW *) {
-  return std::remove(path);
-}
-
-void removeTree(const std::string &dir) {
-  if (exists(dir) &&
-      nftw(dir.c_str(), removeEntry, 16, FTW_DEPTH | FTW_PHYS) != 0)
-    fail("cannot remove", dir, errno);
 }
 
 void renameOrFail(const std::string &from, const std::string &to) {
@@ -136,18 +95,17 @@ StateDirectoryWriter::StateDirectoryWriter(const std::string &dir)
   }
   if (mkdir(fresh_.c_str(), 0755) != 0)
     fail("cannot create", fresh_, errno);
-
-  if (const char *hook = std::getenv("RTXRT_FAIL_WRITE_AFTER_BYTES"))
-    failAfter_ = std::atoll(hook);
 }
 
 StateDirectoryWriter::~StateDirectoryWriter() {
   // A failed save frees what it wrote (a full disk needs the space); the
   // old state was never touched.
   if (!committed_) {
-    struct stat info;
-    if (lstat(fresh_.c_str(), &info) == 0)
-      nftw(fresh_.c_str(), removeEntry, 16, FTW_DEPTH | FTW_PHYS);
+    try {
+      removeTree(fresh_);
+    } catch (const Error &) {
+      // A destructor must not throw; the next save clears DIR.new.
+    }
   }
 }
 
@@ -157,33 +115,8 @@ void StateDirectoryWriter::write(const std::string &name,
   int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0)
     fail("cannot write", path, errno);
-  size_t done = 0;
-  while (done < bytes.size()) {
-    size_t chunk = bytes.size() - done;
-    bool injected = false;
-    if (failAfter_ >= 0 &&
-        written_ + static_cast<int64_t>(chunk) > failAfter_) {
-      chunk = static_cast<size_t>(std::max<int64_t>(0, failAfter_ - written_));
-      injected = chunk == 0;
-    }
-    ssize_t n = injected ? -1 : ::write(fd, bytes.data() + done, chunk);
-    if (injected)
-      errno = ENOSPC; // the test hook: a disk that is full from here on
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0) {
-      int error = n == 0 ? EIO : errno;
-      close(fd);
-      fail("cannot write", path, error);
-    }
-    done += static_cast<size_t>(n);
-    written_ += n;
-  }
-  if (fsync(fd) != 0) {
-    int error = errno;
-    close(fd);
-    fail("cannot fsync", path, error);
-  }
+  durable::writeAll(fd, bytes.data(), bytes.size(), path, &budget_);
+  durable::syncFile(fd, path);
   if (close(fd) != 0)
     fail("cannot write", path, errno);
 }

@@ -22,6 +22,8 @@
 #ifndef RTXRT_LIB_PROGRAM_STATEDIRECTORY_H
 #define RTXRT_LIB_PROGRAM_STATEDIRECTORY_H
 
+#include "../checkpoint/DurableFiles.h"
+
 #include <cstdint>
 #include <string>
 
@@ -46,7 +48,7 @@ public:
 
 private:
   std::string dir_, fresh_, old_;
-  int64_t written_ = 0, failAfter_ = -1;
+  durable::WriteBudget budget_;
   bool committed_ = false;
 };
 

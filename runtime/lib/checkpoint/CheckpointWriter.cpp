@@ -1,0 +1,226 @@
+//===- CheckpointWriter.cpp - a rank's chunks, and the commit -------------===//
+//
+// Steps 1 and 2 of the commit protocol in rtxrt/Checkpoint.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "DurableFiles.h"
+#include "Failpoints.h"
+#include "Manifest.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <fcntl.h>
+#include <set>
+#include <unistd.h>
+
+using namespace rtxrt;
+using namespace rtxrt::checkpoint;
+
+struct ShardWriter::State {
+  int64_t step = 0, rank = 0;
+  int fd = -1;
+  std::string dataPath;
+  durable::WriteBudget budget;
+  Manifest index;
+  bool finished = false;
+};
+
+namespace {
+
+std::string describeBlock(const std::string &tensor,
+                          const std::vector<int64_t> &offsets,
+                          const Shape &shape) {
+  return tensor + " block at " + shapeToString(offsets) + " of shape " +
+         shapeToString(shape);
+}
+
+/// Adds `info` to `into`, or checks that it agrees with what is there.
+void recordTensor(Manifest &into, const TensorInfo &info,
+                  const std::string &where) {
+  if (const TensorInfo *known = into.find(info.name)) {
+    if (known->shape != info.shape || known->dtype != info.dtype)
+      throw Error(where + ": tensor " + info.name + " is " +
+                  dtypeName(info.dtype) + shapeToString(info.shape) +
+                  " here but " + dtypeName(known->dtype) +
+                  shapeToString(known->shape) + " elsewhere");
+    return;
+  }
+  into.tensors.push_back(info);
+}
+
+bool overlaps(const Chunk &a, const Chunk &b) {
+  for (size_t d = 0; d < a.offsets.size(); ++d)
+    if (a.offsets[d] + a.shape[d] <= b.offsets[d] ||
+        b.offsets[d] + b.shape[d] <= a.offsets[d])
+      return false;
+  return true;
+}
+
+/// The chunks of every tensor tile it exactly: each inside the tensor, no
+/// two overlapping, their elements summing to the tensor's.
+void checkTiling(const Manifest &manifest, const std::string &dir) {
+  for (const TensorInfo &info : manifest.tensors) {
+    std::vector<const Chunk *> mine;
+    int64_t covered = 0;
+    for (const Chunk &c : manifest.chunks) {
+      if (c.tensor != info.name)
+        continue;
+      for (const Chunk *other : mine)
+        if (overlaps(*other, c))
+          throw Error(dir + ": the " +
+                      describeBlock(c.tensor, c.offsets, c.shape) +
+                      " overlaps the one at " + shapeToString(other->offsets) +
+                      " (two ranks wrote the same elements)");
+      mine.push_back(&c);
+      covered += numElements(c.shape);
+    }
+    int64_t total = numElements(info.shape);
+    if (covered != total)
+      throw Error(dir + ": the chunks of " + info.name +
+                  shapeToString(info.shape) + " cover " +
+                  std::to_string(covered) + " of its " + std::to_string(total) +
+                  " elements (a rank's chunks are missing)");
+  }
+}
+
+} // namespace
+
+ShardWriter::ShardWriter(const std::string &root, int64_t step, int64_t rank)
+    : state_(std::make_unique<State>()) {
+  std::string base = durable::normalized(root);
+  dir_ = base + "/" + checkpointDirName(step);
+  bool fresh = !durable::exists(base);
+  durable::makeDirectory(base);
+  if (fresh)
+    durable::syncDirectory(durable::parentOf(base));
+  // Every rank creates it; the directory's own name becomes durable with
+  // the fsync of ROOT (the manifest's rename fsyncs only the directory).
+  durable::makeDirectory(dir_);
+  durable::syncDirectory(base);
+  state_->step = step;
+  state_->rank = rank;
+  state_->index.step = step;
+  state_->index.writers = 1;
+  state_->dataPath = dir_ + "/" + dataFileName(rank);
+  // A file a crashed save of the same step left is replaced.
+  state_->fd = open(state_->dataPath.c_str(),
+                    O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (state_->fd < 0)
+    durable::fail("cannot write", state_->dataPath, errno);
+}
+
+ShardWriter::~ShardWriter() {
+  if (state_->fd >= 0)
+    close(state_->fd);
+}
+
+void ShardWriter::add(const TensorInfo &info,
+                      const std::vector<int64_t> &offsets, const Tensor &block,
+                      const std::string &placement) {
+  if (state_->finished)
+    throw Error("checkpoint " + dir_ + ": a chunk of " + info.name +
+                " added after finish()");
+  if (block.dtype() != info.dtype || offsets.size() != info.shape.size() ||
+      block.shape().size() != info.shape.size())
+    throw Error("checkpoint " + dir_ + ": the " +
+                describeBlock(info.name, offsets, block.shape()) + " (" +
+                dtypeName(block.dtype()) + ") does not match the tensor " +
+                dtypeName(info.dtype) + shapeToString(info.shape));
+  for (size_t d = 0; d < offsets.size(); ++d)
+    if (offsets[d] < 0 || offsets[d] + block.dim(d) > info.shape[d])
+      throw Error("checkpoint " + dir_ + ": the " +
+                  describeBlock(info.name, offsets, block.shape()) +
+                  " reaches outside " + shapeToString(info.shape) +
+                  " in dimension " + std::to_string(d));
+  recordTensor(state_->index, info, dir_);
+  Chunk chunk;
+  chunk.tensor = info.name;
+  chunk.offsets = offsets;
+  chunk.shape = block.shape();
+  chunk.file = dataFileName(state_->rank);
+  chunk.byteOffset = state_->index.chunks.empty()
+                         ? 0
+                         : state_->index.chunks.back().byteOffset +
+                               state_->index.chunks.back().byteSize;
+  chunk.byteSize = static_cast<int64_t>(block.nbytes());
+  chunk.crc = crc32c(block.raw(), block.nbytes());
+  chunk.placement = placement;
+  durable::writeAll(state_->fd, block.raw(), block.nbytes(), state_->dataPath,
+                    &state_->budget);
+  state_->index.chunks.push_back(std::move(chunk));
+  crashPoint("chunk:" + std::to_string(state_->index.chunks.size() - 1));
+}
+
+void ShardWriter::finish() {
+  durable::syncFile(state_->fd, state_->dataPath);
+  if (close(state_->fd) != 0) {
+    state_->fd = -1;
+    durable::fail("cannot write", state_->dataPath, errno);
+  }
+  state_->fd = -1;
+  std::string index = dir_ + "/" + indexFileName(state_->rank);
+  std::string aside = index + ".tmp";
+  // writeFileAtomically, split to put the failpoint before the rename.
+  {
+    int fd =
+        open(aside.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+      durable::fail("cannot write", aside, errno);
+    std::string text = encodeManifest(state_->index, "index");
+    durable::writeAll(fd, text.data(), text.size(), aside, &state_->budget);
+    durable::syncFile(fd, aside);
+    if (close(fd) != 0)
+      durable::fail("cannot write", aside, errno);
+  }
+  crashPoint("before-index-rename");
+  if (std::rename(aside.c_str(), index.c_str()) != 0)
+    durable::fail("cannot rename " + aside + " to", index, errno);
+  durable::syncDirectory(dir_);
+  state_->finished = true;
+}
+
+Manifest checkpoint::commitCheckpoint(
+    const std::string &root, int64_t step, int64_t writers,
+    const std::map<std::string, std::string> &metadata) {
+  std::string dir = durable::normalized(root) + "/" + checkpointDirName(step);
+  Manifest manifest;
+  manifest.step = step;
+  manifest.writers = writers;
+  manifest.metadata = metadata;
+  for (int64_t rank = 0; rank < writers; ++rank) {
+    std::string path = dir + "/" + indexFileName(rank);
+    if (!durable::exists(path))
+      throw Error("checkpoint " + dir + ": rank " + std::to_string(rank) +
+                  " did not finish its chunks (no " + indexFileName(rank) +
+                  ")");
+    Manifest index = decodeManifest(durable::readFile(path), "index", path);
+    if (index.step != step)
+      throw Error(path + ": step " + std::to_string(index.step) +
+                  " in the directory of step " + std::to_string(step));
+    for (const TensorInfo &info : index.tensors)
+      recordTensor(manifest, info, path);
+    for (Chunk &chunk : index.chunks)
+      manifest.chunks.push_back(std::move(chunk));
+  }
+  checkTiling(manifest, dir);
+
+  std::string path = dir + "/" + manifestFileName();
+  std::string aside = path + ".tmp";
+  durable::WriteBudget budget;
+  int fd = open(aside.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
+    durable::fail("cannot write", aside, errno);
+  std::string text = encodeManifest(manifest, "manifest");
+  durable::writeAll(fd, text.data(), text.size(), aside, &budget);
+  durable::syncFile(fd, aside);
+  if (close(fd) != 0)
+    durable::fail("cannot write", aside, errno);
+  crashPoint("before-manifest-rename");
+  if (std::rename(aside.c_str(), path.c_str()) != 0)
+    durable::fail("cannot rename " + aside + " to", path, errno);
+  crashPoint("before-directory-fsync");
+  durable::syncDirectory(dir);
+  crashPoint("after-commit");
+  return manifest;
+}

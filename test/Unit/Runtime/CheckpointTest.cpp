@@ -1,0 +1,317 @@
+//===- CheckpointTest.cpp - sharded, crash-safe checkpoints ---------------===//
+//
+// Chunks written by N ranks read back as any block (N -> M); a checkpoint
+// whose chunks do not tile a tensor is never committed; torn and corrupt
+// checkpoints are skipped with a warning naming them; a crash at each
+// durability point of a save leaves the previous checkpoint (or the whole
+// new one) findable; retention keeps the newest K; a full disk is an error.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestUtil.h"
+
+#include "rtxrt/Checkpoint.h"
+
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sys/wait.h>
+#include <unistd.h>
+
+using namespace rtxrt;
+using namespace rtxrt::checkpoint;
+using namespace rtxrt::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+class CheckpointTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    std::string pattern =
+        (fs::temp_directory_path() / "rtx-checkpoint-test-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+    root_ = pattern;
+  }
+  void TearDown() override { fs::remove_all(root_); }
+  std::string root_;
+};
+
+/// The block [offsets, offsets + shape) of a row-major f32 2-D tensor.
+Tensor slice2d(const Tensor &t, int64_t r0, int64_t c0, int64_t rows,
+               int64_t cols) {
+  Tensor out({rows, cols}, DType::F32);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      out.data<float>()[r * cols + c] =
+          t.data<float>()[(r0 + r) * t.dim(1) + c0 + c];
+  return out;
+}
+
+void expectBitEqual(const Tensor &a, const Tensor &b) {
+  ASSERT_EQ(a.shape(), b.shape());
+  ASSERT_EQ(a.dtype(), b.dtype());
+  EXPECT_EQ(std::memcmp(a.raw(), b.raw(), a.nbytes()), 0);
+}
+
+const TensorInfo kWeight{"layer0.w", DType::F32, {7, 9}};
+const TensorInfo kBias{"layer0.b", DType::F32, {9}};
+
+/// Saves step `step`: the weight split by columns over three ranks (as
+/// tp=3 would hold it), the bias whole on rank 0.
+void saveColumnSplit(const std::string &root, int64_t step, const Tensor &w,
+                     const Tensor &b) {
+  for (int64_t rank = 0; rank < 3; ++rank) {
+    ShardWriter writer(root, step, rank);
+    writer.add(kWeight, {0, 3 * rank}, slice2d(w, 0, 3 * rank, 7, 3),
+               "rank=" + std::to_string(rank) + " mesh=tp:3 sharding=[-,tp]");
+    if (rank == 0)
+      writer.add(kBias, {0}, b);
+    writer.finish();
+  }
+  commitCheckpoint(root, step, 3, {{"mesh", "tp:3"}});
+}
+
+void flipByte(const std::string &path, std::streamoff at) {
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekg(at);
+  char c;
+  f.get(c);
+  f.seekp(at);
+  f.put(static_cast<char>(c ^ 0x5a));
+}
+
+std::string join(const std::vector<std::string> &lines) {
+  std::string all;
+  for (const std::string &l : lines)
+    all += l + "\n";
+  return all;
+}
+
+} // namespace
+
+TEST(Crc32cTest, KnownAnswerAndStreaming) {
+  const char *text = "123456789";
+  EXPECT_EQ(crc32c(text, 9), 0xE3069283u); // the CRC-32C check value
+  EXPECT_EQ(crc32c(text + 4, 5, crc32c(text, 4)), 0xE3069283u);
+  EXPECT_EQ(crc32c(text, 0), 0u);
+}
+
+TEST_F(CheckpointTest, ColumnShardsReadBackAsRowBlocks) {
+  Tensor w = randomTensor({7, 9}, DType::F32, 1);
+  Tensor b = randomTensor({9}, DType::F32, 2);
+  saveColumnSplit(root_, 10, w, b);
+
+  std::vector<std::string> warnings;
+  auto latest = findLatest(root_, Verify::Chunks, &warnings);
+  ASSERT_TRUE(latest.has_value()) << join(warnings);
+  EXPECT_EQ(latest->step, 10);
+  EXPECT_TRUE(warnings.empty()) << join(warnings);
+
+  CheckpointReader reader(latest->dir);
+  EXPECT_EQ(reader.manifest().writers, 3);
+  EXPECT_EQ(reader.manifest().chunks.size(), 4u);
+  EXPECT_EQ(reader.manifest().metadata.at("mesh"), "tp:3");
+  expectBitEqual(reader.read("layer0.w"), w);
+  expectBitEqual(reader.read("layer0.b"), b);
+  // Two ranks of another plan split the rows (4 + 3): each block spans all
+  // three column chunks.
+  expectBitEqual(reader.read("layer0.w", {0, 0}, {4, 9}),
+                 slice2d(w, 0, 0, 4, 9));
+  expectBitEqual(reader.read("layer0.w", {4, 0}, {3, 9}),
+                 slice2d(w, 4, 0, 3, 9));
+  // An odd block inside two chunks.
+  expectBitEqual(reader.read("layer0.w", {1, 2}, {5, 3}),
+                 slice2d(w, 1, 2, 5, 3));
+}
+
+TEST_F(CheckpointTest, BadBlocksAndLookupsAreErrorsNamingTheTensor) {
+  ShardWriter writer(root_, 1, 0);
+  try {
+    writer.add(kWeight, {0, 7}, Tensor({7, 3}, DType::F32));
+    FAIL() << "a block outside its tensor was accepted";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("layer0.w block at [0, 7]"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(writer.add(kWeight, {0, 0}, Tensor({7, 3}, DType::F64)), Error);
+  writer.add(kWeight, {0, 0}, Tensor({7, 9}, DType::F32));
+  writer.finish();
+  commitCheckpoint(root_, 1, 1, {});
+  CheckpointReader reader(root_ + "/" + checkpointDirName(1));
+  EXPECT_THROW(reader.read("no.such.tensor"), Error);
+  EXPECT_THROW(reader.read("layer0.w", {5, 0}, {3, 9}), Error);
+}
+
+TEST_F(CheckpointTest, ChunksThatDoNotTileATensorAreNeverCommitted) {
+  Tensor w = randomTensor({7, 9}, DType::F32, 3);
+  {
+    // Rank 1's chunk is missing: a gap.
+    ShardWriter a(root_, 1, 0), b(root_, 1, 1);
+    a.add(kWeight, {0, 0}, slice2d(w, 0, 0, 7, 3));
+    b.add(kWeight, {0, 6}, slice2d(w, 0, 6, 7, 3));
+    a.finish();
+    b.finish();
+    try {
+      commitCheckpoint(root_, 1, 2, {});
+      FAIL() << "a checkpoint with a gap was committed";
+    } catch (const Error &e) {
+      EXPECT_NE(std::string(e.what()).find("cover 42 of its 63 elements"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  {
+    // Two ranks wrote the same columns.
+    ShardWriter a(root_, 2, 0), b(root_, 2, 1);
+    a.add(kWeight, {0, 0}, slice2d(w, 0, 0, 7, 5));
+    b.add(kWeight, {0, 4}, slice2d(w, 0, 4, 7, 5));
+    a.finish();
+    b.finish();
+    EXPECT_THROW(commitCheckpoint(root_, 2, 2, {}), Error);
+  }
+  {
+    // A rank that never finished.
+    ShardWriter a(root_, 3, 0), b(root_, 3, 1);
+    a.add(kWeight, {0, 0}, w);
+    a.finish();
+    try {
+      commitCheckpoint(root_, 3, 2, {});
+      FAIL() << "a checkpoint missing a rank's index was committed";
+    } catch (const Error &e) {
+      EXPECT_NE(std::string(e.what()).find("rank 1 did not finish"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  std::vector<std::string> warnings;
+  EXPECT_FALSE(findLatest(root_, Verify::Manifest, &warnings).has_value());
+  EXPECT_EQ(warnings.size(), 3u) << join(warnings);
+}
+
+TEST_F(CheckpointTest, TornAndCorruptCheckpointsAreSkippedWithAWarning) {
+  Tensor w = randomTensor({7, 9}, DType::F32, 4);
+  Tensor b = randomTensor({9}, DType::F32, 5);
+  saveColumnSplit(root_, 10, w, b);
+  saveColumnSplit(root_, 20, w, b);
+  saveColumnSplit(root_, 30, w, b);
+  // 40: the chunks are there, the manifest never was (torn).
+  {
+    ShardWriter writer(root_, 40, 0);
+    writer.add(kWeight, {0, 0}, w);
+    writer.finish();
+  }
+  // 30: a flipped byte in a chunk; 20: in the manifest.
+  std::string s30 = root_ + "/" + checkpointDirName(30);
+  std::string s20 = root_ + "/" + checkpointDirName(20);
+  flipByte(s30 + "/rank-00001.data", 17);
+  flipByte(s20 + "/manifest.json", 40);
+
+  std::vector<std::string> warnings;
+  auto latest = findLatest(root_, Verify::Chunks, &warnings);
+  ASSERT_TRUE(latest.has_value());
+  EXPECT_EQ(latest->step, 10);
+  ASSERT_EQ(warnings.size(), 3u) << join(warnings);
+  EXPECT_NE(warnings[0].find("step-00000040: no manifest.json"),
+            std::string::npos)
+      << warnings[0];
+  EXPECT_NE(warnings[1].find("step-00000030"), std::string::npos)
+      << warnings[1];
+  EXPECT_NE(warnings[1].find("fails its CRC32C"), std::string::npos)
+      << warnings[1];
+  EXPECT_NE(warnings[2].find("step-00000020"), std::string::npos)
+      << warnings[2];
+  expectBitEqual(CheckpointReader(latest->dir).read("layer0.w"), w);
+
+  // Checking only manifests finds 30; reading its bad chunk still fails.
+  auto quick = findLatest(root_, Verify::Manifest, nullptr);
+  ASSERT_TRUE(quick.has_value());
+  EXPECT_EQ(quick->step, 30);
+  CheckpointReader reader(quick->dir);
+  EXPECT_THROW(reader.read("layer0.w"), Error);
+  // The bias lies in rank 0's file, untouched: still readable.
+  expectBitEqual(reader.read("layer0.b"), b);
+}
+
+TEST_F(CheckpointTest, RetentionKeepsTheNewestK) {
+  Tensor w = randomTensor({7, 9}, DType::F32, 6);
+  Tensor b = randomTensor({9}, DType::F32, 7);
+  for (int64_t step : {1, 2, 3, 5, 8})
+    saveColumnSplit(root_, step, w, b);
+  ShardWriter(root_, 4, 0).finish(); // a torn save older than the newest
+  ShardWriter(root_, 9, 0).finish(); // one newer: maybe still in flight
+  auto removed = retainNewest(root_, 2);
+  EXPECT_EQ(removed.size(), 4u) << join(removed);
+  std::vector<int64_t> left;
+  for (const CheckpointRef &c : findCommitted(root_, Verify::Chunks, nullptr))
+    left.push_back(c.step);
+  EXPECT_EQ(left, (std::vector<int64_t>{5, 8}));
+  EXPECT_TRUE(fs::exists(root_ + "/" + checkpointDirName(9)));
+  EXPECT_FALSE(fs::exists(root_ + "/" + checkpointDirName(4)));
+}
+
+TEST_F(CheckpointTest, ACrashAtEveryDurabilityPointLosesNothingCommitted) {
+  Tensor w1 = randomTensor({7, 9}, DType::F32, 8);
+  Tensor w2 = randomTensor({7, 9}, DType::F32, 9);
+  Tensor b = randomTensor({9}, DType::F32, 10);
+  saveColumnSplit(root_, 1, w1, b);
+  struct Case {
+    const char *point;
+    int64_t latest; // what a restart finds
+  };
+  for (Case c : {Case{"chunk:0", 1}, Case{"before-index-rename", 1},
+                 Case{"before-manifest-rename", 1},
+                 Case{"before-directory-fsync", 2}, Case{"after-commit", 2}}) {
+    SCOPED_TRACE(c.point);
+    fs::remove_all(root_ + "/" + checkpointDirName(2));
+    pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      setenv("RTXRT_CHECKPOINT_CRASH_AT", c.point, 1);
+      try {
+        saveColumnSplit(root_, 2, w2, b);
+      } catch (...) {
+        _exit(3);
+      }
+      _exit(0);
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFSIGNALED(status)) << "the failpoint did not fire";
+    EXPECT_EQ(WTERMSIG(status), SIGKILL);
+    std::vector<std::string> warnings;
+    auto latest = findLatest(root_, Verify::Chunks, &warnings);
+    ASSERT_TRUE(latest.has_value()) << join(warnings);
+    EXPECT_EQ(latest->step, c.latest) << join(warnings);
+    expectBitEqual(CheckpointReader(latest->dir).read("layer0.w"),
+                   c.latest == 1 ? w1 : w2);
+    // The next save of the same step replaces what the crash left.
+    saveColumnSplit(root_, 2, w2, b);
+    auto after = findLatest(root_, Verify::Chunks, nullptr);
+    ASSERT_TRUE(after.has_value());
+    EXPECT_EQ(after->step, 2);
+    expectBitEqual(CheckpointReader(after->dir).read("layer0.w"), w2);
+  }
+}
+
+TEST_F(CheckpointTest, AFullDiskFailsTheSaveAndKeepsThePreviousCheckpoint) {
+  Tensor w = randomTensor({7, 9}, DType::F32, 11);
+  Tensor b = randomTensor({9}, DType::F32, 12);
+  saveColumnSplit(root_, 1, w, b);
+  setenv("RTXRT_FAIL_WRITE_AFTER_BYTES", "50", 1);
+  try {
+    saveColumnSplit(root_, 2, w, b);
+    unsetenv("RTXRT_FAIL_WRITE_AFTER_BYTES");
+    FAIL() << "a save on a full disk succeeded";
+  } catch (const Error &e) {
+    unsetenv("RTXRT_FAIL_WRITE_AFTER_BYTES");
+    EXPECT_NE(std::string(e.what()).find("No space left on device"),
+              std::string::npos)
+        << e.what();
+  }
+  auto latest = findLatest(root_, Verify::Chunks, nullptr);
+  ASSERT_TRUE(latest.has_value());
+  EXPECT_EQ(latest->step, 1);
+}
