@@ -8,6 +8,7 @@
 
 #include "rtxrt/Program.h"
 
+#include "program/Checkpointing.h"
 #include "program/ClockSync.h"
 #include "program/Flags.h"
 #include "program/Groups.h"
@@ -91,9 +92,17 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
     // Offloaded buffers (rtx-shard-state{offload}) go to their tier, one
     // at a time; the step gets a reference (an undefined tensor).
     std::unique_ptr<OffloadStore> offload = openOffload(spec, flags, self.rank);
+    if (offload && !flags.checkpoint.dir.empty())
+      throw Error("--checkpoint does not yet save offloaded state (this "
+                  "program was compiled with offload); use --save-state");
+    // --resume: the newest committed checkpoint, whatever plan wrote it.
+    std::shared_ptr<const checkpoint::CheckpointReader> resumeFrom =
+        openResumeCheckpoint(flags.checkpoint, self.rank);
     std::vector<Tensor> args;
     {
-      ArgumentLoader loader(spec.mesh, argumentSources(flags));
+      ArgumentSources sources = argumentSources(flags);
+      sources.checkpoint = resumeFrom;
+      ArgumentLoader loader(spec.mesh, sources);
       for (const ArgSpec &arg : spec.args) {
         Tensor block = loadOrOffload(loader, offload.get(), arg, self.rank);
         args.push_back(block.defined() ? device.toDevice(block) : block);
@@ -102,7 +111,10 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
     std::optional<TokenData> data;
     if (!flags.data.empty())
       data.emplace(flags.data, spec, self.rank);
-    int64_t stepsBefore = flags.state.empty() ? 0 : readStepsDone(flags.state);
+    int64_t stepsBefore = resumeFrom            ? stepsDoneOf(*resumeFrom)
+                          : flags.state.empty() ? 0
+                                                : readStepsDone(flags.state);
+    resumeFrom.reset(); // its files are not read again
 
     // The steps.
     StepContext context(self.rank, spec.mesh, groups.communicator(),
@@ -124,7 +136,30 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
                     static_cast<long long>(offloadSlotsOf(spec)),
                     static_cast<long long>(loop.offloadBoundBytes));
     }
+    // Checkpoints: after every --checkpoint-every steps, and after the last.
+    int64_t lastSaved = -1;
+    auto save = [&](int64_t stepsDone, const std::vector<Tensor> &state) {
+      TraceScope scope(&tracer, TraceLane::Checkpoint, "checkpoint",
+                       "checkpoint");
+      scope.setArgs("{\"step\": " + std::to_string(stepsDone) + "}");
+      saveCheckpoint(spec, groups, device, state, flags.checkpoint, stepsDone,
+                     {{"program", spec.name},
+                      {"mesh", spec.mesh.spec()},
+                      {"run", run},
+                      {"steps_done", std::to_string(stepsDone)},
+                      // Batches of --data read so far (the data position).
+                      {"data_position", std::to_string(stepsDone)}});
+      lastSaved = stepsDone;
+    };
+    if (!flags.checkpoint.dir.empty() && flags.checkpoint.every > 0)
+      loop.afterStep = [&](int64_t stepsDone,
+                           const std::vector<Tensor> &state) {
+        if (stepsDone % flags.checkpoint.every == 0)
+          save(stepsDone, state);
+      };
     std::vector<Tensor> results = loop.run(args, stepsBefore, flags.steps);
+    if (!flags.checkpoint.dir.empty() && lastSaved != stepsBefore + flags.steps)
+      save(stepsBefore + flags.steps, args);
     progress.done();
     if (offload)
       readOffloaded(*offload, spec, results);

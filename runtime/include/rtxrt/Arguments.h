@@ -19,11 +19,16 @@
 #include "rtxrt/MeshLayout.h"
 
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
 
 namespace rtxrt {
+
+namespace checkpoint {
+class CheckpointReader;
+} // namespace checkpoint
 
 /// One argument of a step: its role, where its value comes from, and its
 /// local (per-rank) shape.
@@ -84,6 +89,10 @@ struct ArgumentSources {
   /// A --save-state directory: every parameter and optimizer state from
   /// DIR/KEY.npy (stateFilePath). Excludes paramsDir.
   std::string stateDir;
+  /// A committed checkpoint (rtxrt/Checkpoint.h, --resume): every parameter
+  /// and optimizer state, each rank reading only its block. Excludes
+  /// paramsDir and stateDir.
+  std::shared_ptr<const checkpoint::CheckpointReader> checkpoint;
   /// Keep the global tensors read from files, for the other ranks of this
   /// process (rtx-run's simulated ranks read each file once).
   bool keepGlobals = false;
@@ -120,6 +129,8 @@ private:
   /// when it comes from its initializer.
   Tensor globalParam(const ArgSpec &arg);
   Tensor globalState(const ArgSpec &arg);
+  /// `arg`'s block at `block` from sources_.checkpoint.
+  Tensor checkpointBlock(const ArgSpec &arg, const LocalBlock &block) const;
   /// readNpy(path), through the cache when keepGlobals is set.
   Tensor read(const std::string &path);
 

@@ -88,6 +88,16 @@ struct Manifest {
   const TensorInfo *find(const std::string &tensor) const;
 };
 
+/// A rectangular block of a tensor.
+struct Box {
+  std::vector<int64_t> offsets;
+  Shape shape;
+};
+/// The elements [begin, end) of a row-major tensor of `shape` as at most
+/// 2 * rank - 1 blocks, in order. A ZeRO shard holds a contiguous range of
+/// each member's elements; stored as blocks, it reads back under any plan.
+std::vector<Box> boxesOfRange(const Shape &shape, int64_t begin, int64_t end);
+
 /// The name of step `step`'s directory: "step-00000120".
 std::string checkpointDirName(int64_t step);
 

@@ -86,6 +86,46 @@ void checkTiling(const Manifest &manifest, const std::string &dir) {
 
 } // namespace
 
+std::vector<Box> checkpoint::boxesOfRange(const Shape &shape, int64_t begin,
+                                          int64_t end) {
+  std::vector<Box> boxes;
+  if (begin >= end)
+    return boxes;
+  if (shape.empty())
+    return {Box{{}, {}}};
+  Shape inner(shape.begin() + 1, shape.end());
+  int64_t rowSize = numElements(inner);
+  // Within one row: the leading index fixed, the rest recursively.
+  auto partialRow = [&](int64_t row, int64_t from, int64_t to) {
+    for (Box &box : boxesOfRange(inner, from, to)) {
+      box.offsets.insert(box.offsets.begin(), row);
+      box.shape.insert(box.shape.begin(), 1);
+      boxes.push_back(std::move(box));
+    }
+  };
+  int64_t first = begin / rowSize, last = (end - 1) / rowSize;
+  if (first == last) {
+    partialRow(first, begin - first * rowSize, end - first * rowSize);
+    return boxes;
+  }
+  int64_t fullFrom = first, fullTo = last + 1; // whole rows [fullFrom, fullTo)
+  if (begin % rowSize != 0) {
+    partialRow(first, begin % rowSize, rowSize);
+    fullFrom = first + 1;
+  }
+  if (end % rowSize != 0)
+    fullTo = last;
+  if (fullFrom < fullTo) {
+    Box whole{std::vector<int64_t>(shape.size(), 0), shape};
+    whole.offsets[0] = fullFrom;
+    whole.shape[0] = fullTo - fullFrom;
+    boxes.push_back(std::move(whole));
+  }
+  if (end % rowSize != 0)
+    partialRow(last, 0, end % rowSize);
+  return boxes;
+}
+
 ShardWriter::ShardWriter(const std::string &root, int64_t step, int64_t rank)
     : state_(std::make_unique<State>()) {
   std::string base = durable::normalized(root);

@@ -1,6 +1,7 @@
 //===- Arguments.cpp - where a training step's arguments come from --------===//
 
 #include "rtxrt/Arguments.h"
+#include "rtxrt/Checkpoint.h"
 
 #include "rtxrt/Npy.h"
 #include "rtxrt/Random.h"
@@ -64,6 +65,10 @@ ArgumentLoader::ArgumentLoader(const MeshLayout &mesh, ArgumentSources sources)
     : mesh_(mesh), sources_(std::move(sources)) {
   if (!sources_.stateDir.empty() && !sources_.paramsDir.empty())
     throw Error("--params and --state both give the parameters; use one");
+  if (sources_.checkpoint &&
+      (!sources_.stateDir.empty() || !sources_.paramsDir.empty()))
+    throw Error("--resume gives the parameters from a checkpoint; it "
+                "excludes --params and --state");
   if (!sources_.stateDir.empty())
     sources_.stateDir = committedStateDir(sources_.stateDir, /*say=*/true);
   if (sources_.paramsPartial && sources_.paramsDir.empty())
@@ -136,6 +141,25 @@ Tensor ArgumentLoader::globalState(const ArgSpec &arg) {
   return value.to(arg.dtype);
 }
 
+Tensor ArgumentLoader::checkpointBlock(const ArgSpec &arg,
+                                       const LocalBlock &block) const {
+  const checkpoint::CheckpointReader &reader = *sources_.checkpoint;
+  std::string key = stateKeyOf(arg);
+  const checkpoint::TensorInfo *info = reader.manifest().find(key);
+  if (!info)
+    throw Error(
+        "--resume: checkpoint " + reader.directory() + " holds no '" + key +
+        "' (" +
+        (arg.kind == ArgSpec::Param ? "parameter " : "optimizer state ") +
+        arg.name + "): it was saved by another model or optimizer");
+  if (info->shape != block.globalShape || info->dtype != arg.dtype)
+    throw Error("--resume: checkpoint " + reader.directory() + " holds '" +
+                key + "' as " + dtypeName(info->dtype) +
+                shapeToString(info->shape) + ", the program expects " +
+                dtypeName(arg.dtype) + shapeToString(block.globalShape));
+  return reader.read(key, block.offsets, arg.shape);
+}
+
 Tensor ArgumentLoader::globalInput(const ArgSpec &arg) {
   std::string key = "input:" + arg.name;
   if (sources_.keepGlobals) {
@@ -193,6 +217,8 @@ Tensor ArgumentLoader::block(const ArgSpec &arg, int64_t rank) {
     return packFlatShard(arg.flat, blocks, mesh_, rank, arg.dtype);
   }
   LocalBlock block = localBlock(arg.sharding, arg.shape, mesh_, rank);
+  if (sources_.checkpoint && arg.kind != ArgSpec::Input)
+    return checkpointBlock(arg, block);
   switch (arg.kind) {
   case ArgSpec::Param:
     if (Tensor global = globalParam(arg); global.defined())

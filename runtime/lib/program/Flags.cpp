@@ -12,7 +12,8 @@ using namespace rtxrt::program;
 Flags rtxrt::program::parseFlags(const std::string &program, int argc,
                                  char **argv) {
   Flags flags;
-  std::string traceFlag; // the last flag given that shapes a trace
+  std::string traceFlag;      // the last flag given that shapes a trace
+  std::string checkpointFlag; // the last flag given that needs --checkpoint
   bool hostGiven = false;
   if (const char *store = std::getenv("RTX_STORE"))
     flags.store = store;
@@ -38,7 +39,8 @@ Flags rtxrt::program::parseFlags(const std::string &program, int argc,
     if (arg.rfind("--", 0) == 0 && eq != std::string::npos) {
       value = arg.substr(eq + 1);
       arg = arg.substr(0, eq);
-    } else if (arg != "--help" && arg != "-h" && arg != "--params-partial") {
+    } else if (arg != "--help" && arg != "-h" && arg != "--params-partial" &&
+               arg != "--resume") {
       if (i + 1 >= argc)
         throw Error(arg + " needs a value (see --help)");
       value = argv[++i];
@@ -63,6 +65,27 @@ Flags rtxrt::program::parseFlags(const std::string &program, int argc,
       if (!value.empty())
         throw Error("--params-partial takes no value");
       flags.paramsPartial = true;
+    } else if (arg == "--resume") {
+      if (!value.empty())
+        throw Error("--resume takes no value");
+      flags.checkpoint.resume = true;
+    } else if (arg == "--checkpoint") {
+      flags.checkpoint.dir = path();
+    } else if (arg == "--checkpoint-every") {
+      double n = number("a number of steps");
+      if (!(n >= 1 && n <= 1e12) || n != static_cast<int64_t>(n))
+        throw Error("--checkpoint-every needs a whole number of steps >= 1, "
+                    "got '" +
+                    value + "'");
+      flags.checkpoint.every = static_cast<int64_t>(n);
+      checkpointFlag = arg;
+    } else if (arg == "--keep-checkpoints") {
+      double n = number("a number of checkpoints");
+      if (!(n >= 1 && n <= 1e6) || n != static_cast<int64_t>(n))
+        throw Error("--keep-checkpoints needs a whole number >= 1, got '" +
+                    value + "'");
+      flags.checkpoint.keep = static_cast<int64_t>(n);
+      checkpointFlag = arg;
     } else if (arg == "--steps") {
       flags.steps = static_cast<int64_t>(number("a number of steps"));
       if (flags.steps < 1)
@@ -131,6 +154,15 @@ Flags rtxrt::program::parseFlags(const std::string &program, int argc,
     throw Error("--params and --state both give the parameters; use one");
   if (flags.paramsPartial && flags.params.empty())
     throw Error("--params-partial needs --params DIR");
+  if (flags.checkpoint.resume) {
+    if (flags.checkpoint.dir.empty())
+      checkpointFlag = "--resume";
+    else if (!flags.params.empty() || !flags.state.empty())
+      throw Error("--resume gives the parameters from a checkpoint; it "
+                  "excludes --params and --state");
+  }
+  if (!checkpointFlag.empty() && flags.checkpoint.dir.empty())
+    throw Error(checkpointFlag + " needs --checkpoint DIR");
   // Options that shape a trace or an endpoint that is not there would be
   // ignored: refuse them.
   if (!traceFlag.empty() && flags.trace.dir.empty())
@@ -197,6 +229,19 @@ void rtxrt::program::printHelp(const std::string &program,
       "  --state DIR        start from a --save-state directory (training "
       "continues\n"
       "                     where that run stopped)\n"
+      "  --checkpoint DIR   checkpoints in DIR/step-N: each rank writes its "
+      "own blocks of\n"
+      "                     the state, CRC32C-checked, committed by a "
+      "manifest\n"
+      "                     (docs/checkpoint.md); after the last step, and "
+      "with\n"
+      "  --checkpoint-every N  after every N-th step too\n"
+      "  --keep-checkpoints K  keep the newest K committed checkpoints "
+      "(default 3)\n"
+      "  --resume           start from the newest committed checkpoint in "
+      "--checkpoint\n"
+      "                     DIR, on any mesh (none yet: from the "
+      "initializers)\n"
       "  --offload-dir DIR  where a program compiled with offload=nvme keeps "
       "its\n"
       "                     offloaded state (DIR/rank-R; an SSD or NVMe "

@@ -13,6 +13,14 @@ namespace rtxrt::program {
 /// and the milliseconds Gloo takes must not overflow.
 constexpr double kMaxTimeoutSeconds = 86400;
 
+/// Checkpoints during a run (program/Checkpointing.h).
+struct CheckpointFlags {
+  std::string dir;     ///< --checkpoint DIR; empty: none
+  int64_t every = 0;   ///< --checkpoint-every N; 0: after the last step only
+  int64_t keep = 3;    ///< --keep-checkpoints K
+  bool resume = false; ///< --resume: from the newest committed one in DIR
+};
+
 struct Flags {
   int64_t steps = 1;
   int64_t seed = 0;
@@ -30,6 +38,7 @@ struct Flags {
   /// rtx-shard-state{offload=nvme}: the folder of each rank's offload
   /// files (DIR/rank-R); a program that offloads to "cpu" refuses it.
   std::string offloadDir;
+  CheckpointFlags checkpoint;
   bool paramsPartial = false;
   bool help = false;
 };

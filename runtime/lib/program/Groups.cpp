@@ -177,3 +177,12 @@ Tensor ProcessGroups::gatherOnRankZero(const Tensor &local,
                       localBlock(sharding, localShape, mesh_, place).offsets);
   return global;
 }
+
+int64_t ProcessGroups::firstFailedRank(bool ok, const std::string &what) {
+  std::vector<Tensor> all =
+      comm_->exchange(world_, Tensor::scalar(ok ? 1 : 0, DType::I64), what);
+  for (int64_t r : world_)
+    if (all[r].getAsDouble(0) == 0)
+      return r;
+  return -1;
+}

@@ -102,6 +102,10 @@ public:
                                            const std::string &what,
                                            int64_t owner = -1);
 
+  /// Every rank says whether its part of `what` succeeded; every rank gets
+  /// the lowest rank whose part failed, or -1 when all succeeded.
+  int64_t firstFailedRank(bool ok, const std::string &what);
+
 private:
   /// The rank whose place in the mesh `r`'s block of a value describes, or
   /// -1 when `r` holds none (pipelined programs: not the owner coordinate).

@@ -88,6 +88,8 @@ std::vector<Tensor> StepLoop::run(std::vector<Tensor> &args,
       if (auto it = argOfState.find(spec.results[i].state);
           !spec.results[i].state.empty() && it != argOfState.end())
         args[it->second] = results[i];
+    if (afterStep)
+      afterStep(stepsBefore + step, args);
   }
   return results;
 }

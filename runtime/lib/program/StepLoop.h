@@ -7,6 +7,7 @@
 #include "Metrics.h"
 #include "TokenData.h"
 
+#include <functional>
 #include <vector>
 
 namespace rtxrt::program {
@@ -26,6 +27,11 @@ struct StepLoop {
   /// The offload store's bound on bytes in flight (metrics); 0 without.
   int64_t offloadBoundBytes = 0;
 
+  /// Called after each step with the steps done in all (the runs behind
+  /// --state or --resume included) and the next step's arguments, which
+  /// hold the state; may be empty.
+  std::function<void(int64_t stepsDone, const std::vector<Tensor> &args)>
+      afterStep = nullptr;
   /// Runs `steps` steps after the `stepsBefore` that the runs behind --state
   /// did, on `args`; returns the last step's results.
   std::vector<Tensor> run(std::vector<Tensor> &args, int64_t stepsBefore,

@@ -315,3 +315,36 @@ TEST_F(CheckpointTest, AFullDiskFailsTheSaveAndKeepsThePreviousCheckpoint) {
   ASSERT_TRUE(latest.has_value());
   EXPECT_EQ(latest->step, 1);
 }
+
+TEST(BoxesOfRangeTest, EveryRangeIsTiledInOrderByFewBoxes) {
+  for (Shape shape :
+       {Shape{5}, Shape{3, 4}, Shape{2, 3, 5}, Shape{1, 7, 1, 3}}) {
+    int64_t n = numElements(shape);
+    for (int64_t begin = 0; begin <= n; ++begin)
+      for (int64_t end = begin; end <= n; ++end) {
+        std::vector<Box> boxes = boxesOfRange(shape, begin, end);
+        EXPECT_LE(boxes.size(), 2 * shape.size() - 1);
+        // The boxes' elements, in order, are exactly begin..end-1.
+        std::vector<int64_t> seen;
+        for (const Box &box : boxes) {
+          int64_t count = numElements(box.shape);
+          for (int64_t i = 0; i < count; ++i) {
+            int64_t rest = i, flat = 0;
+            std::vector<int64_t> index(shape.size());
+            for (size_t d = shape.size(); d-- > 0;) {
+              index[d] = rest % box.shape[d] + box.offsets[d];
+              rest /= box.shape[d];
+            }
+            for (size_t d = 0; d < shape.size(); ++d)
+              flat = flat * shape[d] + index[d];
+            seen.push_back(flat);
+          }
+        }
+        std::vector<int64_t> expected;
+        for (int64_t i = begin; i < end; ++i)
+          expected.push_back(i);
+        ASSERT_EQ(seen, expected)
+            << shapeToString(shape) << " [" << begin << ", " << end << ")";
+      }
+  }
+}
