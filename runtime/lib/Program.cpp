@@ -115,6 +115,25 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
                           : flags.state.empty() ? 0
                                                 : readStepsDone(flags.state);
     resumeFrom.reset(); // its files are not read again
+    // --until-step N: what remains of N (a restarted job passes the same
+    // command line each time).
+    int64_t steps = flags.steps;
+    if (flags.untilStep > 0) {
+      steps = flags.untilStep - stepsBefore;
+      if (steps <= 0) {
+        if (self.rank == 0)
+          std::printf("done: %lld steps were done before, --until-step %lld "
+                      "asks for no more\n",
+                      static_cast<long long>(stepsBefore),
+                      static_cast<long long>(flags.untilStep));
+        writeTrace(tracer, spec, self.rank);
+        return 0;
+      }
+    }
+    // With --checkpoint, SIGTERM and SIGINT pre-empt the run: it stops
+    // after a step that every rank agrees on and commits its checkpoint.
+    if (!flags.checkpoint.dir.empty())
+      installPreemptionHandler();
 
     // The steps.
     StepContext context(self.rank, spec.mesh, groups.communicator(),
@@ -122,8 +141,8 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
     if (tracer.enabled())
       context.setTracer(&tracer);
     context.setOffload(offload.get());
-    Progress progress(spec, MetricsPlace{self.rank, self.localRank, run},
-                      flags.steps, flags);
+    Progress progress(spec, MetricsPlace{self.rank, self.localRank, run}, steps,
+                      flags);
     StepLoop loop{spec,   context,  groups,
                   device, progress, data ? &*data : nullptr};
     if (offload) {
@@ -136,8 +155,10 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
                     static_cast<long long>(offloadSlotsOf(spec)),
                     static_cast<long long>(loop.offloadBoundBytes));
     }
-    // Checkpoints: after every --checkpoint-every steps, and after the last.
+    // Checkpoints: after every --checkpoint-every steps, after the last,
+    // and when the run is pre-empted.
     int64_t lastSaved = -1;
+    bool preempted = false;
     auto save = [&](int64_t stepsDone, const std::vector<Tensor> &state) {
       TraceScope scope(&tracer, TraceLane::Checkpoint, "checkpoint",
                        "checkpoint");
@@ -151,15 +172,28 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
                       {"data_position", std::to_string(stepsDone)}});
       lastSaved = stepsDone;
     };
-    if (!flags.checkpoint.dir.empty() && flags.checkpoint.every > 0)
+    if (!flags.checkpoint.dir.empty())
       loop.afterStep = [&](int64_t stepsDone,
                            const std::vector<Tensor> &state) {
-        if (stepsDone % flags.checkpoint.every == 0)
+        if (flags.checkpoint.every > 0 &&
+            stepsDone % flags.checkpoint.every == 0)
           save(stepsDone, state);
+        // One tiny exchange per step: a signal that reached some ranks
+        // during this step stops all of them after it.
+        if (groups.firstFailedRank(!preemptionRequested(), "pre-emption") < 0)
+          return true;
+        preempted = true;
+        return false;
       };
-    std::vector<Tensor> results = loop.run(args, stepsBefore, flags.steps);
-    if (!flags.checkpoint.dir.empty() && lastSaved != stepsBefore + flags.steps)
-      save(stepsBefore + flags.steps, args);
+    std::vector<Tensor> results = loop.run(args, stepsBefore, steps);
+    int64_t stepsDone = stepsBefore + loop.stepsRun;
+    if (!flags.checkpoint.dir.empty() && lastSaved != stepsDone)
+      save(stepsDone, args);
+    if (preempted && self.rank == 0)
+      std::printf("pre-empted: stopped after step %lld, its checkpoint is "
+                  "committed in %s\n",
+                  static_cast<long long>(stepsDone),
+                  flags.checkpoint.dir.c_str());
     progress.done();
     if (offload)
       readOffloaded(*offload, spec, results);
@@ -170,7 +204,7 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
           !flags.out.empty() || !flags.saveState.empty() ? &tracer : nullptr,
           TraceLane::Checkpoint, "write results and state", "checkpoint");
       writeResults(spec, groups, results, flags.out, flags.saveState,
-                   stepsBefore + flags.steps);
+                   stepsDone);
     }
     writeTrace(tracer, spec, self.rank);
     return 0;

@@ -51,6 +51,14 @@ struct Options {
   std::string runId;
   std::string trace, traceSteps;
   double graceSeconds = 5.0;
+  /// Elastic restarts (docs/launch.md, "Restarts"): after a rank fails, the
+  /// ranks are started again with --resume, at most maxRestarts times in
+  /// restartWindow seconds; with minRanks, each restart has one rank fewer
+  /// (down to minRanks) and "{world}" in the program's arguments names the
+  /// program built for that many.
+  int maxRestarts = 0;
+  double restartWindow = 600;
+  int minRanks = 0;
   std::vector<std::string> program;
 };
 
@@ -62,6 +70,8 @@ struct Options {
       "usage: rtx-launch -n N [--nnodes M --node-rank I] "
       "[--store file:DIR | redis://HOST:PORT]\n"
       "                  [--devices LIST] [--run-id ID] [--grace SECONDS]\n"
+      "                  [--max-restarts R [--restart-window S] "
+      "[--min-ranks M]]\n"
       "                  [--trace DIR [--trace-steps A:B]] -- "
       "PROGRAM [ARGS...]\n"
       "  Starts N ranks of PROGRAM on this machine with RANK, "
@@ -79,7 +89,17 @@ struct Options {
       "  --trace DIR [--trace-steps A:B]: every rank writes its trace "
       "into DIR\n  (RTX_TRACE); at the end they are merged into "
       "DIR/trace.json on one\n  timeline (node 0 merges the traces "
-      "that DIR holds).\n");
+      "that DIR holds).\n"
+      "  --grace S: seconds between SIGTERM and SIGKILL when stopping ranks "
+      "(default 5);\n  a pre-empted program (SIGTERM) saves its checkpoint "
+      "within it.\n"
+      "  --max-restarts R: when a rank fails, start the ranks again with "
+      "--resume\n  (the program's --checkpoint DIR), at most R times in "
+      "--restart-window S\n  seconds (default 600), with a backoff; each "
+      "round has its own run id.\n"
+      "  --min-ranks M: each restart has one rank fewer, down to M; "
+      "'{world}' in the\n  program's arguments becomes the number of "
+      "ranks (a program per world size).\n");
   std::exit(2);
 }
 
@@ -148,6 +168,18 @@ Options parse(int argc, char **argv) {
       options.runId = value();
     else if (arg == "--grace")
       options.graceSeconds = parseGrace(value());
+    else if (arg == "--max-restarts")
+      options.maxRestarts =
+          parseNumber(arg, value(), 0, "a number of restarts (0, 1, ...)");
+    else if (arg == "--restart-window") {
+      std::string v = value();
+      char *end = nullptr;
+      options.restartWindow = std::strtod(v.c_str(), &end);
+      if (v.empty() || *end != '\0' ||
+          !(options.restartWindow > 0 && options.restartWindow <= 86400 * 7))
+        usage("--restart-window needs seconds in (0, 604800], got '" + v + "'");
+    } else if (arg == "--min-ranks")
+      options.minRanks = parseRanks(arg, value());
     else if (arg == "--trace") {
       options.trace = value();
       if (options.trace.empty())
@@ -173,6 +205,15 @@ Options parse(int argc, char **argv) {
       usage(error.what());
     }
   }
+  if (options.minRanks > options.ranks)
+    usage("--min-ranks " + std::to_string(options.minRanks) +
+          " is more than -n " + std::to_string(options.ranks));
+  if (options.minRanks > 0 && options.maxRestarts == 0)
+    usage("--min-ranks shrinks the job at a restart: it needs "
+          "--max-restarts N");
+  if (options.maxRestarts > 0 && options.nodes > 1)
+    usage("--max-restarts restarts the ranks of one node; a job of several "
+          "nodes is restarted by its outer launcher");
   if ((options.nodes > 0) != (options.nodeRank >= 0))
     usage("--nnodes and --node-rank go together");
   if (options.nodeRank >= options.nodes && options.nodes > 0)
@@ -272,7 +313,6 @@ int main(int argc, char **argv) {
       usage(error.what());
     }
   }
-  int64_t world = options.ranks * nodes;
 
   struct sigaction action {};
   action.sa_handler = onSignal;
@@ -298,173 +338,253 @@ int main(int argc, char **argv) {
     runId = std::to_string(getpid()) + "-" +
             std::to_string(
                 std::chrono::system_clock::now().time_since_epoch().count());
+  // The program's arguments for a round: "{world}" becomes the number of
+  // ranks; a restart resumes from the newest checkpoint.
+  auto programOf = [&](int ranks, int round) {
+    std::vector<std::string> program;
+    bool resumes = false;
+    for (std::string arg : options.program) {
+      for (size_t at; (at = arg.find("{world}")) != std::string::npos;)
+        arg.replace(at, 7, std::to_string(ranks * nodes));
+      resumes = resumes || arg == "--resume";
+      program.push_back(arg);
+    }
+    if (round > 0 && !resumes)
+      program.push_back("--resume");
+    return program;
+  };
+  struct RoundEnd {
+    int exitCode;
+    bool rankFailed; // a rank failed (not a forwarded signal)
+  };
   // Test hook: RTX_LAUNCH_FAIL_FORK_AT=K makes the fork of local rank K fail
   // with EAGAIN, as it does when the process limit is reached.
   const char *failForkEnv = std::getenv("RTX_LAUNCH_FAIL_FORK_AT");
   int failForkAt = failForkEnv ? std::atoi(failForkEnv) : -1;
-  std::vector<Child> children(options.ranks);
-  for (int local = 0; local < options.ranks; ++local) {
-    int out[2] = {-1, -1}, err[2] = {-1, -1};
-    auto cannotStart = [&](const char *what, int error) {
-      for (int fd : {out[0], out[1], err[0], err[1]})
-        if (fd >= 0)
-          close(fd);
-      std::fprintf(stderr,
-                   "rtx-launch: error: cannot start rank %d of %d (%s: %s); "
-                   "stopping the %d rank(s) already started\n",
-                   node * options.ranks + local, options.ranks, what,
-                   std::strerror(error), local);
-      children.resize(local);
-      stopStarted(children, options.graceSeconds);
-      return 1;
+  auto runRound = [&](int ranks, int round,
+                      const std::string &roundRunId) -> RoundEnd {
+    int64_t world = int64_t(ranks) * nodes;
+    std::vector<Child> children(ranks);
+    for (int local = 0; local < ranks; ++local) {
+      int out[2] = {-1, -1}, err[2] = {-1, -1};
+      auto cannotStart = [&](const char *what, int error) {
+        for (int fd : {out[0], out[1], err[0], err[1]})
+          if (fd >= 0)
+            close(fd);
+        std::fprintf(stderr,
+                     "rtx-launch: error: cannot start rank %d of %d (%s: %s); "
+                     "stopping the %d rank(s) already started\n",
+                     static_cast<int>(node * ranks + local), ranks, what,
+                     std::strerror(error), local);
+        children.resize(local);
+        stopStarted(children, options.graceSeconds);
+        return RoundEnd{1, false};
+      };
+      if (pipe(out) != 0 || pipe(err) != 0)
+        return cannotStart("pipe", errno);
+      pid_t pid = local == failForkAt ? (errno = EAGAIN, -1) : fork();
+      if (pid < 0)
+        return cannotStart("fork", errno);
+      int rank = static_cast<int>(node * ranks + local);
+      if (pid == 0) {
+        // Its own process group, so stopping a rank stops what it started.
+        setpgid(0, 0);
+        dup2(out[1], STDOUT_FILENO);
+        dup2(err[1], STDERR_FILENO);
+        close(out[0]);
+        close(err[0]);
+        setenv("RANK", std::to_string(rank).c_str(), 1);
+        setenv("WORLD_SIZE", std::to_string(world).c_str(), 1);
+        setenv("LOCAL_RANK", std::to_string(local).c_str(), 1);
+        setenv("LOCAL_WORLD_SIZE", std::to_string(ranks).c_str(), 1);
+        setenv("RTX_RESTART_ROUND", std::to_string(round).c_str(), 1);
+        if (!options.store.empty())
+          setenv("RTX_STORE", options.store.c_str(), 1);
+        if (!options.devices.empty())
+          setenv("RTX_DEVICES", options.devices.c_str(), 1);
+        // Which launcher set RANK (the program's first line says it).
+        setenv("RTX_LAUNCHER", "rtx-launch", 1);
+        if (!options.trace.empty()) {
+          setenv("RTX_TRACE", options.trace.c_str(), 1);
+          if (!options.traceSteps.empty())
+            setenv("RTX_TRACE_STEPS", options.traceSteps.c_str(), 1);
+        }
+        // The node placement is now in RANK; an outer launcher's NODE_RANK
+        // etc. stay for the program, which does not read them as its own.
+        setenv("RTX_RUN_ID", roundRunId.c_str(), 1);
+        std::vector<std::string> program = programOf(ranks, round);
+        std::vector<char *> args;
+        for (std::string &a : program)
+          args.push_back(a.data());
+        args.push_back(nullptr);
+        execvp(args[0], args.data());
+        std::fprintf(stderr, "cannot start '%s': %s\n", args[0],
+                     std::strerror(errno));
+        _exit(127);
+      }
+      setpgid(pid, pid);
+      close(out[1]);
+      close(err[1]);
+      Child &child = children[local];
+      child.pid = pid;
+      child.rank = rank;
+      child.out = out[0];
+      child.err = err[0];
+    }
+
+    int exitCode = 0;
+    int failedRank = -1;
+    bool stopping = false;
+    auto stopDeadline = std::chrono::steady_clock::time_point::max();
+    // Signals go to each rank's process group: a rank's own children (a
+    // shell's commands, data loaders) stop with it.
+    auto stopAll = [&](int signal) {
+      for (Child &c : children) {
+        kill(-c.pid, signal);
+        // A stopped rank (SIGSTOP, a debugger let go) handles it only once
+        // continued.
+        kill(-c.pid, SIGCONT);
+      }
     };
-    if (pipe(out) != 0 || pipe(err) != 0)
-      return cannotStart("pipe", errno);
-    pid_t pid = local == failForkAt ? (errno = EAGAIN, -1) : fork();
-    if (pid < 0)
-      return cannotStart("fork", errno);
-    int rank = static_cast<int>(node * options.ranks + local);
-    if (pid == 0) {
-      // Its own process group, so stopping a rank stops what it started.
-      setpgid(0, 0);
-      dup2(out[1], STDOUT_FILENO);
-      dup2(err[1], STDERR_FILENO);
-      close(out[0]);
-      close(err[0]);
-      setenv("RANK", std::to_string(rank).c_str(), 1);
-      setenv("WORLD_SIZE", std::to_string(world).c_str(), 1);
-      setenv("LOCAL_RANK", std::to_string(local).c_str(), 1);
-      setenv("LOCAL_WORLD_SIZE", std::to_string(options.ranks).c_str(), 1);
-      if (!options.store.empty())
-        setenv("RTX_STORE", options.store.c_str(), 1);
-      if (!options.devices.empty())
-        setenv("RTX_DEVICES", options.devices.c_str(), 1);
-      // Which launcher set RANK (the program's first line says it).
-      setenv("RTX_LAUNCHER", "rtx-launch", 1);
-      if (!options.trace.empty()) {
-        setenv("RTX_TRACE", options.trace.c_str(), 1);
-        if (!options.traceSteps.empty())
-          setenv("RTX_TRACE_STEPS", options.traceSteps.c_str(), 1);
-      }
-      // The node placement is now in RANK; an outer launcher's NODE_RANK
-      // etc. stay for the program, which does not read them as its own.
-      setenv("RTX_RUN_ID", runId.c_str(), 1);
-      std::vector<char *> args;
-      for (std::string &a : options.program)
-        args.push_back(a.data());
-      args.push_back(nullptr);
-      execvp(args[0], args.data());
-      std::fprintf(stderr, "cannot start '%s': %s\n", args[0],
-                   std::strerror(errno));
-      _exit(127);
-    }
-    setpgid(pid, pid);
-    close(out[1]);
-    close(err[1]);
-    Child &child = children[local];
-    child.pid = pid;
-    child.rank = rank;
-    child.out = out[0];
-    child.err = err[0];
-  }
 
-  int exitCode = 0;
-  int failedRank = -1;
-  bool stopping = false;
-  auto stopDeadline = std::chrono::steady_clock::time_point::max();
-  // Signals go to each rank's process group: a rank's own children (a
-  // shell's commands, data loaders) stop with it.
-  auto stopAll = [&](int signal) {
-    for (Child &c : children) {
-      kill(-c.pid, signal);
-      // A stopped rank (SIGSTOP, a debugger let go) handles it only once
-      // continued.
-      kill(-c.pid, SIGCONT);
-    }
-  };
+    while (true) {
+      // Read whatever the ranks printed.
+      std::vector<pollfd> fds;
+      std::vector<std::pair<Child *, bool>> owners;
+      for (Child &c : children) {
+        if (c.out >= 0) {
+          fds.push_back({c.out, POLLIN, 0});
+          owners.push_back({&c, false});
+        }
+        if (c.err >= 0) {
+          fds.push_back({c.err, POLLIN, 0});
+          owners.push_back({&c, true});
+        }
+      }
+      if (!fds.empty())
+        poll(fds.data(), fds.size(), 100);
+      else
+        usleep(20000);
+      for (size_t i = 0; i < fds.size(); ++i) {
+        if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
+          continue;
+        Child &c = *owners[i].first;
+        bool isErr = owners[i].second;
+        char buffer[4096];
+        ssize_t n = read(fds[i].fd, buffer, sizeof buffer);
+        std::string &pending = isErr ? c.errBuffer : c.outBuffer;
+        if (n > 0) {
+          pending.append(buffer, n);
+          flushLines(pending, c.rank, isErr ? stderr : stdout, false);
+        } else {
+          flushLines(pending, c.rank, isErr ? stderr : stdout, true);
+          close(fds[i].fd);
+          (isErr ? c.err : c.out) = -1;
+        }
+      }
 
-  while (true) {
-    // Read whatever the ranks printed.
-    std::vector<pollfd> fds;
-    std::vector<std::pair<Child *, bool>> owners;
-    for (Child &c : children) {
-      if (c.out >= 0) {
-        fds.push_back({c.out, POLLIN, 0});
-        owners.push_back({&c, false});
+      // Reap ranks; the first failure stops the rest.
+      for (Child &c : children) {
+        if (c.exited)
+          continue;
+        int status;
+        if (waitpid(c.pid, &status, WNOHANG) != c.pid)
+          continue;
+        c.exited = true;
+        c.status = status;
+        int code =
+            WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        if (code != 0 && failedRank < 0 && !stopping) {
+          failedRank = c.rank;
+          exitCode = code;
+          std::fprintf(
+              stderr, "rtx-launch: rank %d %s %d; stopping the other ranks\n",
+              c.rank,
+              WIFEXITED(status) ? "exited with status" : "was killed by signal",
+              WIFEXITED(status) ? code : WTERMSIG(status));
+          stopping = true;
+          stopAll(SIGTERM);
+          stopDeadline = std::chrono::steady_clock::now() +
+                         std::chrono::milliseconds(
+                             static_cast<int>(options.graceSeconds * 1000));
+        }
       }
-      if (c.err >= 0) {
-        fds.push_back({c.err, POLLIN, 0});
-        owners.push_back({&c, true});
-      }
-    }
-    if (!fds.empty())
-      poll(fds.data(), fds.size(), 100);
-    else
-      usleep(20000);
-    for (size_t i = 0; i < fds.size(); ++i) {
-      if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
-        continue;
-      Child &c = *owners[i].first;
-      bool isErr = owners[i].second;
-      char buffer[4096];
-      ssize_t n = read(fds[i].fd, buffer, sizeof buffer);
-      std::string &pending = isErr ? c.errBuffer : c.outBuffer;
-      if (n > 0) {
-        pending.append(buffer, n);
-        flushLines(pending, c.rank, isErr ? stderr : stdout, false);
-      } else {
-        flushLines(pending, c.rank, isErr ? stderr : stdout, true);
-        close(fds[i].fd);
-        (isErr ? c.err : c.out) = -1;
-      }
-    }
-
-    // Reap ranks; the first failure stops the rest.
-    for (Child &c : children) {
-      if (c.exited)
-        continue;
-      int status;
-      if (waitpid(c.pid, &status, WNOHANG) != c.pid)
-        continue;
-      c.exited = true;
-      c.status = status;
-      int code =
-          WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-      if (code != 0 && failedRank < 0 && !stopping) {
-        failedRank = c.rank;
-        exitCode = code;
-        std::fprintf(
-            stderr, "rtx-launch: rank %d %s %d; stopping the other ranks\n",
-            c.rank,
-            WIFEXITED(status) ? "exited with status" : "was killed by signal",
-            WIFEXITED(status) ? code : WTERMSIG(status));
+      if (forwardedSignal && !stopping) {
+        std::fprintf(stderr, "rtx-launch: forwarding signal %d to every rank\n",
+                     static_cast<int>(forwardedSignal));
         stopping = true;
-        stopAll(SIGTERM);
+        exitCode = 128 + forwardedSignal;
+        stopAll(forwardedSignal);
         stopDeadline = std::chrono::steady_clock::now() +
                        std::chrono::milliseconds(
                            static_cast<int>(options.graceSeconds * 1000));
       }
+      if (stopping && std::chrono::steady_clock::now() > stopDeadline) {
+        stopAll(SIGKILL);
+        stopDeadline = std::chrono::steady_clock::time_point::max();
+      }
+      bool allDone = true;
+      for (Child &c : children)
+        allDone = allDone && c.exited && c.out < 0 && c.err < 0;
+      if (allDone)
+        break;
     }
-    if (forwardedSignal && !stopping) {
-      std::fprintf(stderr, "rtx-launch: forwarding signal %d to every rank\n",
-                   static_cast<int>(forwardedSignal));
-      stopping = true;
-      exitCode = 128 + forwardedSignal;
-      stopAll(forwardedSignal);
-      stopDeadline = std::chrono::steady_clock::now() +
-                     std::chrono::milliseconds(
-                         static_cast<int>(options.graceSeconds * 1000));
+    // A forwarded SIGTERM that every rank answered by exiting 0 (a program
+    // pre-empted: its checkpoint committed) ends the launch with 0.
+    if (failedRank < 0 && forwardedSignal) {
+      bool clean = true;
+      for (Child &c : children)
+        clean = clean && WIFEXITED(c.status) && WEXITSTATUS(c.status) == 0;
+      if (clean)
+        exitCode = 0;
     }
-    if (stopping && std::chrono::steady_clock::now() > stopDeadline) {
-      stopAll(SIGKILL);
-      stopDeadline = std::chrono::steady_clock::time_point::max();
+    return RoundEnd{exitCode, failedRank >= 0};
+  };
+
+  // Rounds: the first, then a restart after each rank failure while the
+  // budget lasts (--max-restarts in --restart-window seconds).
+  int ranks = options.ranks;
+  int exitCode = 0;
+  std::vector<std::chrono::steady_clock::time_point> failures;
+  for (int round = 0;; ++round) {
+    std::string roundRunId =
+        round == 0 ? runId : runId + "-round" + std::to_string(round);
+    RoundEnd end = runRound(ranks, round, roundRunId);
+    exitCode = end.exitCode;
+    if (!end.rankFailed || options.maxRestarts == 0 || forwardedSignal)
+      break;
+    auto now = std::chrono::steady_clock::now();
+    failures.push_back(now);
+    auto window = std::chrono::milliseconds(
+        static_cast<int64_t>(options.restartWindow * 1000));
+    int recent = 0;
+    for (auto t : failures)
+      recent += now - t <= window;
+    if (recent > options.maxRestarts) {
+      std::fprintf(stderr,
+                   "rtx-launch: error: %d failure(s) in the last %g s, more "
+                   "than --max-restarts %d allows; stopping (the newest "
+                   "committed checkpoint is kept)\n",
+                   recent, options.restartWindow, options.maxRestarts);
+      break;
     }
-    bool allDone = true;
-    for (Child &c : children)
-      allDone = allDone && c.exited && c.out < 0 && c.err < 0;
-    if (allDone)
+    if (options.minRanks > 0 && ranks > options.minRanks)
+      --ranks;
+    // Backoff: 0.5 s, doubling per recent failure, at most 8 s; a signal
+    // ends it (and the launch).
+    double backoff = std::min(8.0, 0.5 * double(1 << std::min(recent - 1, 4)));
+    std::fprintf(stderr,
+                 "rtx-launch: restart %d (%d of %d in the window) in %.1f s "
+                 "with %d rank(s), resuming from the newest checkpoint\n",
+                 round + 1, recent, options.maxRestarts, backoff,
+                 ranks * static_cast<int>(nodes));
+    for (double waited = 0; waited < backoff && !forwardedSignal;
+         waited += 0.05)
+      usleep(50000);
+    if (forwardedSignal)
       break;
   }
+  int64_t world = int64_t(ranks) * nodes;
   // One timeline of the ranks' traces, also after a failure (the trace of
   // a failed run is the one most worth reading).
   if (!options.trace.empty() && node == 0) {

@@ -5,6 +5,7 @@
 #include "rtxrt/Arguments.h"
 
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 
@@ -208,6 +209,23 @@ rtxrt::program::openResumeCheckpoint(const CheckpointFlags &flags,
     return nullptr;
   return std::make_shared<const CheckpointReader>(latest->dir);
 }
+
+namespace {
+volatile sig_atomic_t preemptionSignal = 0;
+extern "C" void onPreemption(int signal) { preemptionSignal = signal; }
+} // namespace
+
+void rtxrt::program::installPreemptionHandler() {
+  struct sigaction action {};
+  action.sa_handler = onPreemption;
+  // Interrupted system calls (a collective's socket wait) resume.
+  action.sa_flags = SA_RESTART;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGINT, &action, nullptr);
+}
+
+bool rtxrt::program::preemptionRequested() { return preemptionSignal != 0; }
 
 int64_t rtxrt::program::stepsDoneOf(const CheckpointReader &checkpoint) {
   return checkpoint.manifest().step;

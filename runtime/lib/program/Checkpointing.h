@@ -42,6 +42,12 @@ void saveCheckpoint(const ProgramSpec &spec, ProcessGroups &groups,
 std::shared_ptr<const checkpoint::CheckpointReader>
 openResumeCheckpoint(const CheckpointFlags &flags, int64_t rank);
 
+/// SIGTERM and SIGINT set a flag instead of ending the process (a
+/// pre-emption notice, as Slurm and Kubernetes send before they kill).
+void installPreemptionHandler();
+/// Whether SIGTERM or SIGINT arrived since installPreemptionHandler.
+bool preemptionRequested();
+
 /// The steps the run behind `checkpoint` had done.
 int64_t stepsDoneOf(const checkpoint::CheckpointReader &checkpoint);
 

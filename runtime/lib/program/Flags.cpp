@@ -14,6 +14,7 @@ Flags rtxrt::program::parseFlags(const std::string &program, int argc,
   Flags flags;
   std::string traceFlag;      // the last flag given that shapes a trace
   std::string checkpointFlag; // the last flag given that needs --checkpoint
+  bool stepsGiven = false;
   bool hostGiven = false;
   if (const char *store = std::getenv("RTX_STORE"))
     flags.store = store;
@@ -90,6 +91,13 @@ Flags rtxrt::program::parseFlags(const std::string &program, int argc,
       flags.steps = static_cast<int64_t>(number("a number of steps"));
       if (flags.steps < 1)
         throw Error("--steps must be at least 1");
+      stepsGiven = true;
+    } else if (arg == "--until-step") {
+      double n = number("a number of steps");
+      if (!(n >= 1 && n <= 1e15) || n != static_cast<int64_t>(n))
+        throw Error("--until-step needs a whole number of steps >= 1, got '" +
+                    value + "'");
+      flags.untilStep = static_cast<int64_t>(n);
     } else if (arg == "--seed")
       flags.seed = static_cast<int64_t>(number("a number"));
     else if (arg == "--inputs")
@@ -154,6 +162,9 @@ Flags rtxrt::program::parseFlags(const std::string &program, int argc,
     throw Error("--params and --state both give the parameters; use one");
   if (flags.paramsPartial && flags.params.empty())
     throw Error("--params-partial needs --params DIR");
+  if (stepsGiven && flags.untilStep > 0)
+    throw Error("--steps N runs N more steps and --until-step N until N are "
+                "done; give one");
   if (flags.checkpoint.resume) {
     if (flags.checkpoint.dir.empty())
       checkpointFlag = "--resume";
@@ -180,6 +191,10 @@ void rtxrt::program::printHelp(const std::string &program,
   std::printf(
       "%s: a training program compiled by rtx for %lld rank(s)\n"
       "  --steps N          training steps (default 1)\n"
+      "  --until-step N     train until N steps are done in all, those "
+      "before --resume\n"
+      "                     or --state included (a restarted job's "
+      "command line)\n"
       "  --inputs DIR       data: DIR/NAME.npy (global shapes); missing "
       "inputs are drawn with --seed\n"
       "  --params DIR       initial parameters: DIR/NAME.npy, every one "
@@ -242,6 +257,11 @@ void rtxrt::program::printHelp(const std::string &program,
       "--checkpoint\n"
       "                     DIR, on any mesh (none yet: from the "
       "initializers)\n"
+      "                     With --checkpoint, SIGTERM or SIGINT is a "
+      "pre-emption: every\n"
+      "                     rank stops after the same step, the checkpoint "
+      "of that step\n"
+      "                     is committed, and the program exits 0\n"
       "  --offload-dir DIR  where a program compiled with offload=nvme keeps "
       "its\n"
       "                     offloaded state (DIR/rank-R; an SSD or NVMe "

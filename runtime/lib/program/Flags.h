@@ -23,6 +23,9 @@ struct CheckpointFlags {
 
 struct Flags {
   int64_t steps = 1;
+  /// --until-step N: run until N steps are done in all, counting those of
+  /// the runs behind --resume or --state (0: --steps more steps).
+  int64_t untilStep = 0;
   int64_t seed = 0;
   std::string inputs, params, out, store, data, metrics, state, saveState;
   double timeout = 60;

@@ -16,7 +16,8 @@ ProgramSpec rtxrt::program::pipelineView(const ProgramSpec &spec,
     throw Error("the program has " + std::to_string(spec.stages.size()) +
                 " pipeline stages, but its mesh " + spec.mesh.spec() +
                 " has no axis \"" + spec.pipelineAxis + "\" of that size");
-  int64_t c = spec.mesh.coordinates(rank)[spec.mesh.axisIndex(spec.pipelineAxis)];
+  int64_t c =
+      spec.mesh.coordinates(rank)[spec.mesh.axisIndex(spec.pipelineAxis)];
   const PipelineStage &stage = spec.stages[c];
   ProgramSpec view = spec;
   view.stage = c;

@@ -23,6 +23,7 @@ std::vector<Tensor> StepLoop::run(std::vector<Tensor> &args,
   const Faults &faults = Faults::get();
   Tracer *tracer = context.tracer();
   std::vector<Tensor> results;
+  stepsRun = 0;
   for (int64_t step = 1; step <= steps; ++step) {
     if (tracer)
       tracer->beginStep(step);
@@ -88,8 +89,9 @@ std::vector<Tensor> StepLoop::run(std::vector<Tensor> &args,
       if (auto it = argOfState.find(spec.results[i].state);
           !spec.results[i].state.empty() && it != argOfState.end())
         args[it->second] = results[i];
-    if (afterStep)
-      afterStep(stepsBefore + step, args);
+    stepsRun = step;
+    if (afterStep && !afterStep(stepsBefore + step, args))
+      break;
   }
   return results;
 }

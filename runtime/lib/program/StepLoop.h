@@ -29,9 +29,13 @@ struct StepLoop {
 
   /// Called after each step with the steps done in all (the runs behind
   /// --state or --resume included) and the next step's arguments, which
-  /// hold the state; may be empty.
-  std::function<void(int64_t stepsDone, const std::vector<Tensor> &args)>
+  /// hold the state; false stops the loop there (pre-emption). May be
+  /// empty.
+  std::function<bool(int64_t stepsDone, const std::vector<Tensor> &args)>
       afterStep = nullptr;
+  /// The steps the last run() did (fewer than asked when afterStep stopped
+  /// it).
+  int64_t stepsRun = 0;
   /// Runs `steps` steps after the `stepsBefore` that the runs behind --state
   /// did, on `args`; returns the last step's results.
   std::vector<Tensor> run(std::vector<Tensor> &args, int64_t stepsBefore,

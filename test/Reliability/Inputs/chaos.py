@@ -1,0 +1,61 @@
+"""Injects one failure into a running rtx-launch job and reports how it ended.
+
+    chaos.py WORKDIR SIGNAL TARGET STEP -- RTX-LAUNCH-ARGS -- PROGRAM ARGS...
+
+Starts `rtx-launch RTX-LAUNCH-ARGS -- PROGRAM ARGS... --metrics WORKDIR/metrics.jsonl`
+with each rank wrapped as `sh -c 'echo $$ > WORKDIR/pid.$RANK.$RTX_RESTART_ROUND;
+exec PROGRAM ...'` (so the pid file names the program itself), waits until
+rank 0 of the first round has logged STEP steps, and sends SIGNAL (KILL, STOP,
+TERM) to TARGET: `rank:R` (rank R of the first round) or `launcher` (a
+pre-emption notice). Prints the launcher's output to WORKDIR/launch.out and
+launch.err and one line `exit N` on stdout. A safety limit ends a job that
+hangs (a defect) instead of hanging the suite.
+"""
+import os
+import signal
+import subprocess
+import sys
+import time
+
+
+def main():
+    work, sig, target, step = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+    rest = sys.argv[5:]
+    assert rest[0] == "--" and "--" in rest[1:], "usage: see the docstring"
+    split = rest.index("--", 1)
+    launch_args, program = rest[1:split], rest[split + 1:]
+    metrics = os.path.join(work, "metrics.jsonl")
+    wrapped = ["sh", "-c", 'echo $$ > "$0/pid.$RANK.$RTX_RESTART_ROUND"; exec "$@"', work,
+               *program, "--metrics", metrics]
+    with open(os.path.join(work, "launch.out"), "w") as out, \
+            open(os.path.join(work, "launch.err"), "w") as err:
+        launch = subprocess.Popen(["rtx-launch", *launch_args, "--", *wrapped],
+                                  stdout=out, stderr=err)
+        deadline = time.time() + 300
+        while launch.poll() is None and time.time() < deadline:
+            try:
+                with open(metrics) as f:
+                    if sum(1 for _ in f) >= step:
+                        break
+            except FileNotFoundError:
+                pass
+            time.sleep(0.02)
+        if launch.poll() is not None:
+            sys.exit(f"the job ended before step {step}: exit {launch.returncode}")
+        signum = getattr(signal, "SIG" + sig)
+        if target == "launcher":
+            launch.send_signal(signum)
+        else:
+            rank = int(target.split(":")[1])
+            os.kill(int(open(os.path.join(work, f"pid.{rank}.0")).read()), signum)
+        try:
+            code = launch.wait(timeout=max(1, deadline - time.time()))
+        except subprocess.TimeoutExpired:
+            launch.kill()
+            launch.wait()
+            sys.exit("the job hung after the failure (stopped by the safety limit)")
+    print(f"exit {code}")
+
+
+if __name__ == "__main__":
+    main()
