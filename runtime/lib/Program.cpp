@@ -155,40 +155,46 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
                     static_cast<long long>(offloadSlotsOf(spec)),
                     static_cast<long long>(loop.offloadBoundBytes));
     }
-    // Checkpoints: after every --checkpoint-every steps, after the last,
-    // and when the run is pre-empted.
-    int64_t lastSaved = -1;
-    bool preempted = false;
-    auto save = [&](int64_t stepsDone, const std::vector<Tensor> &state) {
+    // Checkpoints: after every --checkpoint-every steps (written in the
+    // background while the steps go on), after the last, and when the run
+    // is pre-empted.
+    std::optional<CheckpointSaver> saver;
+    if (!flags.checkpoint.dir.empty())
+      saver.emplace(spec, groups, device, flags.checkpoint,
+                    [&](int64_t step) -> std::map<std::string, std::string> {
+                      return {{"program", spec.name},
+                              {"mesh", spec.mesh.spec()},
+                              {"run", run},
+                              {"steps_done", std::to_string(step)},
+                              // Batches of --data read so far: the data
+                              // position.
+                              {"data_position", std::to_string(step)}};
+                    });
+    auto startSave = [&](int64_t stepsDone, const std::vector<Tensor> &state) {
       TraceScope scope(&tracer, TraceLane::Checkpoint, "checkpoint",
                        "checkpoint");
       scope.setArgs("{\"step\": " + std::to_string(stepsDone) + "}");
-      saveCheckpoint(spec, groups, device, state, flags.checkpoint, stepsDone,
-                     {{"program", spec.name},
-                      {"mesh", spec.mesh.spec()},
-                      {"run", run},
-                      {"steps_done", std::to_string(stepsDone)},
-                      // Batches of --data read so far (the data position).
-                      {"data_position", std::to_string(stepsDone)}});
-      lastSaved = stepsDone;
+      saver->start(stepsDone, state);
     };
-    if (!flags.checkpoint.dir.empty())
+    bool preempted = false;
+    if (saver)
       loop.afterStep = [&](int64_t stepsDone,
                            const std::vector<Tensor> &state) {
         if (flags.checkpoint.every > 0 &&
             stepsDone % flags.checkpoint.every == 0)
-          save(stepsDone, state);
-        // One tiny exchange per step: a signal that reached some ranks
-        // during this step stops all of them after it.
-        if (groups.firstFailedRank(!preemptionRequested(), "pre-emption") < 0)
-          return true;
-        preempted = true;
-        return false;
+          startSave(stepsDone, state);
+        preempted = saver->atStepBoundary(preemptionRequested());
+        return !preempted;
       };
     std::vector<Tensor> results = loop.run(args, stepsBefore, steps);
     int64_t stepsDone = stepsBefore + loop.stepsRun;
-    if (!flags.checkpoint.dir.empty() && lastSaved != stepsDone)
-      save(stepsDone, args);
+    if (saver) {
+      if (saver->lastStarted() != stepsDone)
+        startSave(stepsDone, args);
+      TraceScope scope(&tracer, TraceLane::Checkpoint, "checkpoint commit",
+                       "checkpoint");
+      saver->finish();
+    }
     if (preempted && self.rank == 0)
       std::printf("pre-empted: stopped after step %lld, its checkpoint is "
                   "committed in %s\n",

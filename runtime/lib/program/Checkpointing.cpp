@@ -8,6 +8,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <thread>
 
 using namespace rtxrt;
 using namespace rtxrt::program;
@@ -89,10 +90,21 @@ std::string placementOf(const ProgramSpec &spec, int64_t rank,
          (detail.empty() ? "" : " " + detail);
 }
 
-/// This rank's chunks of the state in `args`.
-void writeRankChunks(const ProgramSpec &spec, const ProgramDevice &device,
-                     const std::vector<Tensor> &args,
-                     const BlockChooser &choose, ShardWriter &writer) {
+/// A block this rank writes, copied out of the state at a step boundary.
+struct PendingChunk {
+  TensorInfo info;
+  std::vector<int64_t> offsets;
+  Tensor block;
+  std::string placement;
+};
+
+/// This rank's chunks of the state in `args`, copied (the next steps
+/// replace the state while a background thread writes them).
+std::vector<PendingChunk> collectRankChunks(const ProgramSpec &spec,
+                                            const ProgramDevice &device,
+                                            const std::vector<Tensor> &args,
+                                            const BlockChooser &choose) {
+  std::vector<PendingChunk> chunks;
   for (size_t i = 0; i < spec.args.size(); ++i) {
     const ArgSpec &arg = spec.args[i];
     if (!arg.offload.empty())
@@ -135,10 +147,10 @@ void writeRankChunks(const ProgramSpec &spec, const ProgramDevice &device,
           std::vector<int64_t> offsets = box.offsets;
           for (size_t d = 0; d < offsets.size(); ++d)
             offsets[d] += block.offsets[d];
-          writer.add(
-              info, offsets, piece,
-              placementOf(spec, choose.rank(),
-                          "flat=" + arg.name + " over " + arg.flat.axis));
+          chunks.push_back(
+              {info, offsets, piece,
+               placementOf(spec, choose.rank(),
+                           "flat=" + arg.name + " over " + arg.flat.axis)});
         }
       }
       continue;
@@ -147,45 +159,98 @@ void writeRankChunks(const ProgramSpec &spec, const ProgramDevice &device,
     if (key.empty() || !choose.writes(key, arg.sharding, ""))
       continue;
     LocalBlock block = choose.block(arg);
-    writer.add(TensorInfo{key, arg.dtype, block.globalShape}, block.offsets,
-               device.toHost(args[i]), placementOf(spec, choose.rank(), ""));
+    chunks.push_back({TensorInfo{key, arg.dtype, block.globalShape},
+                      block.offsets, device.toHost(args[i]).clone(),
+                      placementOf(spec, choose.rank(), "")});
   }
+  return chunks;
 }
 
 } // namespace
 
-void rtxrt::program::saveCheckpoint(
-    const ProgramSpec &spec, ProcessGroups &groups, const ProgramDevice &device,
-    const std::vector<Tensor> &args, const CheckpointFlags &flags,
-    int64_t stepsDone, const std::map<std::string, std::string> &metadata) {
-  int64_t rank = groups.rank();
-  std::string error;
-  try {
-    ShardWriter writer(flags.dir, stepsDone, rank);
-    writeRankChunks(spec, device, args, BlockChooser(spec, rank), writer);
-    writer.finish();
-  } catch (const std::exception &e) {
-    error = e.what();
+CheckpointSaver::CheckpointSaver(const ProgramSpec &spec, ProcessGroups &groups,
+                                 const ProgramDevice &device,
+                                 const CheckpointFlags &flags,
+                                 MetadataFn metadata)
+    : spec_(spec), groups_(groups), device_(device), flags_(flags),
+      metadata_(std::move(metadata)) {}
+
+CheckpointSaver::~CheckpointSaver() {
+  // An error unwinds past finish(): the thread still ends before its
+  // state goes (its checkpoint stays uncommitted).
+  if (writer_.joinable())
+    writer_.join();
+}
+
+void CheckpointSaver::start(int64_t stepsDone,
+                            const std::vector<Tensor> &args) {
+  // One save in flight: the next waits rather than piling up.
+  finish();
+  auto chunks = std::make_shared<std::vector<PendingChunk>>(collectRankChunks(
+      spec_, device_, args, BlockChooser(spec_, groups_.rank())));
+  inFlight_ = stepsDone;
+  written_ = false;
+  error_.clear();
+  std::string root = flags_.dir;
+  int64_t rank = groups_.rank();
+  writer_ = std::thread([this, chunks, root, stepsDone, rank] {
+    try {
+      ShardWriter writer(root, stepsDone, rank);
+      for (const PendingChunk &c : *chunks)
+        writer.add(c.info, c.offsets, c.block, c.placement);
+      writer.finish();
+    } catch (const std::exception &e) {
+      error_ = e.what();
+    }
+    written_ = true; // after error_: the main thread reads it once true
+  });
+}
+
+bool CheckpointSaver::atStepBoundary(bool stopRequested) {
+  // One tiny exchange per step: whether any rank was asked to stop (a
+  // signal that reached some ranks during this step stops all of them
+  // after it), and whether every rank has written its part of the save in
+  // flight, which is then committed at this same boundary on every rank.
+  int64_t mine = (stopRequested ? 1 : 0) | (inFlight_ >= 0 && written_ ? 2 : 0);
+  std::vector<int64_t> all = groups_.exchangeFlags(mine, "the checkpoint");
+  bool stop = false, allWritten = inFlight_ >= 0;
+  for (int64_t flags : all) {
+    stop = stop || (flags & 1);
+    allWritten = allWritten && (flags & 2);
   }
+  if (allWritten)
+    finish();
+  return stop;
+}
+
+void CheckpointSaver::finish() {
+  if (inFlight_ < 0)
+    return;
+  writer_.join();
+  int64_t step = inFlight_;
+  inFlight_ = -1;
+  std::string error = error_;
   // Every rank learns whether all wrote their part: none hangs waiting for
   // a commit that will not come.
-  int64_t failed = groups.firstFailedRank(error.empty(), "the checkpoint");
+  int64_t failed = groups_.firstFailedRank(error.empty(), "the checkpoint");
   if (failed >= 0)
-    throw Error("checkpoint of step " + std::to_string(stepsDone) +
+    throw Error("checkpoint of step " + std::to_string(step) +
                 " not committed: rank " + std::to_string(failed) +
                 " could not write its part" +
                 (error.empty() ? std::string() : ": " + error));
-  if (rank == 0) {
+  if (groups_.rank() == 0) {
     try {
-      commitCheckpoint(flags.dir, stepsDone, spec.mesh.numRanks(), metadata);
-      retainNewest(flags.dir, flags.keep);
+      commitCheckpoint(flags_.dir, step, spec_.mesh.numRanks(),
+                       metadata_(step));
+      retainNewest(flags_.dir, flags_.keep);
     } catch (const std::exception &e) {
       error = e.what();
     }
   }
-  if (groups.firstFailedRank(error.empty(), "the checkpoint's commit") >= 0)
-    throw Error("checkpoint of step " + std::to_string(stepsDone) +
+  if (groups_.firstFailedRank(error.empty(), "the checkpoint's commit") >= 0)
+    throw Error("checkpoint of step " + std::to_string(step) +
                 " not committed" + (error.empty() ? "" : ": " + error));
+  committed_ = step;
 }
 
 std::shared_ptr<const CheckpointReader>

@@ -18,23 +18,61 @@
 
 #include "rtxrt/Checkpoint.h"
 
+#include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace rtxrt::program {
 
-/// Writes the checkpoint of the state in `args` (the arguments of the next
-/// step) after `stepsDone` steps, and applies retention. Every rank calls
-/// it; it returns once the checkpoint is committed, or throws on every rank
-/// (naming the rank that failed) when any rank could not write its part,
-/// leaving the checkpoint uncommitted.
-void saveCheckpoint(const ProgramSpec &spec, ProcessGroups &groups,
-                    const ProgramDevice &device,
-                    const std::vector<Tensor> &args,
-                    const CheckpointFlags &flags, int64_t stepsDone,
-                    const std::map<std::string, std::string> &metadata);
+/// One rank's side of the checkpoints of a run. Every rank calls every
+/// method at the same step boundaries. A save copies this rank's blocks of
+/// the state at a step boundary and writes them in a background thread
+/// while the steps go on; at most one is in flight (the next waits for
+/// it). It is committed at the first step boundary where every rank has
+/// written its part, or when finish() waits for it; a rank that could not
+/// write its part makes finish() throw on every rank, naming that rank,
+/// with the checkpoint left uncommitted.
+class CheckpointSaver {
+public:
+  /// The manifest's metadata for the checkpoint of a step.
+  using MetadataFn =
+      std::function<std::map<std::string, std::string>(int64_t step)>;
+  CheckpointSaver(const ProgramSpec &spec, ProcessGroups &groups,
+                  const ProgramDevice &device, const CheckpointFlags &flags,
+                  MetadataFn metadata);
+  ~CheckpointSaver();
+  CheckpointSaver(const CheckpointSaver &) = delete;
+  CheckpointSaver &operator=(const CheckpointSaver &) = delete;
+
+  /// Starts the save of the state in `args` (the next step's arguments)
+  /// after `stepsDone` steps.
+  void start(int64_t stepsDone, const std::vector<Tensor> &args);
+  /// After every step: one small exchange. Commits the save in flight when
+  /// every rank has written it; returns whether any rank was asked to stop
+  /// (`stopRequested` on some rank: a pre-emption).
+  bool atStepBoundary(bool stopRequested);
+  /// Waits for the save in flight, if any, and commits it.
+  void finish();
+  /// The step of the save in flight or last committed (-1: none).
+  int64_t lastStarted() const {
+    return inFlight_ >= 0 ? inFlight_ : committed_;
+  }
+
+private:
+  const ProgramSpec &spec_;
+  ProcessGroups &groups_;
+  const ProgramDevice &device_;
+  const CheckpointFlags &flags_;
+  MetadataFn metadata_;
+  std::thread writer_;
+  std::atomic<bool> written_{false};
+  std::string error_;
+  int64_t inFlight_ = -1, committed_ = -1;
+};
 
 /// With --resume: the newest committed checkpoint under flags.dir (each
 /// one skipped is named on stderr by rank 0), or null when there is none

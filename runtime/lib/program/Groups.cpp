@@ -178,11 +178,20 @@ Tensor ProcessGroups::gatherOnRankZero(const Tensor &local,
   return global;
 }
 
-int64_t ProcessGroups::firstFailedRank(bool ok, const std::string &what) {
+std::vector<int64_t> ProcessGroups::exchangeFlags(int64_t mine,
+                                                  const std::string &what) {
   std::vector<Tensor> all =
-      comm_->exchange(world_, Tensor::scalar(ok ? 1 : 0, DType::I64), what);
+      comm_->exchange(world_, Tensor::scalar(double(mine), DType::I64), what);
+  std::vector<int64_t> flags;
   for (int64_t r : world_)
-    if (all[r].getAsDouble(0) == 0)
-      return r;
+    flags.push_back(static_cast<int64_t>(all[r].getAsDouble(0)));
+  return flags;
+}
+
+int64_t ProcessGroups::firstFailedRank(bool ok, const std::string &what) {
+  std::vector<int64_t> all = exchangeFlags(ok ? 1 : 0, what);
+  for (size_t r = 0; r < all.size(); ++r)
+    if (all[r] == 0)
+      return static_cast<int64_t>(r);
   return -1;
 }

@@ -105,6 +105,8 @@ public:
   /// Every rank says whether its part of `what` succeeded; every rank gets
   /// the lowest rank whose part failed, or -1 when all succeeded.
   int64_t firstFailedRank(bool ok, const std::string &what);
+  /// Every rank's `mine`, by rank (a few flags each; every rank calls it).
+  std::vector<int64_t> exchangeFlags(int64_t mine, const std::string &what);
 
 private:
   /// The rank whose place in the mesh `r`'s block of a value describes, or

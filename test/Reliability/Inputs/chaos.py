@@ -1,13 +1,14 @@
 """Injects one failure into a running rtx-launch job and reports how it ended.
 
-    chaos.py WORKDIR SIGNAL TARGET STEP -- RTX-LAUNCH-ARGS -- PROGRAM ARGS...
+    chaos.py WORKDIR SIGNAL TARGET WHEN -- RTX-LAUNCH-ARGS -- PROGRAM ARGS...
 
 Starts `rtx-launch RTX-LAUNCH-ARGS -- PROGRAM ARGS... --metrics WORKDIR/metrics.jsonl`
 with each rank wrapped as `sh -c 'echo $$ > WORKDIR/pid.$RANK.$RTX_RESTART_ROUND;
 exec PROGRAM ...'` (so the pid file names the program itself), waits until
-rank 0 of the first round has logged STEP steps, and sends SIGNAL (KILL, STOP,
-TERM) to TARGET: `rank:R` (rank R of the first round) or `launcher` (a
-pre-emption notice). Prints the launcher's output to WORKDIR/launch.out and
+WHEN, and sends SIGNAL (KILL, STOP, TERM) to TARGET: `rank:R` (rank R of the
+first round) or `launcher` (a pre-emption notice). WHEN is `step:K` (rank 0
+has logged K steps) or `file:PATH` (PATH exists: a checkpoint's manifest, so
+that the failure comes after that checkpoint was committed). Prints the launcher's output to WORKDIR/launch.out and
 launch.err and one line `exit N` on stdout. A safety limit ends a job that
 hangs (a defect) instead of hanging the suite.
 """
@@ -19,7 +20,9 @@ import time
 
 
 def main():
-    work, sig, target, step = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+    work, sig, target, when = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+    kind, _, what = when.partition(":")
+    assert kind in ("step", "file"), "WHEN is step:K or file:PATH"
     rest = sys.argv[5:]
     assert rest[0] == "--" and "--" in rest[1:], "usage: see the docstring"
     split = rest.index("--", 1)
@@ -33,15 +36,17 @@ def main():
                                   stdout=out, stderr=err)
         deadline = time.time() + 300
         while launch.poll() is None and time.time() < deadline:
+            if kind == "file" and os.path.exists(what):
+                break
             try:
                 with open(metrics) as f:
-                    if sum(1 for _ in f) >= step:
+                    if kind == "step" and sum(1 for _ in f) >= int(what):
                         break
             except FileNotFoundError:
                 pass
             time.sleep(0.02)
         if launch.poll() is not None:
-            sys.exit(f"the job ended before step {step}: exit {launch.returncode}")
+            sys.exit(f"the job ended before {when}: exit {launch.returncode}")
         signum = getattr(signal, "SIG" + sig)
         if target == "launcher":
             launch.send_signal(signum)
