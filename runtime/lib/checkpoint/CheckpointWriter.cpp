@@ -137,7 +137,14 @@ ShardWriter::ShardWriter(const std::string &root, int64_t step, int64_t rank)
   // Every rank creates it; the directory's own name becomes durable with
   // the fsync of ROOT (the manifest's rename fsyncs only the directory).
   durable::makeDirectory(dir_);
+  // A manifest left by an earlier save of this step (one that a check
+  // skipped, before the run resumed from an older checkpoint) would
+  // describe the files this save rewrites: it goes first.
+  std::string stale = dir_ + "/" + manifestFileName();
+  if (unlink(stale.c_str()) != 0 && errno != ENOENT)
+    durable::fail("cannot remove", stale, errno);
   durable::syncDirectory(base);
+  durable::syncDirectory(dir_);
   state_->step = step;
   state_->rank = rank;
   state_->index.step = step;

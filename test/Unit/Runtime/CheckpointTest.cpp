@@ -348,3 +348,17 @@ TEST(BoxesOfRangeTest, EveryRangeIsTiledInOrderByFewBoxes) {
       }
   }
 }
+
+TEST_F(CheckpointTest, ASaveOfAStepRemovesTheManifestAnEarlierSaveLeft) {
+  Tensor w = randomTensor({7, 9}, DType::F32, 13);
+  Tensor b = randomTensor({9}, DType::F32, 14);
+  saveColumnSplit(root_, 5, w, b);
+  std::string dir = root_ + "/" + checkpointDirName(5);
+  ASSERT_TRUE(fs::exists(dir + "/manifest.json"));
+  // A new save of step 5 begins (the run resumed from an older one): until
+  // it commits, step 5 is not a checkpoint.
+  ShardWriter again(root_, 5, 0);
+  EXPECT_FALSE(fs::exists(dir + "/manifest.json"));
+  std::vector<std::string> warnings;
+  EXPECT_FALSE(findLatest(root_, Verify::Manifest, &warnings).has_value());
+}
