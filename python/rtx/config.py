@@ -457,13 +457,20 @@ class ElasticConfig:
     def unsupported(self) -> List[Unsupported]:
         problems = []
         if self.rendezvous is not None:
-            problems.append(Unsupported("elastic.rendezvous", self.rendezvous, "elastic rendezvous comes later"))
+            problems.append(Unsupported("elastic.rendezvous", self.rendezvous,
+                                        "in-job recovery through a rendezvous comes later; "
+                                        "rtx-launch --max-restarts restarts a native program's "
+                                        "ranks from its checkpoints (docs/checkpoint.md)"))
         if self.preempt_policy != "fail":
             problems.append(Unsupported("elastic.preempt_policy", self.preempt_policy,
-                                        "pre-emption handling comes later; use 'fail'"))
+                                        "ElasticConfig does not drive it yet; a native program "
+                                        "run with --checkpoint DIR saves and exits 0 on SIGTERM "
+                                        "(docs/checkpoint.md)"))
         if self.checkpoint_interval is not None:
             problems.append(Unsupported("elastic.checkpoint_interval", self.checkpoint_interval,
-                                        "checkpoints come later"))
+                                        "ElasticConfig does not drive it yet; run the native "
+                                        "program with --checkpoint DIR --checkpoint-every N "
+                                        "(docs/checkpoint.md)"))
         return problems
 
 
