@@ -126,13 +126,19 @@ int parseRanks(const std::string &flag, const std::string &value) {
   return n;
 }
 
-double parseGrace(const std::string &value) {
+/// Seconds in [0, max] (in (0, max] without `allowZero`).
+double parseSeconds(const std::string &flag, const std::string &value,
+                    bool allowZero, double max) {
   char *end = nullptr;
   double seconds = std::strtod(value.c_str(), &end);
   // NaN compares false, so test for the accepted range, not against it.
-  if (value.empty() || *end != '\0' || !(seconds >= 0 && seconds <= 3600))
-    usage("--grace needs a number of seconds in [0, 3600], got '" + value +
+  bool inRange = (allowZero ? seconds >= 0 : seconds > 0) && seconds <= max;
+  if (value.empty() || *end != '\0' || !inRange) {
+    char range[64];
+    std::snprintf(range, sizeof range, "%s0, %g]", allowZero ? "[" : "(", max);
+    usage(flag + " needs a number of seconds in " + range + ", got '" + value +
           "'");
+  }
   return seconds;
 }
 
@@ -167,18 +173,13 @@ Options parse(int argc, char **argv) {
     else if (arg == "--run-id")
       options.runId = value();
     else if (arg == "--grace")
-      options.graceSeconds = parseGrace(value());
+      options.graceSeconds = parseSeconds(arg, value(), true, 3600);
     else if (arg == "--max-restarts")
       options.maxRestarts =
           parseNumber(arg, value(), 0, "a number of restarts (0, 1, ...)");
-    else if (arg == "--restart-window") {
-      std::string v = value();
-      char *end = nullptr;
-      options.restartWindow = std::strtod(v.c_str(), &end);
-      if (v.empty() || *end != '\0' ||
-          !(options.restartWindow > 0 && options.restartWindow <= 86400 * 7))
-        usage("--restart-window needs seconds in (0, 604800], got '" + v + "'");
-    } else if (arg == "--min-ranks")
+    else if (arg == "--restart-window")
+      options.restartWindow = parseSeconds(arg, value(), false, 86400 * 7);
+    else if (arg == "--min-ranks")
       options.minRanks = parseRanks(arg, value());
     else if (arg == "--trace") {
       options.trace = value();

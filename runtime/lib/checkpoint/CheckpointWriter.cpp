@@ -206,24 +206,10 @@ void ShardWriter::finish() {
     durable::fail("cannot write", state_->dataPath, errno);
   }
   state_->fd = -1;
-  std::string index = dir_ + "/" + indexFileName(state_->rank);
-  std::string aside = index + ".tmp";
-  // writeFileAtomically, split to put the failpoint before the rename.
-  {
-    int fd =
-        open(aside.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
-      durable::fail("cannot write", aside, errno);
-    std::string text = encodeManifest(state_->index, "index");
-    durable::writeAll(fd, text.data(), text.size(), aside, &state_->budget);
-    durable::syncFile(fd, aside);
-    if (close(fd) != 0)
-      durable::fail("cannot write", aside, errno);
-  }
-  crashPoint("before-index-rename");
-  if (std::rename(aside.c_str(), index.c_str()) != 0)
-    durable::fail("cannot rename " + aside + " to", index, errno);
-  durable::syncDirectory(dir_);
+  durable::writeFileAtomically(
+      dir_ + "/" + indexFileName(state_->rank),
+      encodeManifest(state_->index, "index"), &state_->budget,
+      {[] { crashPoint("before-index-rename"); }, nullptr});
   state_->finished = true;
 }
 
@@ -252,22 +238,11 @@ Manifest checkpoint::commitCheckpoint(
   }
   checkTiling(manifest, dir);
 
-  std::string path = dir + "/" + manifestFileName();
-  std::string aside = path + ".tmp";
   durable::WriteBudget budget;
-  int fd = open(aside.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0)
-    durable::fail("cannot write", aside, errno);
-  std::string text = encodeManifest(manifest, "manifest");
-  durable::writeAll(fd, text.data(), text.size(), aside, &budget);
-  durable::syncFile(fd, aside);
-  if (close(fd) != 0)
-    durable::fail("cannot write", aside, errno);
-  crashPoint("before-manifest-rename");
-  if (std::rename(aside.c_str(), path.c_str()) != 0)
-    durable::fail("cannot rename " + aside + " to", path, errno);
-  crashPoint("before-directory-fsync");
-  durable::syncDirectory(dir);
+  durable::writeFileAtomically(dir + "/" + manifestFileName(),
+                               encodeManifest(manifest, "manifest"), &budget,
+                               {[] { crashPoint("before-manifest-rename"); },
+                                [] { crashPoint("before-directory-fsync"); }});
   crashPoint("after-commit");
   return manifest;
 }

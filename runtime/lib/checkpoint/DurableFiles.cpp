@@ -72,8 +72,8 @@ void durable::syncDirectory(const std::string &dir) {
 }
 
 void durable::writeFileAtomically(const std::string &path,
-                                  const std::string &bytes,
-                                  WriteBudget *budget) {
+                                  const std::string &bytes, WriteBudget *budget,
+                                  const AtomicWriteHooks &hooks) {
   std::string aside = path + ".tmp";
   int fd = open(aside.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0)
@@ -82,8 +82,12 @@ void durable::writeFileAtomically(const std::string &path,
   syncFile(fd, aside);
   if (close(fd) != 0)
     fail("cannot write", aside, errno);
+  if (hooks.beforeRename)
+    hooks.beforeRename();
   if (std::rename(aside.c_str(), path.c_str()) != 0)
     fail("cannot rename " + aside + " to", path, errno);
+  if (hooks.beforeDirectorySync)
+    hooks.beforeDirectorySync();
   syncDirectory(parentOf(path));
 }
 

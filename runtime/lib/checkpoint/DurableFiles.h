@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace rtxrt::durable {
@@ -41,10 +42,16 @@ void syncFile(int fd, const std::string &path);
 /// fsync of a directory: makes the names created, renamed or removed in it
 /// durable.
 void syncDirectory(const std::string &dir);
+/// Called between the steps of writeFileAtomically (the checkpoint's
+/// failpoints); either may be empty.
+struct AtomicWriteHooks {
+  std::function<void()> beforeRename, beforeDirectorySync;
+};
 /// Writes `path` durably: into PATH.tmp, fsynced, renamed to PATH, the
 /// directory fsynced. A reader sees the old file or the whole new one.
 void writeFileAtomically(const std::string &path, const std::string &bytes,
-                         WriteBudget *budget = nullptr);
+                         WriteBudget *budget = nullptr,
+                         const AtomicWriteHooks &hooks = {});
 /// Reads a whole file; throws naming it.
 std::string readFile(const std::string &path);
 

@@ -53,6 +53,15 @@ Flags rtxrt::program::parseFlags(const std::string &program, int argc,
         throw Error(arg + " needs " + what + ", got '" + value + "'");
       return v;
     };
+    // A count of at least 1 and at most `max` ("of steps": `what`).
+    auto count = [&](const std::string &what, double max) {
+      double n = number("a number" + (what.empty() ? "" : " of " + what));
+      if (!(n >= 1 && n <= max) || n != static_cast<int64_t>(n))
+        throw Error(arg + " needs a whole number" +
+                    (what.empty() ? "" : " of " + what) + " >= 1, got '" +
+                    value + "'");
+      return static_cast<int64_t>(n);
+    };
     // A path flag given an empty value ("--data=", an unset shell variable)
     // would silently mean "none": refuse it.
     auto path = [&]() {
@@ -73,19 +82,10 @@ Flags rtxrt::program::parseFlags(const std::string &program, int argc,
     } else if (arg == "--checkpoint") {
       flags.checkpoint.dir = path();
     } else if (arg == "--checkpoint-every") {
-      double n = number("a number of steps");
-      if (!(n >= 1 && n <= 1e12) || n != static_cast<int64_t>(n))
-        throw Error("--checkpoint-every needs a whole number of steps >= 1, "
-                    "got '" +
-                    value + "'");
-      flags.checkpoint.every = static_cast<int64_t>(n);
+      flags.checkpoint.every = count("steps", 1e12);
       checkpointFlag = arg;
     } else if (arg == "--keep-checkpoints") {
-      double n = number("a number of checkpoints");
-      if (!(n >= 1 && n <= 1e6) || n != static_cast<int64_t>(n))
-        throw Error("--keep-checkpoints needs a whole number >= 1, got '" +
-                    value + "'");
-      flags.checkpoint.keep = static_cast<int64_t>(n);
+      flags.checkpoint.keep = count("", 1e6);
       checkpointFlag = arg;
     } else if (arg == "--steps") {
       flags.steps = static_cast<int64_t>(number("a number of steps"));
@@ -93,11 +93,7 @@ Flags rtxrt::program::parseFlags(const std::string &program, int argc,
         throw Error("--steps must be at least 1");
       stepsGiven = true;
     } else if (arg == "--until-step") {
-      double n = number("a number of steps");
-      if (!(n >= 1 && n <= 1e15) || n != static_cast<int64_t>(n))
-        throw Error("--until-step needs a whole number of steps >= 1, got '" +
-                    value + "'");
-      flags.untilStep = static_cast<int64_t>(n);
+      flags.untilStep = count("steps", 1e15);
     } else if (arg == "--seed")
       flags.seed = static_cast<int64_t>(number("a number"));
     else if (arg == "--inputs")
