@@ -13,17 +13,20 @@ BUILD_DIR="${RTX_BUILD_DIR:-$ROOT/build}"
 "$ROOT/scripts/setup.sh" || exit 1
 
 status=0
+# JUnit reports of each runner, for the failure digest at the end.
+REPORTS="$BUILD_DIR/test-reports"
+rm -rf "$REPORTS" && mkdir -p "$REPORTS"
 echo "=== secrets ==="
 # Keys and tokens in tracked files (docs/supply-chain.md).
 /usr/bin/python3 "$ROOT/scripts/scan-secrets.py" || status=1
 echo "=== lit ==="
-/usr/lib/llvm-22/bin/lit -sv "$BUILD_DIR/test" || status=1
+/usr/lib/llvm-22/bin/lit -sv --xunit-xml-output "$REPORTS/lit.xml" "$BUILD_DIR/test" || status=1
 echo "=== pytest ==="
 # Debian's python3 has numpy, pytest and torch (a pyenv python may not).
-RTX_BUILD_DIR="$BUILD_DIR" /usr/bin/python3 -m pytest -q "$ROOT/test/Python" || status=1
+RTX_BUILD_DIR="$BUILD_DIR" /usr/bin/python3 -m pytest -q --junitxml "$REPORTS/pytest.xml" "$ROOT/test/Python" || status=1
 echo "=== ctest ==="
 # lit already ran above; ctest runs everything else.
-ctest --test-dir "$BUILD_DIR" -E '^lit$' --output-on-failure || status=1
+ctest --test-dir "$BUILD_DIR" -E '^lit$' --output-on-failure --output-junit "$REPORTS/ctest.xml" || status=1
 echo "=== sanitize ==="
 # ASan + UBSan build (build-asan/): unit tests, bounded fuzzing, lit suites
 # (docs/testing.md). RTX_SKIP_SANITIZE=1 skips it for a quick local run; CI
@@ -37,6 +40,8 @@ fi
 if [ $status -eq 0 ]; then
   echo "rtx: all test suites passed"
 else
-  echo "rtx: some tests FAILED (see the summaries above)"
+  # The reasons again at the end: a CI log cut in the middle keeps them.
+  /usr/bin/python3 "$ROOT/scripts/failure-digest.py" "$REPORTS/lit.xml" "$REPORTS/pytest.xml" "$REPORTS/ctest.xml"
+  echo "rtx: some tests FAILED (see the summaries above and the digest)"
 fi
 exit $status

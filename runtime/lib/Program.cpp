@@ -16,6 +16,7 @@
 #include "program/Offload.h"
 #include "program/PipelineView.h"
 #include "program/StateFiles.h"
+#include "program/StepLog.h"
 #include "program/StepLoop.h"
 #include "program/TokenData.h"
 
@@ -76,7 +77,15 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
     spec = pipelineView(whole, self.rank);
     tracer.configure(flags.trace, self.rank, self.world);
     ProgramDevice device(spec.device, self);
-    ProcessGroups groups(spec, self, device, self.launch.store, flags.timeout);
+    // Ranks meet under the rendezvous timeout (they may start seconds apart
+    // on a loaded machine); the steps run under --timeout (StepTimeout.h).
+    StepTimeout timeout(flags.timeoutAuto, flags.timeout,
+                        flags.rendezvousTimeout);
+    ProcessGroups groups(spec, self, device, self.launch.store,
+                         timeout.rendezvous(), timeout.shortest());
+    timeout.start([&groups](double seconds) {
+      groups.communicator().setTimeout(seconds);
+    });
     // Every rank measures its clock against rank 0's (a few tiny
     // all-gathers), so that traces of any subset of ranks line up.
     tracer.setClockOffset(groups.measureClockOffset());
@@ -114,6 +123,17 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
     int64_t stepsBefore = resumeFrom            ? stepsDoneOf(*resumeFrom)
                           : flags.state.empty() ? 0
                                                 : readStepsDone(flags.state);
+    // Where the state's blocks are under this plan (a hash over every
+    // rank): the checkpoints record it, and a resume's log compares hashes
+    // only when the checkpoint's is the same.
+    std::string layout, otherPlan;
+    if (!flags.checkpoint.dir.empty()) {
+      layout = hexHash(groups.sumOverRanks(
+          rankLayoutHash(spec, device, args, self.rank), "the state layout"));
+      if (resumeFrom)
+        otherPlan = planDifference(resumeFrom->manifest().metadata,
+                                   spec.mesh.spec(), layout);
+    }
     resumeFrom.reset(); // its files are not read again
     // --until-step N: what remains of N (a restarted job passes the same
     // command line each time).
@@ -168,8 +188,24 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
                               {"steps_done", std::to_string(step)},
                               // Batches of --data read so far: the data
                               // position.
-                              {"data_position", std::to_string(step)}};
+                              {"data_position", std::to_string(step)},
+                              {"state_layout", layout}};
                     });
+    // The write-ahead log between checkpoints (program/StepLog.h).
+    std::optional<StepLog> log;
+    if (!flags.checkpoint.dir.empty())
+      log.emplace(flags.checkpoint, self.rank, stepsBefore, otherPlan);
+    // After a commit, the log keeps only what no kept checkpoint covers.
+    int64_t coveredThrough = -1;
+    auto cutCoveredRecords = [&] {
+      if (self.rank != 0 || saver->lastCommitted() == coveredThrough)
+        return;
+      coveredThrough = saver->lastCommitted();
+      std::vector<std::string> ignored;
+      auto kept = checkpoint::findCommitted(
+          flags.checkpoint.dir, checkpoint::Verify::Manifest, &ignored);
+      log->covered(kept.empty() ? coveredThrough : kept.front().step);
+    };
     auto startSave = [&](int64_t stepsDone, const std::vector<Tensor> &state) {
       TraceScope scope(&tracer, TraceLane::Checkpoint, "checkpoint",
                        "checkpoint");
@@ -180,20 +216,33 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
     if (saver)
       loop.afterStep = [&](int64_t stepsDone,
                            const std::vector<Tensor> &state) {
+        log->afterStep(stepsDone,
+                       log->hashesState()
+                           ? groups.sumOverRanks(
+                                 rankStateHash(spec, device, state, self.rank),
+                                 "the state hash")
+                           : 0);
         if (flags.checkpoint.every > 0 &&
             stepsDone % flags.checkpoint.every == 0)
           startSave(stepsDone, state);
         preempted = saver->atStepBoundary(preemptionRequested());
+        cutCoveredRecords();
         return !preempted;
       };
+    loop.timeout = &timeout;
     std::vector<Tensor> results = loop.run(args, stepsBefore, steps);
     int64_t stepsDone = stepsBefore + loop.stepsRun;
+    // The last checkpoint and the results wait for the slowest rank's
+    // writes, which are no step.
+    timeout.relax();
     if (saver) {
       if (saver->lastStarted() != stepsDone)
         startSave(stepsDone, args);
       TraceScope scope(&tracer, TraceLane::Checkpoint, "checkpoint commit",
                        "checkpoint");
       saver->finish();
+      cutCoveredRecords();
+      log->sync();
     }
     if (preempted && self.rank == 0)
       std::printf("pre-empted: stopped after step %lld, its checkpoint is "

@@ -107,6 +107,11 @@ public:
   /// True when the collectives below take GPU tensors (NCCL); otherwise the
   /// caller stages GPU tensors through host memory.
   virtual bool takesGpuTensors() const { return false; }
+  /// How long a collective from now on may wait for its peers, in seconds.
+  /// The communicator is created with the rendezvous timeout (ranks may
+  /// start seconds apart on a loaded machine); the steps then run under
+  /// --timeout, which --timeout auto sizes to the step time.
+  virtual void setTimeout(double /*seconds*/) {}
   /// How this backend computes `collective` on `dtype`, for traces
   /// ("gloo ring", "exchange").
   virtual const char *algorithm(const Collective & /*collective*/,

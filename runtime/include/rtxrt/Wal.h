@@ -65,8 +65,13 @@ public:
   /// Removes the records of steps at or before `step` (a checkpoint now
   /// covers them): the log is rewritten aside and renamed.
   void truncateThrough(int64_t step);
+  /// Removes the records of steps after `step` (a resume from the
+  /// checkpoint of `step` that will not replay them bit for bit).
+  void truncateAfter(int64_t step);
 
 private:
+  void keepOnly(int64_t after, int64_t through);
+
   std::string path_;
   int fd_ = -1;
   int64_t syncEvery_ = 0, unsynced_ = 0, lastStep_ = -1;
@@ -74,10 +79,23 @@ private:
   std::vector<Record> live_;
 };
 
-/// A hash of parameter bytes that does not depend on how they are split:
-/// the CRC32C of the logical tensors' bytes in the given order, combined
-/// with their count (64 bits).
-uint64_t hashBytes(const void *data, size_t size, uint64_t hash = 0);
+/// A hash of a state held as blocks spread over ranks: the sum (mod 2^64)
+/// of each block's hash (its tensor's name, its offsets and its bytes), so
+/// that it depends neither on the order the blocks are visited nor on which
+/// rank holds which: each rank hashes the blocks it writes to a checkpoint,
+/// and the ranks' values add up. It does depend on how the plan cuts the
+/// tensors into blocks, so two runs compare only under the same plan.
+class StateHash {
+public:
+  void add(const std::string &tensor, const std::vector<int64_t> &offsets,
+           const void *data, size_t size);
+  /// Adds another rank's value.
+  void combine(uint64_t other) { value_ += other; }
+  uint64_t value() const { return value_; }
+
+private:
+  uint64_t value_ = 0;
+};
 
 } // namespace rtxrt::wal
 

@@ -196,7 +196,8 @@ void ShardWriter::add(const TensorInfo &info,
   durable::writeAll(state_->fd, block.raw(), block.nbytes(), state_->dataPath,
                     &state_->budget);
   state_->index.chunks.push_back(std::move(chunk));
-  crashPoint("chunk:" + std::to_string(state_->index.chunks.size() - 1));
+  crashPoint("chunk:" + std::to_string(state_->index.chunks.size() - 1),
+             state_->index.step);
 }
 
 void ShardWriter::finish() {
@@ -209,7 +210,8 @@ void ShardWriter::finish() {
   durable::writeFileAtomically(
       dir_ + "/" + indexFileName(state_->rank),
       encodeManifest(state_->index, "index"), &state_->budget,
-      {[] { crashPoint("before-index-rename"); }, nullptr});
+      {[this] { crashPoint("before-index-rename", state_->index.step); },
+       nullptr});
   state_->finished = true;
 }
 
@@ -239,10 +241,11 @@ Manifest checkpoint::commitCheckpoint(
   checkTiling(manifest, dir);
 
   durable::WriteBudget budget;
-  durable::writeFileAtomically(dir + "/" + manifestFileName(),
-                               encodeManifest(manifest, "manifest"), &budget,
-                               {[] { crashPoint("before-manifest-rename"); },
-                                [] { crashPoint("before-directory-fsync"); }});
-  crashPoint("after-commit");
+  durable::writeFileAtomically(
+      dir + "/" + manifestFileName(), encodeManifest(manifest, "manifest"),
+      &budget,
+      {[step] { crashPoint("before-manifest-rename", step); },
+       [step] { crashPoint("before-directory-fsync", step); }});
+  crashPoint("after-commit", step);
   return manifest;
 }

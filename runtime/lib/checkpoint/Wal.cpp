@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <limits>
 #include <unistd.h>
 
 using namespace rtxrt;
@@ -108,6 +109,8 @@ Writer::Writer(const std::string &path, int64_t syncEvery)
   live_ = opened_.records;
   if (!live_.empty())
     lastStep_ = live_.back().step;
+  // The log may come before the first checkpoint made its directory.
+  durable::makeDirectory(durable::parentOf(path));
   fd_ = open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
   if (fd_ < 0)
     durable::fail("cannot open", path, errno);
@@ -145,10 +148,19 @@ void Writer::sync() {
 }
 
 void Writer::truncateThrough(int64_t step) {
+  keepOnly(step, std::numeric_limits<int64_t>::max());
+}
+
+void Writer::truncateAfter(int64_t step) {
+  keepOnly(std::numeric_limits<int64_t>::min(), step);
+  lastStep_ = live_.empty() ? -1 : live_.back().step;
+}
+
+void Writer::keepOnly(int64_t after, int64_t through) {
   std::string kept;
   std::vector<Record> remaining;
   for (const Record &r : live_)
-    if (r.step > step) {
+    if (r.step > after && r.step <= through) {
       kept += encode(r);
       remaining.push_back(r);
     }
@@ -161,8 +173,26 @@ void Writer::truncateThrough(int64_t step) {
   unsynced_ = 0;
 }
 
-uint64_t wal::hashBytes(const void *data, size_t size, uint64_t hash) {
-  uint32_t crc = checkpoint::crc32c(data, size, static_cast<uint32_t>(hash));
-  uint64_t length = (hash >> 32) + size;
-  return (length << 32) | crc;
+namespace {
+// SplitMix64's finaliser: spreads the CRCs' bits over all 64, so that the
+// sum of many blocks' hashes does not cancel out in the low bits.
+uint64_t mix(uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+} // namespace
+
+void StateHash::add(const std::string &tensor,
+                    const std::vector<int64_t> &offsets, const void *data,
+                    size_t size) {
+  uint64_t where = checkpoint::crc32c(tensor.data(), tensor.size());
+  where = (where << 32) |
+          checkpoint::crc32c(offsets.data(), offsets.size() * sizeof(int64_t));
+  uint64_t what =
+      (static_cast<uint64_t>(checkpoint::crc32c(data, size)) << 32) ^
+      static_cast<uint64_t>(size);
+  value_ += mix(mix(where) ^ what);
 }

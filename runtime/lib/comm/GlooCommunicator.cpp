@@ -73,6 +73,13 @@ public:
     }
   }
 
+  void setTimeout(double seconds) override {
+    timeout_ = std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+    // Gloo's collectives take their context's timeout when they start.
+    for (auto &[name, context] : contexts_)
+      context->setTimeout(timeout_);
+  }
+
   std::vector<Tensor> exchange(const std::vector<int64_t> &group,
                                const Tensor &input,
                                const std::string &what) override {

@@ -73,9 +73,9 @@ RedisStore::Reply RedisStore::command(const std::vector<std::string> &args) {
         redis_->err == REDIS_ERR_IO &&
         (errno == EAGAIN || errno == EWOULDBLOCK ||
          std::strstr(redis_->errstr, "temporarily unavailable") != nullptr);
-    std::string why = timedOut ? "did not answer within " + seconds(timeout_) +
-                                     " s (--timeout)"
-                               : std::string("failed: ") + redis_->errstr;
+    std::string why = timedOut
+                          ? "did not answer within " + seconds(timeout_) + " s"
+                          : std::string("failed: ") + redis_->errstr;
     redisFree(redis_);
     redis_ = nullptr;
     throw Error("the rendezvous store " + spec_ + " " + why + " (" + args[0] +

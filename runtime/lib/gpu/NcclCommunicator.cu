@@ -183,6 +183,8 @@ public:
   }
 
   bool takesGpuTensors() const override { return true; }
+  // Read by every wait that starts after it (waitUntil's deadline).
+  void setTimeout(double seconds) override { timeout_ = seconds; }
   const char *algorithm(const Collective &, DType) const override {
     return "nccl"; // NCCL picks ring or tree itself (NCCL_ALGO)
   }

@@ -3,6 +3,7 @@
 #include "Checkpointing.h"
 
 #include "rtxrt/Arguments.h"
+#include "rtxrt/Wal.h"
 
 #include <algorithm>
 #include <csignal>
@@ -98,13 +99,28 @@ struct PendingChunk {
   std::string placement;
 };
 
-/// This rank's chunks of the state in `args`, copied (the next steps
-/// replace the state while a background thread writes them).
-std::vector<PendingChunk> collectRankChunks(const ProgramSpec &spec,
-                                            const ProgramDevice &device,
-                                            const std::vector<Tensor> &args,
-                                            const BlockChooser &choose) {
-  std::vector<PendingChunk> chunks;
+/// A block of the state that this rank writes, in host memory: `bytes` of
+/// `shape` at `offsets` of the logical tensor `info`.
+struct RankBlock {
+  const TensorInfo &info;
+  const std::vector<int64_t> &offsets;
+  const Shape &shape;
+  const void *bytes;
+  size_t size;
+  /// What placementOf adds for a flat buffer's range (else empty).
+  const std::string &detail;
+};
+
+/// Calls `visit` with each block of the state in `args` that this rank
+/// writes (BlockChooser): a plain sharding's local block, or the boxes of
+/// each member range of a ZeRO flat shard. The blocks are views of the host
+/// copies: valid during the call only. Without `withBytes`, only where
+/// the blocks are (`bytes` null, nothing copied from the device).
+void forEachRankBlock(const ProgramSpec &spec, const ProgramDevice &device,
+                      const std::vector<Tensor> &args,
+                      const BlockChooser &choose,
+                      const std::function<void(const RankBlock &)> &visit,
+                      bool withBytes = true) {
   for (size_t i = 0; i < spec.args.size(); ++i) {
     const ArgSpec &arg = spec.args[i];
     if (!arg.offload.empty())
@@ -114,12 +130,13 @@ std::vector<PendingChunk> collectRankChunks(const ProgramSpec &spec,
     if (!arg.flat.empty()) {
       // This rank's shard [lo, hi) of the members' concatenated local
       // blocks: each member's part is a range of its local block.
-      Tensor shard = device.toHost(args[i]);
+      Tensor shard = withBytes ? device.toHost(args[i]) : Tensor();
       int64_t length = arg.flat.shard(spec.mesh);
       int64_t coord = spec.mesh.coordinates(
           choose.rank())[spec.mesh.axisIndex(arg.flat.axis)];
       int64_t lo = coord * length, hi = lo + length;
       size_t elem = dtypeSize(arg.dtype);
+      std::string detail = "flat=" + arg.name + " over " + arg.flat.axis;
       for (size_t m = 0; m < arg.members.size(); ++m) {
         const ArgSpec &member = arg.members[m];
         std::string key = stateKeyOf(member);
@@ -139,18 +156,14 @@ std::vector<PendingChunk> collectRankChunks(const ProgramSpec &spec,
           int64_t first = 0;
           for (size_t d = 0; d < box.offsets.size(); ++d)
             first = first * member.shape[d] + box.offsets[d];
-          Tensor piece(box.shape, member.dtype);
-          std::memcpy(piece.raw(),
-                      static_cast<const char *>(shard.raw()) +
-                          (start + first - lo) * elem,
-                      piece.nbytes());
           std::vector<int64_t> offsets = box.offsets;
           for (size_t d = 0; d < offsets.size(); ++d)
             offsets[d] += block.offsets[d];
-          chunks.push_back(
-              {info, offsets, piece,
-               placementOf(spec, choose.rank(),
-                           "flat=" + arg.name + " over " + arg.flat.axis)});
+          visit({info, offsets, box.shape,
+                 withBytes ? static_cast<const char *>(shard.raw()) +
+                                 (start + first - lo) * elem
+                           : nullptr,
+                 static_cast<size_t>(numElements(box.shape)) * elem, detail});
         }
       }
       continue;
@@ -159,14 +172,61 @@ std::vector<PendingChunk> collectRankChunks(const ProgramSpec &spec,
     if (key.empty() || !choose.writes(key, arg.sharding, ""))
       continue;
     LocalBlock block = choose.block(arg);
-    chunks.push_back({TensorInfo{key, arg.dtype, block.globalShape},
-                      block.offsets, device.toHost(args[i]).clone(),
-                      placementOf(spec, choose.rank(), "")});
+    TensorInfo info{key, arg.dtype, block.globalShape};
+    static const std::string none;
+    if (!withBytes) {
+      visit({info, block.offsets, arg.shape, nullptr, 0, none});
+      continue;
+    }
+    Tensor host = device.toHost(args[i]);
+    visit({info, block.offsets, host.shape(), host.raw(), host.nbytes(), none});
   }
+}
+
+/// This rank's chunks of the state in `args`, copied (the next steps
+/// replace the state while a background thread writes them).
+std::vector<PendingChunk> collectRankChunks(const ProgramSpec &spec,
+                                            const ProgramDevice &device,
+                                            const std::vector<Tensor> &args,
+                                            const BlockChooser &choose) {
+  std::vector<PendingChunk> chunks;
+  forEachRankBlock(spec, device, args, choose, [&](const RankBlock &b) {
+    Tensor copy = Tensor::uninitialized(b.shape, b.info.dtype);
+    std::memcpy(copy.raw(), b.bytes, b.size);
+    chunks.push_back(
+        {b.info, b.offsets, copy, placementOf(spec, choose.rank(), b.detail)});
+  });
   return chunks;
 }
 
 } // namespace
+
+uint64_t rtxrt::program::rankStateHash(const ProgramSpec &spec,
+                                       const ProgramDevice &device,
+                                       const std::vector<Tensor> &args,
+                                       int64_t rank) {
+  wal::StateHash hash;
+  forEachRankBlock(spec, device, args, BlockChooser(spec, rank),
+                   [&](const RankBlock &b) {
+                     hash.add(b.info.name, b.offsets, b.bytes, b.size);
+                   });
+  return hash.value();
+}
+
+uint64_t rtxrt::program::rankLayoutHash(const ProgramSpec &spec,
+                                        const ProgramDevice &device,
+                                        const std::vector<Tensor> &args,
+                                        int64_t rank) {
+  wal::StateHash hash;
+  forEachRankBlock(
+      spec, device, args, BlockChooser(spec, rank),
+      [&](const RankBlock &b) {
+        hash.add(b.info.name, b.offsets, b.shape.data(),
+                 b.shape.size() * sizeof(int64_t));
+      },
+      /*withBytes=*/false);
+  return hash.value();
+}
 
 CheckpointSaver::CheckpointSaver(const ProgramSpec &spec, ProcessGroups &groups,
                                  const ProgramDevice &device,

@@ -61,6 +61,8 @@ public:
   int64_t lastStarted() const {
     return inFlight_ >= 0 ? inFlight_ : committed_;
   }
+  /// The step of the last checkpoint this run committed (-1: none).
+  int64_t lastCommitted() const { return committed_; }
 
 private:
   const ProgramSpec &spec_;
@@ -73,6 +75,18 @@ private:
   std::string error_;
   int64_t inFlight_ = -1, committed_ = -1;
 };
+
+/// This rank's part of the hash of the state in `args` (rtxrt/Wal.h's
+/// StateHash over the blocks it writes to a checkpoint): the ranks' parts
+/// add up to the hash of the whole state under this plan.
+uint64_t rankStateHash(const ProgramSpec &spec, const ProgramDevice &device,
+                       const std::vector<Tensor> &args, int64_t rank);
+
+/// This rank's part of the hash of where the state's blocks are (names,
+/// offsets and shapes, no values): equal sums mean that two plans cut the
+/// state into the same blocks, so that their state hashes compare.
+uint64_t rankLayoutHash(const ProgramSpec &spec, const ProgramDevice &device,
+                        const std::vector<Tensor> &args, int64_t rank);
 
 /// With --resume: the newest committed checkpoint under flags.dir (each
 /// one skipped is named on stderr by rank 0), or null when there is none

@@ -41,7 +41,7 @@ Flags rtxrt::program::parseFlags(const std::string &program, int argc,
       value = arg.substr(eq + 1);
       arg = arg.substr(0, eq);
     } else if (arg != "--help" && arg != "-h" && arg != "--params-partial" &&
-               arg != "--resume") {
+               arg != "--resume" && arg != "--deterministic") {
       if (i + 1 >= argc)
         throw Error(arg + " needs a value (see --help)");
       value = argv[++i];
@@ -79,6 +79,14 @@ Flags rtxrt::program::parseFlags(const std::string &program, int argc,
       if (!value.empty())
         throw Error("--resume takes no value");
       flags.checkpoint.resume = true;
+    } else if (arg == "--deterministic") {
+      if (!value.empty())
+        throw Error("--deterministic takes no value");
+      flags.checkpoint.deterministic = true;
+      checkpointFlag = arg;
+    } else if (arg == "--wal-sync-every") {
+      flags.checkpoint.walSyncEvery = count("records", 1e12);
+      checkpointFlag = arg;
     } else if (arg == "--checkpoint") {
       flags.checkpoint.dir = path();
     } else if (arg == "--checkpoint-every") {
@@ -144,13 +152,21 @@ Flags rtxrt::program::parseFlags(const std::string &program, int argc,
       flags.saveState = path();
     else if (arg == "--offload-dir")
       flags.offloadDir = path();
-    else if (arg == "--timeout") {
-      flags.timeout = number("seconds");
+    else if (arg == "--timeout" || arg == "--rendezvous-timeout") {
+      bool rendezvous = arg == "--rendezvous-timeout";
+      if (!rendezvous && value == "auto") {
+        flags.timeoutAuto = true;
+        continue;
+      }
+      double seconds = number("seconds");
       // NaN compares false, so test for the accepted range, not against it.
-      if (!(flags.timeout > 0 && flags.timeout <= kMaxTimeoutSeconds))
-        throw Error("--timeout needs a number of seconds in (0, " +
+      if (!(seconds > 0 && seconds <= kMaxTimeoutSeconds))
+        throw Error(arg + " needs a number of seconds in (0, " +
                     std::to_string(static_cast<int64_t>(kMaxTimeoutSeconds)) +
-                    "], got '" + value + "'");
+                    "]" + (rendezvous ? "" : " or 'auto'") + ", got '" + value +
+                    "'");
+      (rendezvous ? flags.rendezvousTimeout : flags.timeout) = seconds;
+      flags.timeoutAuto = flags.timeoutAuto && rendezvous;
     } else
       throw Error("unknown flag '" + arg + "' (see " + program + " --help)");
   }
@@ -209,7 +225,14 @@ void rtxrt::program::printHelp(const std::string &program,
       "  --seed S           seed of drawn inputs (default 0)\n"
       "  --store file:DIR   rendezvous (default $RTX_STORE); rank and "
       "size from RANK/WORLD_SIZE\n"
-      "  --timeout S        seconds a collective may wait (default 60)\n"
+      "  --timeout S|auto   seconds a collective of a step may wait "
+      "(default 60); auto:\n"
+      "                     10x the p99 step time, at least 2 s and at "
+      "most 60 s,\n"
+      "                     after 3 steps under --rendezvous-timeout\n"
+      "  --rendezvous-timeout S  seconds the ranks may take to meet at the "
+      "start\n"
+      "                     (default 60, or --timeout when larger)\n"
       "  --metrics FILE     rank 0 writes one JSON line per step: step, "
       "loss,\n"
       "                     step_time_ms, tokens_per_s, collective_ms, "
@@ -249,6 +272,12 @@ void rtxrt::program::printHelp(const std::string &program,
       "  --checkpoint-every N  after every N-th step too\n"
       "  --keep-checkpoints K  keep the newest K committed checkpoints "
       "(default 3)\n"
+      "  --deterministic    log a hash of the state after every step "
+      "(DIR/wal.log);\n"
+      "                     --resume replays the logged steps after the "
+      "checkpoint and\n"
+      "                     stops with an error at a step whose hash differs\n"
+      "  --wal-sync-every N fsync the log every N steps (default 1)\n"
       "  --resume           start from the newest committed checkpoint in "
       "--checkpoint\n"
       "                     DIR, on any mesh (none yet: from the "

@@ -19,6 +19,10 @@ struct CheckpointFlags {
   int64_t every = 0;   ///< --checkpoint-every N; 0: after the last step only
   int64_t keep = 3;    ///< --keep-checkpoints K
   bool resume = false; ///< --resume: from the newest committed one in DIR
+  /// --deterministic: log each step's state hash; a resume replays the
+  /// logged steps and checks them (program/StepLog.h).
+  bool deterministic = false;
+  int64_t walSyncEvery = 1; ///< --wal-sync-every N: fsync the log every N
 };
 
 struct Flags {
@@ -28,7 +32,13 @@ struct Flags {
   int64_t untilStep = 0;
   int64_t seed = 0;
   std::string inputs, params, out, store, data, metrics, state, saveState;
+  /// --timeout S: how long a collective of a step may wait for its peers.
   double timeout = 60;
+  /// --timeout auto: sized to the measured step time (StepTimeout.h).
+  bool timeoutAuto = false;
+  /// --rendezvous-timeout S: how long ranks may take to meet at the start
+  /// (never less than a fixed --timeout).
+  double rendezvousTimeout = 60;
   /// Observability (docs/observability.md): --trace DIR (else $RTX_TRACE)
   /// with its steps and bound, and the Prometheus endpoint and textfile.
   TraceOptions trace;

@@ -12,6 +12,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 using namespace rtxrt;
 using namespace rtxrt::program;
@@ -68,7 +69,8 @@ ProgramDevice::ProgramDevice(const DeviceRuntime *runtime,
 
 ProcessGroups::ProcessGroups(const ProgramSpec &spec, const Placement &self,
                              const ProgramDevice &device,
-                             const std::string &store, double timeoutSeconds)
+                             const std::string &store, double rendezvousSeconds,
+                             double heartbeatBasis)
     : mesh_(spec.mesh), pipelineAxis_(spec.pipelineAxis), device_(device),
       rank_(self.rank) {
   for (int64_t r = 0; r < self.world; ++r)
@@ -88,7 +90,7 @@ ProcessGroups::ProcessGroups(const ProgramSpec &spec, const Placement &self,
 #ifdef RTXRT_HAVE_GLOO
   // Before the rendezvous, so that its timeout can name a missing rank.
   liveness_ = std::make_unique<detail::Liveness>(store, self.rank, self.world,
-                                                 timeoutSeconds);
+                                                 heartbeatBasis);
 #endif
   std::vector<std::vector<int64_t>> groups;
   for (const auto &axes : spec.collectiveAxes)
@@ -97,9 +99,9 @@ ProcessGroups::ProcessGroups(const ProgramSpec &spec, const Placement &self,
   const DeviceRuntime *runtime = device.runtime();
   comm_ = runtime && runtime->makeCommunicator
               ? runtime->makeCommunicator(self.rank, self.world, store, groups,
-                                          timeoutSeconds)
+                                          rendezvousSeconds)
               : makeGlooCommunicator(self.rank, self.world, store, groups,
-                                     timeoutSeconds);
+                                     rendezvousSeconds);
 }
 
 // Out of line: Liveness is complete only here. The communicator goes first
@@ -186,6 +188,19 @@ std::vector<int64_t> ProcessGroups::exchangeFlags(int64_t mine,
   for (int64_t r : world_)
     flags.push_back(static_cast<int64_t>(all[r].getAsDouble(0)));
   return flags;
+}
+
+uint64_t ProcessGroups::sumOverRanks(uint64_t mine, const std::string &what) {
+  // Bit for bit: exchangeFlags passes values through a double.
+  Tensor word = Tensor::uninitialized({}, DType::I64);
+  std::memcpy(word.raw(), &mine, sizeof(mine));
+  uint64_t sum = 0;
+  for (const Tensor &theirs : comm_->exchange(world_, word, what)) {
+    uint64_t value;
+    std::memcpy(&value, theirs.raw(), sizeof(value));
+    sum += value; // mod 2^64
+  }
+  return sum;
 }
 
 int64_t ProcessGroups::firstFailedRank(bool ok, const std::string &what) {

@@ -67,10 +67,12 @@ private:
 class ProcessGroups {
 public:
   /// Rendezvous through `store` (file:DIR) and create every group eagerly,
-  /// in one order on every rank. One rank needs no store.
+  /// in one order on every rank, within `rendezvousSeconds`. One rank needs
+  /// no store. Heartbeats are paced by `heartbeatBasis`, the shortest
+  /// timeout the collectives will have (comm/Liveness.h).
   ProcessGroups(const ProgramSpec &spec, const Placement &self,
                 const ProgramDevice &device, const std::string &store,
-                double timeoutSeconds);
+                double rendezvousSeconds, double heartbeatBasis);
   ~ProcessGroups();
   Communicator &communicator() { return *comm_; }
   /// This rank finished `steps` steps: its heartbeat says so, and a peer
@@ -107,6 +109,8 @@ public:
   int64_t firstFailedRank(bool ok, const std::string &what);
   /// Every rank's `mine`, by rank (a few flags each; every rank calls it).
   std::vector<int64_t> exchangeFlags(int64_t mine, const std::string &what);
+  /// The sum mod 2^64 of every rank's `mine` (hashes), on every rank.
+  uint64_t sumOverRanks(uint64_t mine, const std::string &what);
 
 private:
   /// The rank whose place in the mesh `r`'s block of a value describes, or

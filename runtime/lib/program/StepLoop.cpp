@@ -28,6 +28,7 @@ std::vector<Tensor> StepLoop::run(std::vector<Tensor> &args,
     if (tracer)
       tracer->beginStep(step);
     int64_t stepStart = Tracer::now();
+    auto iterationStart = std::chrono::steady_clock::now();
     if (data) {
       TraceScope load(tracer, TraceLane::Data, "data load", "data");
       data->loadBatch(stepsBefore + step - 1, args, device);
@@ -90,6 +91,11 @@ std::vector<Tensor> StepLoop::run(std::vector<Tensor> &args,
           !spec.results[i].state.empty() && it != argOfState.end())
         args[it->second] = results[i];
     stepsRun = step;
+    if (timeout)
+      // The whole iteration: what a peer may wait for between collectives.
+      timeout->observe(std::chrono::duration<double>(
+                           std::chrono::steady_clock::now() - iterationStart)
+                           .count());
     if (afterStep && !afterStep(stepsBefore + step, args))
       break;
   }

@@ -5,6 +5,7 @@
 
 #include "Groups.h"
 #include "Metrics.h"
+#include "StepTimeout.h"
 #include "TokenData.h"
 
 #include <functional>
@@ -26,6 +27,8 @@ struct StepLoop {
   const TokenData *data = nullptr;
   /// The offload store's bound on bytes in flight (metrics); 0 without.
   int64_t offloadBoundBytes = 0;
+  /// Told each iteration's wall time (--timeout auto); null: none.
+  StepTimeout *timeout = nullptr;
 
   /// Called after each step with the steps done in all (the runs behind
   /// --state or --resume included) and the next step's arguments, which

@@ -126,14 +126,38 @@ TEST_F(WalTest, TruncatingKeepsOnlyTheStepsAfterACheckpoint) {
   EXPECT_EQ(c.records[2].step, 7);
 }
 
-TEST(WalHashTest, TheParameterHashDoesNotDependOnTheSplit) {
-  std::vector<float> values(1000);
-  for (size_t i = 0; i < values.size(); ++i)
-    values[i] = float(i) * 0.25f - 3.0f;
-  uint64_t whole = wal::hashBytes(values.data(), values.size() * 4);
-  uint64_t split = wal::hashBytes(values.data() + 333, 667 * 4,
-                                  wal::hashBytes(values.data(), 333 * 4));
-  EXPECT_EQ(whole, split);
-  values[500] += 1.0f;
-  EXPECT_NE(wal::hashBytes(values.data(), values.size() * 4), whole);
+TEST_F(WalTest, TruncateAfterDropsTheStepsAResumeWillRedo) {
+  wal::Writer log(path_, 1);
+  for (int64_t s = 3; s <= 6; ++s)
+    log.append(record(s));
+  log.truncateAfter(4);
+  log.append(record(5)); // step 5 again, from the resumed run
+  wal::Contents c = wal::read(path_);
+  ASSERT_EQ(c.records.size(), 3u);
+  EXPECT_EQ(c.records[0].step, 3);
+  EXPECT_EQ(c.records[2].step, 5);
+}
+
+TEST(WalHashTest, TheStateHashDoesNotDependOnTheOrderOrTheRank) {
+  std::vector<float> a(100, 1.5f), b(50, -2.0f);
+  wal::StateHash one, rank0, rank1;
+  one.add("param:w", {0, 0}, a.data(), a.size() * 4);
+  one.add("param:w", {10, 0}, b.data(), b.size() * 4);
+  rank1.add("param:w", {10, 0}, b.data(), b.size() * 4);
+  rank0.add("param:w", {0, 0}, a.data(), a.size() * 4);
+  rank0.combine(rank1.value());
+  EXPECT_EQ(one.value(), rank0.value());
+  // A changed value, a block at another offset or of another tensor: all
+  // change the hash.
+  wal::StateHash changed, moved, renamed;
+  moved.add("param:w", {0, 0}, a.data(), a.size() * 4);
+  moved.add("param:w", {0, 10}, b.data(), b.size() * 4);
+  renamed.add("param:w", {0, 0}, a.data(), a.size() * 4);
+  renamed.add("exp_avg:w", {10, 0}, b.data(), b.size() * 4);
+  b[7] = 0.0f;
+  changed.add("param:w", {0, 0}, a.data(), a.size() * 4);
+  changed.add("param:w", {10, 0}, b.data(), b.size() * 4);
+  EXPECT_NE(changed.value(), one.value());
+  EXPECT_NE(moved.value(), one.value());
+  EXPECT_NE(renamed.value(), one.value());
 }
