@@ -1,10 +1,10 @@
 """Time from a failure to resumed training, with rtx-launch --max-restarts.
 
-    recovery_time.py [--trials N] [--failure kill|stop] [--timeout S] [--work DIR]
+    recovery_time.py [--trials N] [--failure kill|stop] [--timeout S|auto] [--work DIR]
 
 Builds the dp=2 GPT-2 tiny program once (cached in --work), then, N times:
 starts `rtx-launch -n 2 --max-restarts 1 -- dp2 --data text.bin --until-step 400
---checkpoint CK --checkpoint-every 5 --timeout S`, waits until the checkpoint
+--checkpoint CK --checkpoint-every 5 --timeout S` (default auto), waits until the checkpoint
 of step 10 is committed, sends SIGKILL (or SIGSTOP: a hung rank, found by the
 collective timeout) to rank 1, and measures the wall time from the signal to
 the first step line that the restarted job prints. That time is detection +
@@ -43,6 +43,15 @@ def build(work):
                     "--build-script", str(work / "build.sh")], check=True)
     subprocess.run(["sh", str(work / "build.sh"), str(work / "dp2.cpp"), str(program)], check=True)
     return program
+
+
+def prepare(directory):
+    """The work folder, with the token file and the built dp=2 program."""
+    work = Path(directory)
+    work.mkdir(parents=True, exist_ok=True)
+    import numpy as np
+    np.tile(np.arange(37, dtype=np.uint16), 500).tofile(work / "text.bin")
+    return work, build(work)
 
 
 def trial(work, program, failure, timeout, index):
@@ -87,21 +96,18 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--trials", type=int, default=5)
     parser.add_argument("--failure", choices=("kill", "stop"), default="kill")
-    parser.add_argument("--timeout", type=float, default=1.0, help="the programs' --timeout")
+    parser.add_argument("--timeout", default="auto",
+                        help="the programs' --timeout: seconds, or auto (10x the p99 step time, at least 2 s)")
     parser.add_argument("--work", default="/tmp/rtx-bench-recovery")
     args = parser.parse_args()
-    work = Path(args.work)
-    work.mkdir(parents=True, exist_ok=True)
-    import numpy as np
-    np.tile(np.arange(37, dtype=np.uint16), 500).tofile(work / "text.bin")
-    program = build(work)
+    work, program = prepare(args.work)
     times = []
     for i in range(args.trials):
         seconds = trial(work, program, args.failure, args.timeout, i)
         times.append(seconds)
         print(f"trial {i}: {args.failure} of rank 1 -> resumed training in {seconds:.2f} s")
     print(f"median: {statistics.median(times):.2f} s over {len(times)} trials "
-          f"({args.failure}, --timeout {args.timeout:g} s; target <= 5 s)")
+          f"({args.failure}, --timeout {args.timeout}; target <= 5 s)")
 
 
 if __name__ == "__main__":

@@ -404,6 +404,7 @@ ExecutionResult mlir::rtx::execute(ModuleOp module,
   auto recordOf = [&](int64_t step, double loss) {
     rtxrt::StepRecord record;
     record.step = step + 1;
+    record.globalStep = step + 1; // rtx-run counts its own steps only
     record.hasLoss = lossIndex >= 0;
     record.loss = loss;
     record.ms = stepMs[step];

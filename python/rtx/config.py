@@ -419,24 +419,47 @@ class ShardingConfig:
 # --- elasticity ------------------------------------------------------------------------
 
 RENDEZVOUS_SCHEMES = ("file", "redis")
-PREEMPT_POLICIES = ("fail", "checkpoint", "resume")
+PREEMPT_POLICIES = ("fail", "save")
 
 
 @dataclass(frozen=True)
 class ElasticConfig:
-    """Failure handling.
+    """Failure handling of a native program's training (NativeProgram.train;
+    docs/checkpoint.md). The default handles nothing: a failure fails the
+    call, as without it.
 
-    rendezvous: where ranks meet: None (a fixed set of ranks),
-        "file:///shared/dir" (one machine) or "redis://host:port".
-    preempt_policy: on pre-emption or a rank's failure, "fail" (stop),
-        "checkpoint" (write a checkpoint, then stop) or "resume" (write a
-        checkpoint, meet again at the rendezvous, continue with the ranks
-        that remain).
-    checkpoint_interval: steps between durable checkpoints; None for none.
+    rendezvous: where the ranks meet: None (a store in a temporary folder),
+        "file:///shared/dir" or "redis://host:port".
+    preempt_policy: what SIGTERM or SIGINT (a pre-emption notice) does:
+        "save" commits a checkpoint after the step every rank agrees on and
+        train returns the steps done (TrainResult.preempted); "fail" ends the
+        ranks, and train raises.
+    checkpoint_interval: steps between checkpoints (None: only at the end
+        of each train call, when checkpoints are on).
+    max_restarts: failures of a rank (a crash, a kill, a hang found by the
+        collective timeout) that rtx-launch recovers from within
+        restart_window seconds, each by restarting every rank from the newest
+        checkpoint; one more stops with the reason.
+    min_ranks: each restart runs one rank fewer, down to min_ranks (the rule
+        "keep tp/pp, shrink dp": pure data parallelism only), with the same
+        global batch; None: the same number of ranks.
+    checkpoint_dir: where the checkpoints go (default: "checkpoints" beside
+        the built program). Checkpoints are on when any of preempt_policy
+        "save", checkpoint_interval or max_restarts asks for them.
+    deterministic: log a hash of the state after every step; a restart
+        replays the logged steps and must reproduce them bit for bit.
+    timeout: the collectives' timeout: "auto" (10x the p99 step time, at
+        least 2 s: a hung rank is found in seconds) or seconds.
     """
     rendezvous: Optional[str] = None
     preempt_policy: str = "fail"
     checkpoint_interval: Optional[int] = None
+    max_restarts: int = 0
+    min_ranks: Optional[int] = None
+    restart_window: float = 600.0
+    checkpoint_dir: Optional[str] = None
+    deterministic: bool = False
+    timeout: Union[str, float] = "auto"
 
     def __post_init__(self) -> None:
         if self.rendezvous is not None:
@@ -451,27 +474,42 @@ class ElasticConfig:
                     raise ConfigError(f"elastic.rendezvous: {self.rendezvous!r} needs redis://HOST:PORT")
         _choice("elastic.preempt_policy", self.preempt_policy, PREEMPT_POLICIES)
         _positive_int("elastic.checkpoint_interval", self.checkpoint_interval, allow_none=True)
-        if self.preempt_policy == "resume" and self.rendezvous is None:
-            raise ConfigError("elastic.preempt_policy='resume' needs a rendezvous to meet again at")
+        if isinstance(self.max_restarts, bool) or not isinstance(self.max_restarts, int) or self.max_restarts < 0:
+            raise ConfigError(f"elastic.max_restarts must be a whole number >= 0, got {self.max_restarts!r}")
+        _positive_int("elastic.min_ranks", self.min_ranks, allow_none=True)
+        if self.min_ranks is not None and self.max_restarts == 0:
+            raise ConfigError("elastic.min_ranks shrinks the job at a restart: it needs max_restarts >= 1")
+        _number("elastic.restart_window", self.restart_window, 0.0, low_inclusive=False)
+        if self.checkpoint_dir is not None and not (isinstance(self.checkpoint_dir, (str, os.PathLike))
+                                                    and str(self.checkpoint_dir)):
+            raise ConfigError(f"elastic.checkpoint_dir must be a path, got {self.checkpoint_dir!r}")
+        if not isinstance(self.deterministic, bool):
+            raise ConfigError(f"elastic.deterministic must be True or False, got {self.deterministic!r}")
+        if self.timeout != "auto":
+            _number("elastic.timeout", self.timeout, 0.0, low_inclusive=False)
+
+    @property
+    def checkpoints(self) -> bool:
+        """Whether the native program writes checkpoints (--checkpoint)."""
+        return (self.preempt_policy == "save" or self.checkpoint_interval is not None
+                or self.max_restarts > 0)
+
+    @property
+    def active(self) -> bool:
+        """Whether this asks for anything beyond the defaults."""
+        return self != ElasticConfig()
+
+    def store(self) -> Optional[str]:
+        """rtx-launch's --store for the rendezvous (None: a temporary one)."""
+        if self.rendezvous is None:
+            return None
+        scheme, _, rest = self.rendezvous.partition("://")
+        return f"file:{rest}" if scheme == "file" else self.rendezvous
 
     def unsupported(self) -> List[Unsupported]:
-        problems = []
-        if self.rendezvous is not None:
-            problems.append(Unsupported("elastic.rendezvous", self.rendezvous,
-                                        "in-job recovery through a rendezvous comes later; "
-                                        "rtx-launch --max-restarts restarts a native program's "
-                                        "ranks from its checkpoints (docs/checkpoint.md)"))
-        if self.preempt_policy != "fail":
-            problems.append(Unsupported("elastic.preempt_policy", self.preempt_policy,
-                                        "ElasticConfig does not drive it yet; a native program "
-                                        "run with --checkpoint DIR saves and exits 0 on SIGTERM "
-                                        "(docs/checkpoint.md)"))
-        if self.checkpoint_interval is not None:
-            problems.append(Unsupported("elastic.checkpoint_interval", self.checkpoint_interval,
-                                        "ElasticConfig does not drive it yet; run the native "
-                                        "program with --checkpoint DIR --checkpoint-every N "
-                                        "(docs/checkpoint.md)"))
-        return problems
+        # Every option works for native programs; Program.train (rtx-run's
+        # simulated ranks) refuses an active ElasticConfig itself.
+        return []
 
 
 # --- optimizer -----------------------------------------------------------------------------

@@ -16,13 +16,14 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import tempfile
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Protocol, Union
+from typing import Any, Dict, List, Optional, Protocol, Tuple, Union
 
 from .batch import Batch, InputSpec, check_batch, save_arrays
 from .config import ConfigError, ParallelConfig, ProcessGroup, ShardingConfig
-from .results import TrainResult, losses_of, params_of, read_metrics, read_state
+from .results import TrainResult, losses_of, params_of, read_metrics, read_state, steps_of_run
 from .tools import call, find_tool
 
 DEVICES = ("cpu", "cuda")
@@ -53,13 +54,17 @@ class NativeProgram:
         # program.params is still those parameters.
         self._state = path.parent / "state"
         self._state_params: Optional[Dict[str, Any]] = None
+        # Steps done by the calls this run is made of (ElasticConfig: the
+        # programs count to --until-step).
+        self._steps_done = 0
 
     @property
     def ranks(self) -> int:
         return self.program.parallel.ranks
 
     def train(self, batch: Optional[Batch] = None, steps: int = 1, *,
-              data: Union[str, os.PathLike, None] = None, timeout: float = 60.0, seed: int = 0,
+              data: Union[str, os.PathLike, None] = None, timeout: Union[float, str, None] = None,
+              seed: int = 0,
               progress: bool = False, trace: Union[str, os.PathLike, None] = None,
               trace_steps: Optional[str] = None) -> TrainResult:
         """Runs `steps` steps in `ranks` local processes and returns each
@@ -69,7 +74,8 @@ class NativeProgram:
         windows into the inputs 'tokens' and 'labels'). Parameters carry over
         to the next call (of this object and of the Program), and so does
         the optimizer state (below). `timeout` bounds each collective
-        (seconds); progress=True echoes the program's output (rank 0's
+        (seconds, or "auto": 10x the p99 step time; default: the program's
+        ElasticConfig.timeout when it has one, else 60); progress=True echoes the program's output (rank 0's
         progress lines) to stderr as it comes. trace=DIR writes every rank's
         trace and metrics lines into DIR and merges the traces into
         DIR/trace.json (rtx-launch --trace; trace_steps="A:B" limits them to
@@ -84,11 +90,24 @@ class NativeProgram:
         moments and step count) and the position in a token file carry
         over, so two calls of N steps equal one of 2N. Setting
         program.params (or calling program.train) starts afresh from those
-        parameters."""
+        parameters.
+
+        The program's ElasticConfig (rtx.compile(..., elastic=...)) makes the
+        call survive failures (docs/checkpoint.md): checkpoints every
+        checkpoint_interval steps into checkpoint_dir, rtx-launch restarts
+        after a failed rank (max_restarts, shrinking to min_ranks), and with
+        preempt_policy="save" a SIGTERM to this process is a pre-emption:
+        the ranks commit a checkpoint and the call returns the steps done
+        with TrainResult.preempted set; the next call continues from there."""
         if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
             raise ConfigError(f"steps must be a positive integer, got {steps!r}")
-        if not (isinstance(timeout, (int, float)) and timeout > 0):
-            raise ConfigError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        elastic = getattr(self.program, "elastic", None)
+        elastic = elastic if elastic is not None and elastic.active else None
+        if timeout is None:
+            timeout = elastic.timeout if elastic is not None else 60.0
+        if timeout != "auto" and not (isinstance(timeout, (int, float)) and not isinstance(timeout, bool)
+                                      and timeout > 0):
+            raise ConfigError(f"timeout must be a positive number of seconds or 'auto', got {timeout!r}")
         if (batch is None) == (data is None):
             raise ConfigError("train needs a batch or a token file (data=...), not both")
         if data is not None:
@@ -111,14 +130,17 @@ class NativeProgram:
             tracing = ["--trace", str(Path(trace).resolve())] if trace is not None else []
             if trace_steps is not None:
                 tracing += ["--trace-steps", trace_steps]
-            argv = [find_tool("rtx-launch"), "-n", str(self.ranks), "--store",
-                    f"file:{work_dir / 'store'}", *devices, *tracing, "--", str(self.path), "--steps", str(steps),
-                    "--seed", str(seed), "--timeout", str(timeout)]
+            resume = self._state_params is not None and self.program.params is self._state_params
+            if not resume:
+                self._steps_done = 0
+            store = (elastic.store() if elastic is not None else None) or f"file:{work_dir / 'store'}"
+            launch, program_args = self._elastic_argv(elastic, resume, steps)
+            argv = [find_tool("rtx-launch"), "-n", str(self.ranks), "--store", store, *devices, *tracing,
+                    *launch, "--", *program_args, "--seed", str(seed), "--timeout", str(timeout)]
             if arrays is not None:
                 argv += ["--inputs", str(save_arrays(work_dir / "inputs", arrays))]
             else:
                 argv += ["--data", str(Path(data).resolve())]
-            resume = self._state_params is not None and self.program.params is self._state_params
             if resume:
                 argv += ["--state", str(self._state)]
             elif self.program.params is not None:
@@ -130,9 +152,18 @@ class NativeProgram:
             metrics_file = work_dir / "metrics.jsonl"
             argv += ["--save-state", str(saved), "--metrics", str(metrics_file)]
             argv += self.program.sharding.offload_argv(work_dir)
-            call(argv, name=self.path.name, echo=progress, tail=20)
+            forward = (signal.SIGTERM, signal.SIGINT) if elastic is not None and elastic.preempt_policy == "save" \
+                else ()
+            call(argv, name=self.path.name, echo=progress, tail=20, forward=forward)
             metrics = read_metrics(metrics_file)
-        losses = losses_of(metrics, steps, self.path.name)
+        if elastic is None:
+            losses, preempted = losses_of(metrics, steps, self.path.name), False
+        else:
+            # Restart rounds append to the metrics file: the last line of
+            # each global step counts. Fewer steps than asked: pre-empted.
+            metrics, preempted = steps_of_run(metrics, self._steps_done, steps, self.path.name)
+            losses = [m.loss for m in metrics]
+            self._steps_done += len(metrics)
         # The parameters are in the saved state (param:NAME.npy): no --out,
         # which would write them a second time.
         params = params_of(read_state(saved))
@@ -140,7 +171,52 @@ class NativeProgram:
         saved.rename(self._state)
         self.program.params = params      # checked by Program.params
         self._state_params = self.program.params
-        return TrainResult(losses, params, metrics)
+        return TrainResult(losses, params, metrics, preempted)
+
+    def _elastic_argv(self, elastic: Any, resume: bool, steps: int) -> Tuple[List[str], List[str]]:
+        """rtx-launch's options and the program's command line (up to the
+        common flags) for the program's ElasticConfig (None: none)."""
+        if elastic is None:
+            return [], [str(self.path), "--steps", str(steps)]
+        launch: List[str] = []
+        program = str(self.path)
+        if elastic.max_restarts > 0:
+            launch += ["--max-restarts", str(elastic.max_restarts), "--restart-window",
+                       str(elastic.restart_window)]
+        if elastic.min_ranks is not None and elastic.min_ranks < self.ranks:
+            # A program per world size, '{world}' choosing (rtx-launch).
+            for ranks in range(elastic.min_ranks, self.ranks):
+                self._shrunk_program(ranks)
+            (self.path.parent / f"world-{self.ranks}").mkdir(exist_ok=True)
+            link = self.path.parent / f"world-{self.ranks}" / "program"
+            if not link.exists():
+                link.symlink_to(self.path.resolve())
+            launch += ["--min-ranks", str(elastic.min_ranks)]
+            program = str(self.path.parent / "world-{world}" / "program")
+        args = [program, "--until-step", str(self._steps_done + steps)]
+        if elastic.checkpoints:
+            directory = Path(elastic.checkpoint_dir or self.path.parent / "checkpoints").resolve()
+            if not resume:
+                # A fresh start: a restart must not resume an older run's.
+                shutil.rmtree(directory, ignore_errors=True)
+            args += ["--checkpoint", str(directory), "--preempt", elastic.preempt_policy]
+            if elastic.checkpoint_interval is not None:
+                args += ["--checkpoint-every", str(elastic.checkpoint_interval)]
+            if elastic.deterministic:
+                args += ["--deterministic"]
+        elif elastic.deterministic:
+            raise ConfigError("elastic.deterministic checks resumes from checkpoints: it needs "
+                              "checkpoint_interval, max_restarts or preempt_policy='save'")
+        return launch, args
+
+    def _shrunk_program(self, ranks: int) -> Path:
+        """The program for `ranks` ranks (built once, beside this one)."""
+        directory = self.path.parent / f"world-{ranks}"
+        executable = directory / "program"
+        if not executable.exists():
+            step = _Step(self.program, self.program.train_ir_for(ranks))
+            build(step, directory, device=self.device)
+        return executable
 
 
     def _devices(self) -> List[str]:
@@ -154,6 +230,18 @@ class NativeProgram:
             raise ConfigError(f"the group places its ranks on {', '.join(names)}, but this native program was built "
                               "for the CPU: build it with device='cuda'")
         return []
+
+
+class _Step:
+    """A CompiledStep with another training step (a shrunk world's)."""
+
+    def __init__(self, program: CompiledStep, train_ir: str) -> None:
+        self.train_ir, self.params, self.parallel = train_ir, program.params, program.parallel
+        self.sharding, self.group, self._inputs = program.sharding, program.group, program.inputs
+
+    @property
+    def inputs(self) -> List[InputSpec]:
+        return self._inputs
 
 
 def build(program: CompiledStep, directory: Union[str, os.PathLike, None] = None, *,

@@ -13,6 +13,7 @@ dimension 0. The training step is built by rtx-opt (-rtx-autodiff,
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 import tempfile
 from pathlib import Path
@@ -119,6 +120,11 @@ class Program:
         machine), and every process gets the same losses and parameters."""
         if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
             raise ConfigError(f"steps must be a positive integer, got {steps!r}")
+        if self.elastic.active:
+            raise NotYetSupportedError(
+                "Program.train with an ElasticConfig is not supported: checkpoints, restarts and pre-emption "
+                "belong to real processes; build the native program (Program.build(directory)) and call its "
+                ".train(batch, steps) (docs/checkpoint.md)")
         if self.group.world_size > 1:
             return self._train_rank(batch, steps)
         if self.group.backend != "cpu":
@@ -187,6 +193,26 @@ class Program:
         and returns it; its .train(batch, steps) runs one process per rank
         (docs/python.md)."""
         return native.build(self, directory, device=device, emulate=emulate)
+
+    def train_ir_for(self, ranks: int) -> str:
+        """The training step on `ranks` ranks by the rule "keep tp/pp, shrink
+        dp", with the same global batch: what a native program's restarts
+        run when ElasticConfig.min_ranks shrinks the job. Pure data
+        parallelism only for now (a world of dp*tp*pp*sp ranks loses one
+        rank per restart, which another tp or pp does not divide)."""
+        p = self.parallel
+        if p.tp * p.pp * p.sp != 1:
+            raise NotYetSupportedError(
+                f"elastic.min_ranks with tp={p.tp} pp={p.pp} sp={p.sp} is not yet supported: a restart drops one "
+                "rank, and shrinking only dp keeps a multiple of tp*pp*sp ranks; use pure data parallelism, or "
+                "rtx-launch --min-ranks with a program per world size ('{world}', docs/checkpoint.md)")
+        if self.sharding.auto_wrap is not None:
+            raise NotYetSupportedError("elastic.min_ranks with sharding.auto_wrap is not yet supported")
+        parallel = dataclasses.replace(p, dp=ranks)
+        accumulate = parallel.micro_batch if parallel.pp == 1 else 1
+        options = " ".join(o for o in (parallel.distribute_options(), self.sharding.distribute_options()) if o)
+        return driver.opt(self.model_ir, driver.training_passes(self.optimizer.pass_options(), accumulate,
+                                                                self.sharding.mesh(parallel), options))
 
     def save(self, directory: Union[str, Path]) -> Path:
         """Writes model.mlir, train.mlir and params/NAME.npy (when known)."""

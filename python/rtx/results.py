@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Mapping
+from typing import Any, Dict, List, Mapping, Tuple
 
 from .tools import ToolError
 
@@ -37,6 +37,9 @@ class StepMetrics:
     overlap_pct: float = float("nan")
     net_bw_gbps: float = float("nan")
     peak_bytes: float = float("nan")
+    # The steps done in all after it (a resumed run's earlier steps
+    # included); 0 when the file does not say.
+    global_step: int = 0
 
 
 @dataclass
@@ -44,6 +47,9 @@ class TrainResult:
     losses: List[float]                    # the loss of every step, in order
     params: Dict[str, Any]                 # parameter values after the last step (numpy arrays)
     metrics: List[StepMetrics] = field(default_factory=list)   # per step, from native programs
+    # ElasticConfig(preempt_policy="save"): a pre-emption stopped the call
+    # after len(losses) steps, with its checkpoint committed.
+    preempted: bool = False
 
 
 def _number(value: Any) -> float:
@@ -66,7 +72,8 @@ def read_metrics(path: Path) -> List[StepMetrics]:
                                     _number(row["tokens_per_s"]), _number(row.get("collective_ms")),
                                     _number(row.get("collective_pct")),
                                     _number(row.get("allreduce_pct")), _number(row.get("overlap_pct")),
-                                    _number(row.get("net_bw_gbps")), _number(row.get("peak_bytes"))))
+                                    _number(row.get("net_bw_gbps")), _number(row.get("peak_bytes")),
+                                    int(row.get("global_step", 0))))
         except (ValueError, KeyError, TypeError) as error:
             raise ToolError(f"{path}:{number}: not a metrics line ({error}): {line[:200]}") from None
     return rows
@@ -79,6 +86,22 @@ def losses_of(metrics: List[StepMetrics], steps: int, program: str) -> List[floa
     if numbers != list(range(1, steps + 1)):
         raise ToolError(f"{program} wrote metrics for steps {numbers} of {steps}")
     return [m.loss for m in metrics]
+
+
+def steps_of_run(metrics: List[StepMetrics], before: int, steps: int,
+                 program: str) -> Tuple[List[StepMetrics], bool]:
+    """The metrics of global steps before+1.. of a call that asked for
+    `steps`, and whether it stopped short (a pre-emption). Restart rounds
+    append their lines, redoing steps after their checkpoint: the last line
+    of each global step counts. A ToolError when steps are missing."""
+    last: Dict[int, StepMetrics] = {}
+    for m in metrics:
+        last[m.global_step] = m
+    done = sorted(g for g in last if g > before)
+    if not done or done != list(range(before + 1, done[-1] + 1)) or done[-1] > before + steps:
+        raise ToolError(f"{program} wrote metrics for global steps {sorted(last)}; expected "
+                        f"{before + 1}..{before + steps}")
+    return [last[g] for g in done], done[-1] < before + steps
 
 
 def read_state(directory: Path) -> Dict[str, Any]:

@@ -16,6 +16,8 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
+import threading
 import subprocess
 import sys
 import tempfile
@@ -65,7 +67,7 @@ def find_tool(name: str, build_dir: Optional[PathLike] = None) -> str:
 
 def call(argv: Sequence[str], stdin: Optional[str] = None, *, name: Optional[str] = None,
          env: Optional[Mapping[str, str]] = None, echo: bool = False,
-         tail: Optional[int] = None) -> subprocess.CompletedProcess:
+         tail: Optional[int] = None, forward: Sequence[int] = ()) -> subprocess.CompletedProcess:
     """Runs argv to completion and returns it (stdout and stderr as text).
 
     On a non-zero exit, raises ToolError "NAME failed (exit N): MESSAGE" with
@@ -73,11 +75,13 @@ def call(argv: Sequence[str], stdin: Optional[str] = None, *, name: Optional[str
     when given). On success, each message on stderr becomes an
     RtxToolWarning. `name` is the tool's name in messages (default: argv[0]'s
     file name); echo=True copies stdout to sys.stderr line by line as it
-    comes (progress)."""
+    comes (progress). `forward`: signals that this process passes on to
+    the tool while it runs (a pre-emption notice to rtx-launch) instead of
+    acting on them itself."""
     name = name if name is not None else Path(argv[0]).name
     try:
-        if echo:
-            done = _call_echoing(list(argv), env)
+        if echo or forward:
+            done = _call_echoing(list(argv), env, echo, forward)
         else:
             done = subprocess.run(list(argv), input=stdin, capture_output=True, text=True,
                                   env=None if env is None else dict(env))
@@ -94,16 +98,28 @@ def call(argv: Sequence[str], stdin: Optional[str] = None, *, name: Optional[str
     return done
 
 
-def _call_echoing(argv: List[str], env: Optional[Mapping[str, str]]) -> subprocess.CompletedProcess:
+def _call_echoing(argv: List[str], env: Optional[Mapping[str, str]], echo: bool = True,
+                  forward: Sequence[int] = ()) -> subprocess.CompletedProcess:
     with tempfile.TemporaryFile(mode="w+") as err:
         with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err, text=True, bufsize=1,
                               env=None if env is None else dict(env)) as process:
-            lines = []
-            assert process.stdout is not None
-            for line in process.stdout:
-                lines.append(line)
-                sys.stderr.write(line)
-                sys.stderr.flush()
+            # Signal handlers can only be set from the main thread.
+            previous = {}
+            if threading.current_thread() is threading.main_thread():
+                for signum in forward:
+                    previous[signum] = signal.signal(signum, lambda s, _: process.send_signal(s))
+            try:
+                lines = []
+                assert process.stdout is not None
+                for line in process.stdout:
+                    lines.append(line)
+                    if echo:
+                        sys.stderr.write(line)
+                        sys.stderr.flush()
+                process.wait()
+            finally:
+                for signum, handler in previous.items():
+                    signal.signal(signum, handler)
         err.seek(0)
         return subprocess.CompletedProcess(argv, process.returncode, "".join(lines), err.read())
 

@@ -110,7 +110,17 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
     std::vector<Tensor> args;
     {
       ArgumentSources sources = argumentSources(flags);
-      sources.checkpoint = resumeFrom;
+      if (resumeFrom) {
+        // The checkpoint wins over where the run first started from.
+        if (self.rank == 0 &&
+            (!sources.stateDir.empty() || !sources.paramsDir.empty()))
+          std::printf("resume: the checkpoint replaces %s\n",
+                      sources.stateDir.empty() ? "--params" : "--state");
+        sources.stateDir.clear();
+        sources.paramsDir.clear();
+        sources.paramsPartial = false;
+        sources.checkpoint = resumeFrom;
+      }
       ArgumentLoader loader(spec.mesh, sources);
       for (const ArgSpec &arg : spec.args) {
         Tensor block = loadOrOffload(loader, offload.get(), arg, self.rank);
@@ -152,7 +162,7 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
     }
     // With --checkpoint, SIGTERM and SIGINT pre-empt the run: it stops
     // after a step that every rank agrees on and commits its checkpoint.
-    if (!flags.checkpoint.dir.empty())
+    if (!flags.checkpoint.dir.empty() && flags.checkpoint.saveOnPreemption)
       installPreemptionHandler();
 
     // The steps.

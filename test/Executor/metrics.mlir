@@ -10,7 +10,7 @@
 // RUN: rtx-opt %rtx_src_root/examples/gpt2-tiny.mlir -rtx-autodiff '-rtx-optimizer=lr=0.01' -o %t/ref.mlir
 // RUN: rtx-run %t/ref.mlir --random --steps 3 --metrics %t/ref.jsonl > %t/ref.log
 // RUN: %python %S/Inputs/check_metrics.py %t/ref.jsonl --steps 3 --log %t/ref.log | FileCheck %s --check-prefix=ONE
-// ONE: keys ['loss', 'step', 'step_time_ms', 'tokens_per_s']
+// ONE: keys ['global_step', 'loss', 'step', 'step_time_ms', 'tokens_per_s']
 // ONE: losses {{[0-9.]+ [0-9.]+ [0-9.]+$}}
 //
 // The same step on dp=2 simulated ranks gives the same losses.
@@ -24,7 +24,7 @@
 // over 4 elements.
 // RUN: rtx-run %s --entry partial_loss --ranks 2 --steps 3 --metrics %t/partial.jsonl > %t/partial.log
 // RUN: %python %S/Inputs/check_metrics.py %t/partial.jsonl --steps 3 --log %t/partial.log | FileCheck %s --check-prefix=PARTIAL
-// PARTIAL: keys ['loss', 'step', 'step_time_ms', 'tokens_per_s']
+// PARTIAL: keys ['global_step', 'loss', 'step', 'step_time_ms', 'tokens_per_s']
 // PARTIAL: losses 4 8 12
 //
 // A function without a loss: one line per step, its loss null.

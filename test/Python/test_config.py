@@ -74,7 +74,9 @@ def test_init_rejects_bad_values(kwargs, message):
     (lambda: ElasticConfig(rendezvous="etcd://host:2379"), "elastic.rendezvous must be"),
     (lambda: ElasticConfig(rendezvous="redis://host"), "needs redis://HOST:PORT"),
     (lambda: ElasticConfig(preempt_policy="ignore"), "elastic.preempt_policy must be one of"),
-    (lambda: ElasticConfig(preempt_policy="resume"), "needs a rendezvous"),
+    (lambda: ElasticConfig(preempt_policy="resume"), "elastic.preempt_policy must be one of 'fail', 'save'"),
+    (lambda: ElasticConfig(max_restarts=True), "elastic.max_restarts must be a whole number"),
+    (lambda: ElasticConfig(restart_window=0), "elastic.restart_window must be a number > 0"),
     (lambda: ElasticConfig(checkpoint_interval=0), "elastic.checkpoint_interval must be a positive"),
     (lambda: AdamW(lr=0), "optimizer.lr must be a number > 0"),
     (lambda: AdamW(betas=(0.9, 1.0)), "optimizer.betas"),
@@ -88,16 +90,13 @@ def test_options_are_validated(make, message):
 def test_valid_future_options_are_accepted():
     assert ParallelConfig(dp=2, tp=4, pp=2, sp=2, micro_batch=8, bucket_bytes=1 << 25).ranks == 32
     assert ShardingConfig("fsdp", "nvme", {"Block"}).auto_wrap == frozenset({"Block"})
-    assert ElasticConfig("file:///tmp/rdzv", "resume", 100).checkpoint_interval == 100
-    assert ElasticConfig("redis://10.0.0.1:6379", "checkpoint").preempt_policy == "checkpoint"
+    assert ElasticConfig("file:///tmp/rdzv", "save", 100).checkpoint_interval == 100
+    assert ElasticConfig("redis://10.0.0.1:6379", "save").store() == "redis://10.0.0.1:6379"
 
 
 # --- compile refuses what it cannot do yet -------------------------------------------------
 
 @pytest.mark.parametrize("kwargs, option", [
-    (dict(elastic=ElasticConfig(rendezvous="file:///tmp/x")), "elastic.rendezvous='file:///tmp/x'"),
-    (dict(elastic=ElasticConfig(preempt_policy="checkpoint")), "elastic.preempt_policy='checkpoint'"),
-    (dict(elastic=ElasticConfig(checkpoint_interval=10)), "elastic.checkpoint_interval=10"),
     # Several processes work (test_torchrun.py), but each drives one device.
     (dict(group=init("cpu", 2, env={"WORLD_SIZE": "2", "RANK": "0"}), parallel=ParallelConfig(dp=4)),
      "devices=['cpu', 'cpu']"),

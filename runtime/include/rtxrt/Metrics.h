@@ -22,6 +22,9 @@ namespace rtxrt {
 /// What one step measured.
 struct StepRecord {
   int64_t step = 0; // 1-based, in this run
+  /// The steps done in all after it: those of the runs behind --resume or
+  /// --state included (equal to `step` in a fresh run).
+  int64_t globalStep = 0;
   bool hasLoss = false;
   double loss = 0;
   double ms = 0; // the step's time, its queued device work included
@@ -54,7 +57,8 @@ struct StepRecord {
 class MetricsFile {
 public:
   /// No file when `path` is empty; an Error when it cannot be written.
-  explicit MetricsFile(const std::string &path);
+  /// `append`: after the lines already there (a resumed run's).
+  explicit MetricsFile(const std::string &path, bool append = false);
   ~MetricsFile();
   MetricsFile(const MetricsFile &) = delete;
   MetricsFile &operator=(const MetricsFile &) = delete;

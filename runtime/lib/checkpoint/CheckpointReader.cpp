@@ -1,6 +1,7 @@
 //===- CheckpointReader.cpp - finding and reading committed checkpoints ---===//
 
 #include "DurableFiles.h"
+#include "Failpoints.h"
 #include "Manifest.h"
 
 #include <algorithm>
@@ -179,6 +180,8 @@ Tensor CheckpointReader::read(const std::string &name,
       continue;
     copyOverlap(chunk, readChunk(chunk), offsets, shape, elem,
                 static_cast<char *>(block.raw()));
+    // A failure in the middle of a recovery (the chaos suite).
+    crashPoint("resume-read", manifest_.step);
   }
   return block;
 }

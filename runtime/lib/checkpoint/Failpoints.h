@@ -1,10 +1,12 @@
 //===- Failpoints.h - crashes at a save's durability points -----*- C++ -*-===//
 //
 // RTXRT_CHECKPOINT_CRASH_AT=POINT kills the process with SIGKILL when a save
-// reaches POINT (rtxrt/Checkpoint.h lists them), POINT@N only in the save of
-// step N (a run that crashes after some checkpoints), so that the chaos suite
-// can stop a save at every step of its commit protocol, as a power cut or an
-// OOM kill would. Unset, each check is one string comparison.
+// reaches POINT (rtxrt/Checkpoint.h lists them; "resume-read" is a resume
+// reading a chunk), POINT@N only in the save (or resume) of step N, POINT/K
+// only in restart round K (RTX_RESTART_ROUND), and a comma-separated list
+// arms several, so that the chaos suite can stop a save at every step of its
+// commit protocol, as a power cut or an OOM kill would, or a recovery half
+// way. Unset, each check is one getenv.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,8 +18,8 @@
 
 namespace rtxrt::checkpoint {
 
-/// Kills this process (SIGKILL) when RTXRT_CHECKPOINT_CRASH_AT is `point`,
-/// or `point@step`.
+/// Kills this process (SIGKILL) when RTXRT_CHECKPOINT_CRASH_AT arms `point`
+/// (`point`, `point@step`, `point/round`, `point@step/round`, in a list).
 void crashPoint(const std::string &point, int64_t step);
 
 } // namespace rtxrt::checkpoint

@@ -36,17 +36,24 @@ struct RedisStore::Reply {
 
 RedisStore::RedisStore(const std::string &spec, const std::string &host,
                        int port, std::chrono::milliseconds timeout)
-    : spec_(spec), timeout_(timeout) {
-  redis_ = redisConnectWithTimeout(host.c_str(), port, toTimeval(timeout));
+    : spec_(spec), host_(host), port_(port), timeout_(timeout) {
+  connect();
+}
+
+void RedisStore::connect() {
+  redis_ = redisConnectWithTimeout(host_.c_str(), port_, toTimeval(timeout_));
   if (!redis_ || redis_->err) {
     std::string why = redis_ ? redis_->errstr : "out of memory";
     if (redis_)
       redisFree(redis_);
     redis_ = nullptr;
-    throw Error("cannot reach the rendezvous store " + spec + ": " + why);
+    throw Error("cannot reach the rendezvous store " + spec_ + ": " + why);
   }
-  if (redisSetTimeout(redis_, toTimeval(timeout)) != REDIS_OK)
-    throw Error("cannot set a timeout on the rendezvous store " + spec);
+  if (redisSetTimeout(redis_, toTimeval(timeout_)) != REDIS_OK) {
+    redisFree(redis_);
+    redis_ = nullptr;
+    throw Error("cannot set a timeout on the rendezvous store " + spec_);
+  }
 }
 
 RedisStore::~RedisStore() {
@@ -56,8 +63,9 @@ RedisStore::~RedisStore() {
 
 RedisStore::Reply RedisStore::command(const std::vector<std::string> &args) {
   if (!redis_)
-    throw Error("the rendezvous store " + spec_ +
-                " stopped answering earlier; its connection is closed");
+    // It failed earlier (hiredis closes a context after an I/O error or a
+    // timeout): connect again, as a restarted server may be back.
+    connect();
   std::vector<const char *> argv;
   std::vector<size_t> lengths;
   for (const std::string &a : args) {

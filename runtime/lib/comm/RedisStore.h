@@ -5,7 +5,9 @@
 // hangs every rank for ever, whatever --timeout says. This store has Gloo's
 // semantics (set once with SETNX, get waits for the key) on hiredis with
 // redisConnectWithTimeout and redisSetTimeout, so connecting and every
-// command fail after the timeout with a message naming the store.
+// command fail after the timeout with a message naming the store. After a
+// failed command the next one connects again: a server that was restarted
+// (a store outage) serves the heartbeats and a later rendezvous round.
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,8 +51,11 @@ private:
   /// server does not answer within the timeout or answers with an error.
   struct Reply;
   Reply command(const std::vector<std::string> &args);
+  /// Opens the connection; throws naming the store when it cannot.
+  void connect();
 
-  std::string spec_;
+  std::string spec_, host_;
+  int port_ = 0;
   std::chrono::milliseconds timeout_;
   redisContext *redis_ = nullptr;
 };

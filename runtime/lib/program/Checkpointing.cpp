@@ -329,6 +329,9 @@ rtxrt::program::openResumeCheckpoint(const CheckpointFlags &flags,
     else
       std::printf("resume: no committed checkpoint in %s: starting afresh\n",
                   flags.dir.c_str());
+    // Before the reads: a recovery that fails half-way still says where
+    // it resumed from.
+    std::fflush(stdout);
   }
   if (!latest)
     return nullptr;

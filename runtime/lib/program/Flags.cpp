@@ -84,6 +84,11 @@ Flags rtxrt::program::parseFlags(const std::string &program, int argc,
         throw Error("--deterministic takes no value");
       flags.checkpoint.deterministic = true;
       checkpointFlag = arg;
+    } else if (arg == "--preempt") {
+      if (value != "save" && value != "fail")
+        throw Error("--preempt needs save or fail, got '" + value + "'");
+      flags.checkpoint.saveOnPreemption = value == "save";
+      checkpointFlag = arg;
     } else if (arg == "--wal-sync-every") {
       flags.checkpoint.walSyncEvery = count("records", 1e12);
       checkpointFlag = arg;
@@ -177,13 +182,10 @@ Flags rtxrt::program::parseFlags(const std::string &program, int argc,
   if (stepsGiven && flags.untilStep > 0)
     throw Error("--steps N runs N more steps and --until-step N until N are "
                 "done; give one");
-  if (flags.checkpoint.resume) {
-    if (flags.checkpoint.dir.empty())
-      checkpointFlag = "--resume";
-    else if (!flags.params.empty() || !flags.state.empty())
-      throw Error("--resume gives the parameters from a checkpoint; it "
-                  "excludes --params and --state");
-  }
+  // --resume with --params or --state: the newest checkpoint when there is
+  // one, else those (a job restarted before its first checkpoint).
+  if (flags.checkpoint.resume && flags.checkpoint.dir.empty())
+    checkpointFlag = "--resume";
   if (!checkpointFlag.empty() && flags.checkpoint.dir.empty())
     throw Error(checkpointFlag + " needs --checkpoint DIR");
   // Options that shape a trace or an endpoint that is not there would be
@@ -280,8 +282,13 @@ void rtxrt::program::printHelp(const std::string &program,
       "  --wal-sync-every N fsync the log every N steps (default 1)\n"
       "  --resume           start from the newest committed checkpoint in "
       "--checkpoint\n"
-      "                     DIR, on any mesh (none yet: from the "
-      "initializers)\n"
+      "                     DIR, on any mesh (none yet: from --params, "
+      "--state or the\n"
+      "                     initializers)\n"
+      "  --preempt save|fail  with --checkpoint, what SIGTERM and SIGINT do "
+      "(default save,\n"
+      "                     below; fail: end the process as without "
+      "--checkpoint)\n"
       "                     With --checkpoint, SIGTERM or SIGINT is a "
       "pre-emption: every\n"
       "                     rank stops after the same step, the checkpoint "

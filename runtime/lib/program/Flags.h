@@ -23,6 +23,9 @@ struct CheckpointFlags {
   /// logged steps and checks them (program/StepLog.h).
   bool deterministic = false;
   int64_t walSyncEvery = 1; ///< --wal-sync-every N: fsync the log every N
+  /// --preempt save|fail: SIGTERM/SIGINT commit a checkpoint and exit 0
+  /// (save), or end the process as they would without --checkpoint.
+  bool saveOnPreemption = true;
 };
 
 struct Flags {

@@ -10,10 +10,10 @@
 using namespace rtxrt;
 using namespace rtxrt::program;
 
-MetricsFile::MetricsFile(const std::string &path) {
+MetricsFile::MetricsFile(const std::string &path, bool append) {
   if (path.empty())
     return;
-  file_ = std::fopen(path.c_str(), "w");
+  file_ = std::fopen(path.c_str(), append ? "a" : "w");
   if (!file_)
     throw Error("cannot write the metrics file " + path + ": " +
                 std::strerror(errno));
@@ -37,6 +37,7 @@ void MetricsFile::step(const StepRecord &r, double tokensPerSecond) {
     return;
   std::string line =
       "{\"step\": " + std::to_string(r.step) +
+      ", \"global_step\": " + std::to_string(r.globalStep) +
       ", \"loss\": " + jsonNumber(r.hasLoss ? r.loss : std::nan(""), "%.9g") +
       ", \"step_time_ms\": " + jsonNumber(r.ms, "%.3f") +
       ", \"tokens_per_s\": " + jsonNumber(tokensPerSecond, "%.1f");
@@ -97,7 +98,10 @@ Progress::Progress(const ProgramSpec &spec, const MetricsPlace &place,
                    int64_t steps, const Flags &flags)
     : rank_(place.rank), steps_(steps), world_(spec.mesh.numRanks()),
       tokensPerStep_(tokensPerStep(spec.args, spec.mesh)),
-      metrics_(place.rank == 0 ? flags.metrics : std::string()),
+      // A resumed run (a restart round) adds its lines to the file of the
+      // run it continues: global_step tells the steps apart.
+      metrics_(place.rank == 0 ? flags.metrics : std::string(),
+               flags.checkpoint.resume),
       rankMetrics_(flags.trace.dir.empty()
                        ? std::string()
                        : flags.trace.dir + "/rank-" +

@@ -49,6 +49,7 @@ std::vector<Tensor> StepLoop::run(std::vector<Tensor> &args,
     device.synchronize(); // the step's time includes its queued kernels
     StepRecord record;
     record.step = step;
+    record.globalStep = stepsBefore + step;
     record.ms = std::chrono::duration<double, std::milli>(
                     std::chrono::steady_clock::now() - start)
                     .count();

@@ -1,0 +1,117 @@
+"""ElasticConfig drives a native program's failure handling
+(docs/checkpoint.md): checkpoints, rtx-launch restarts from them (also onto
+fewer ranks), and pre-emption. Each case compares with an uninterrupted
+native run of the same steps; failures are injected with the checkpoint
+failpoints (RTXRT_CHECKPOINT_CRASH_AT) and a real SIGTERM."""
+import os
+import signal
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import rtx
+from rtx import models
+from rtx.config import ConfigError, NotYetSupportedError, ParallelConfig, init
+from util import random_batch, rel_err
+
+
+def _compiled(elastic=None, dp=2):
+    return rtx.compile(models.mlp(), group=init("cpu", dp, env={}), parallel=ParallelConfig(dp=dp),
+                       optimizer=rtx.AdamW(lr=1e-2), elastic=elastic)
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    """An uninterrupted dp=2 run of 6 steps, without ElasticConfig."""
+    program = _compiled()
+    native = program.build(tmp_path_factory.mktemp("reference"))
+    batch = random_batch(program)
+    return batch, native.train(batch, steps=6)
+
+
+def test_a_killed_rank_restarts_from_the_checkpoint(tmp_path, monkeypatch, reference):
+    """Rank 0 is killed right after committing the checkpoint of step 2
+    (failpoint); rtx-launch restarts both ranks from it and the call returns
+    the losses of steps 1-6 and the parameters of the uninterrupted run, bit
+    for bit, with every step replayed against the log (deterministic)."""
+    batch, expected = reference
+    elastic = rtx.ElasticConfig(max_restarts=1, checkpoint_interval=2, deterministic=True,
+                                checkpoint_dir=str(tmp_path / "ck"))
+    native = _compiled(elastic).build(tmp_path / "build")
+    monkeypatch.setenv("RTXRT_CHECKPOINT_CRASH_AT", "after-commit@2")
+    with pytest.warns(rtx.RtxToolWarning, match="restart 1"):
+        got = native.train(batch, steps=6)
+    assert not got.preempted
+    assert [m.global_step for m in got.metrics] == [1, 2, 3, 4, 5, 6]
+    np.testing.assert_array_equal(got.losses, expected.losses)
+    for name, value in expected.params.items():
+        np.testing.assert_array_equal(got.params[name], value, err_msg=name)
+    assert (tmp_path / "ck" / "wal.log").is_file()
+
+
+def test_a_restart_shrinks_to_min_ranks(tmp_path, monkeypatch, reference):
+    """min_ranks=1: the restart runs the program built for one rank (the
+    same global batch); the losses match the uninterrupted dp=2 run within
+    the design tolerance (another plan sums in another order)."""
+    batch, expected = reference
+    elastic = rtx.ElasticConfig(max_restarts=1, min_ranks=1, checkpoint_interval=2,
+                                checkpoint_dir=str(tmp_path / "ck"))
+    native = _compiled(elastic).build(tmp_path / "build")
+    monkeypatch.setenv("RTXRT_CHECKPOINT_CRASH_AT", "after-commit@2")
+    with pytest.warns(rtx.RtxToolWarning, match=r"with 1 rank\(s\)"):
+        got = native.train(batch, steps=6)
+    assert (tmp_path / "build" / "world-1" / "program").is_file()
+    np.testing.assert_allclose(got.losses, expected.losses, rtol=1e-4)
+    for name, value in expected.params.items():
+        assert rel_err(got.params[name], value) <= 1e-4, name
+
+
+def test_sigterm_preempts_and_the_next_call_continues(tmp_path, reference):
+    """preempt_policy="save": a SIGTERM to this process once the checkpoint
+    of step 2 is committed reaches rtx-launch, the ranks stop after a step
+    they agree on, and the call returns early with preempted=True; the next
+    call finishes the 6 steps, and together they equal the uninterrupted
+    run bit for bit."""
+    batch, expected = reference
+    ck = tmp_path / "ck"
+    elastic = rtx.ElasticConfig(preempt_policy="save", checkpoint_interval=2, checkpoint_dir=str(ck))
+    native = _compiled(elastic).build(tmp_path / "build")
+    stop = threading.Event()
+
+    def preempt():
+        while not stop.is_set() and not (ck / "step-00000002" / "manifest.json").exists():
+            time.sleep(0.01)
+        if not stop.is_set():
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    os.environ["RTX_FAULT_SLOW_RANK"] = "0:300"   # the signal lands before step 6
+    watcher = threading.Thread(target=preempt)
+    watcher.start()
+    try:
+        first = native.train(batch, steps=6)
+    finally:
+        stop.set()
+        watcher.join()
+        del os.environ["RTX_FAULT_SLOW_RANK"]
+    assert first.preempted and 2 <= len(first.losses) < 6
+    second = native.train(batch, steps=6 - len(first.losses))
+    assert not second.preempted
+    np.testing.assert_array_equal(first.losses + second.losses, expected.losses)
+    for name, value in expected.params.items():
+        np.testing.assert_array_equal(second.params[name], value, err_msg=name)
+
+
+def test_elastic_options_are_checked():
+    with pytest.raises(ConfigError, match="needs max_restarts >= 1"):
+        rtx.ElasticConfig(min_ranks=1)
+    with pytest.raises(ConfigError, match="elastic.max_restarts must be a whole number"):
+        rtx.ElasticConfig(max_restarts=-1)
+    with pytest.raises(ConfigError, match="elastic.timeout"):
+        rtx.ElasticConfig(timeout="soon")
+    assert not rtx.ElasticConfig().checkpoints and rtx.ElasticConfig(preempt_policy="save").checkpoints
+    assert rtx.ElasticConfig(rendezvous="file:///tmp/r").store() == "file:/tmp/r"
+    program = _compiled(rtx.ElasticConfig(max_restarts=1))
+    with pytest.raises(NotYetSupportedError, match="build the native program"):
+        program.train(random_batch(program), steps=1)
