@@ -5,7 +5,8 @@
 #   - lit test/Reliability: kill -9, SIGSTOP (hang) with a shrink, SIGTERM
 #     pre-emption, the restart budget, a crash at every durability point of a
 #     save, a corrupt chunk, a full disk, N -> M restore, the write-ahead
-#     log's deterministic replay, its torn tail and a mismatch;
+#     log's deterministic replay, its torn tail and a mismatch, the Redis
+#     store killed and restarted, a dropped link between network namespaces;
 #   - pytest test/Python/test_elastic.py: the same through rtx.ElasticConfig.
 # Usage: scripts/reliability-gate.sh [REPORT_DIR]  (JUnit reports go there;
 # RTX_BUILD_DIR picks the build, default build/). Prints one verdict line.

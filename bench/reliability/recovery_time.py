@@ -35,7 +35,9 @@ def tool(name):
 
 def build(work):
     program = work / "dp2"
-    if program.exists():
+    # Cached, unless the runtime it links is newer (a rebuilt rtx).
+    runtime = BUILD / "runtime" / "librtxrt.a"
+    if program.exists() and (not runtime.exists() or program.stat().st_mtime > runtime.stat().st_mtime):
         return program
     subprocess.run([tool("rtx-opt"), str(ROOT / "examples/gpt2-tiny.mlir"),
                     "-rtx-distribute=mesh=dp:2 lr=0.01", "-o", str(work / "dp2.mlir")], check=True)
