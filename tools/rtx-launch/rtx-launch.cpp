@@ -59,6 +59,11 @@ struct Options {
   int maxRestarts = 0;
   double restartWindow = 600;
   int minRanks = 0;
+  /// Growing back: a round that runs fewer than N ranks is pre-empted
+  /// (SIGTERM: the ranks commit a checkpoint at a step boundary and exit 0)
+  /// after this many seconds and started again with one rank more; the slot
+  /// that failed is taken to be back by then. Negative: never.
+  double growAfter = -1;
   std::vector<std::string> program;
 };
 
@@ -71,7 +76,7 @@ struct Options {
       "[--store file:DIR | redis://HOST:PORT]\n"
       "                  [--devices LIST] [--run-id ID] [--grace SECONDS]\n"
       "                  [--max-restarts R [--restart-window S] "
-      "[--min-ranks M]]\n"
+      "[--min-ranks M [--grow-after S]]]\n"
       "                  [--trace DIR [--trace-steps A:B]] -- "
       "PROGRAM [ARGS...]\n"
       "  Starts N ranks of PROGRAM on this machine with RANK, "
@@ -99,7 +104,11 @@ struct Options {
       "round has its own run id.\n"
       "  --min-ranks M: each restart has one rank fewer, down to M; "
       "'{world}' in the\n  program's arguments becomes the number of "
-      "ranks (a program per world size).\n");
+      "ranks (a program per world size).\n"
+      "  --grow-after S: a shrunk job grows back one rank at a time: after "
+      "S seconds\n  with fewer than N ranks, the ranks are pre-empted "
+      "(they commit a checkpoint\n  at a step boundary: the program needs "
+      "--checkpoint) and restarted with one more.\n");
   std::exit(2);
 }
 
@@ -181,6 +190,8 @@ Options parse(int argc, char **argv) {
       options.restartWindow = parseSeconds(arg, value(), false, 86400 * 7);
     else if (arg == "--min-ranks")
       options.minRanks = parseRanks(arg, value());
+    else if (arg == "--grow-after")
+      options.growAfter = parseSeconds(arg, value(), false, 86400 * 7);
     else if (arg == "--trace") {
       options.trace = value();
       if (options.trace.empty())
@@ -212,6 +223,9 @@ Options parse(int argc, char **argv) {
   if (options.minRanks > 0 && options.maxRestarts == 0)
     usage("--min-ranks shrinks the job at a restart: it needs "
           "--max-restarts N");
+  if (options.growAfter >= 0 && options.minRanks == 0)
+    usage("--grow-after grows back a job that --min-ranks shrank: it needs "
+          "--min-ranks M");
   if (options.maxRestarts > 0 && options.nodes > 1)
     usage("--max-restarts restarts the ranks of one node; a job of several "
           "nodes is restarted by its outer launcher");
@@ -357,13 +371,15 @@ int main(int argc, char **argv) {
   struct RoundEnd {
     int exitCode;
     bool rankFailed; // a rank failed (not a forwarded signal)
+    bool grew = false; // pre-empted to grow, every rank exited 0
   };
   // Test hook: RTX_LAUNCH_FAIL_FORK_AT=K makes the fork of local rank K fail
   // with EAGAIN, as it does when the process limit is reached.
   const char *failForkEnv = std::getenv("RTX_LAUNCH_FAIL_FORK_AT");
   int failForkAt = failForkEnv ? std::atoi(failForkEnv) : -1;
-  auto runRound = [&](int ranks, int round,
-                      const std::string &roundRunId) -> RoundEnd {
+  auto runRound = [&](int ranks, int round, const std::string &roundRunId,
+                      double growAfter) -> RoundEnd {
+    auto started = std::chrono::steady_clock::now();
     int64_t world = int64_t(ranks) * nodes;
     std::vector<Child> children(ranks);
     for (int local = 0; local < ranks; ++local) {
@@ -435,7 +451,7 @@ int main(int argc, char **argv) {
 
     int exitCode = 0;
     int failedRank = -1;
-    bool stopping = false;
+    bool stopping = false, growing = false;
     auto stopDeadline = std::chrono::steady_clock::time_point::max();
     // Signals go to each rank's process group: a rank's own children (a
     // shell's commands, data loaders) stop with it.
@@ -520,6 +536,20 @@ int main(int argc, char **argv) {
                        std::chrono::milliseconds(
                            static_cast<int>(options.graceSeconds * 1000));
       }
+      if (growAfter >= 0 && !stopping &&
+          std::chrono::steady_clock::now() - started >
+              std::chrono::milliseconds(
+                  static_cast<int64_t>(growAfter * 1000))) {
+        std::fprintf(stderr,
+                     "rtx-launch: growing: %d rank(s) for %g s; pre-empting "
+                     "them to start again with %d\n",
+                     ranks, growAfter, ranks + 1);
+        stopping = growing = true;
+        stopAll(SIGTERM);
+        stopDeadline = std::chrono::steady_clock::now() +
+                       std::chrono::milliseconds(
+                           static_cast<int>(options.graceSeconds * 1000));
+      }
       if (stopping && std::chrono::steady_clock::now() > stopDeadline) {
         stopAll(SIGKILL);
         stopDeadline = std::chrono::steady_clock::time_point::max();
@@ -532,12 +562,20 @@ int main(int argc, char **argv) {
     }
     // A forwarded SIGTERM that every rank answered by exiting 0 (a program
     // pre-empted: its checkpoint committed) ends the launch with 0.
-    if (failedRank < 0 && forwardedSignal) {
-      bool clean = true;
-      for (Child &c : children)
-        clean = clean && WIFEXITED(c.status) && WEXITSTATUS(c.status) == 0;
+    bool clean = true;
+    for (Child &c : children)
+      clean = clean && WIFEXITED(c.status) && WEXITSTATUS(c.status) == 0;
+    if (failedRank < 0 && forwardedSignal && clean)
+      exitCode = 0;
+    if (growing && failedRank < 0 && !forwardedSignal) {
+      // A rank that did not commit and exit 0 (no --checkpoint, or the
+      // run had finished its steps) is no growth.
       if (clean)
-        exitCode = 0;
+        return RoundEnd{0, false, true};
+      std::fprintf(stderr, "rtx-launch: the ranks did not all exit 0 when "
+                           "pre-empted to grow (does the program have "
+                           "--checkpoint?)\n");
+      return RoundEnd{1, true};
     }
     return RoundEnd{exitCode, failedRank >= 0};
   };
@@ -550,8 +588,18 @@ int main(int argc, char **argv) {
   for (int round = 0;; ++round) {
     std::string roundRunId =
         round == 0 ? runId : runId + "-round" + std::to_string(round);
-    RoundEnd end = runRound(ranks, round, roundRunId);
+    RoundEnd end =
+        runRound(ranks, round, roundRunId,
+                 ranks < options.ranks ? options.growAfter : -1.0);
     exitCode = end.exitCode;
+    if (end.grew) {
+      ++ranks;
+      std::fprintf(stderr,
+                   "rtx-launch: restart %d with %d rank(s) (grown back), "
+                   "resuming from the newest checkpoint\n",
+                   round + 1, ranks * static_cast<int>(nodes));
+      continue;
+    }
     if (!end.rankFailed || options.maxRestarts == 0 || forwardedSignal)
       break;
     auto now = std::chrono::steady_clock::now();
