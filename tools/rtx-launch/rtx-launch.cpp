@@ -20,6 +20,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Replan.h"
+
 #include "rtxrt/LaunchEnvironment.h"
 #include "rtxrt/Tensor.h"
 #include "rtxrt/Trace.h"
@@ -37,6 +39,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -64,6 +67,9 @@ struct Options {
   /// after this many seconds and started again with one rank more; the slot
   /// that failed is taken to be back by then. Negative: never.
   double growAfter = -1;
+  /// --replan MODEL.mlir: the program of another world size is planned
+  /// and built at the restart that needs it (Replan.h).
+  rtxlaunch::ReplanOptions replan;
   std::vector<std::string> program;
 };
 
@@ -108,7 +114,14 @@ struct Options {
       "  --grow-after S: a shrunk job grows back one rank at a time: after "
       "S seconds\n  with fewer than N ranks, the ranks are pre-empted "
       "(they commit a checkpoint\n  at a step boundary: the program needs "
-      "--checkpoint) and restarted with one more.\n");
+      "--checkpoint) and restarted with one more.\n"
+      "  --replan MODEL.mlir [--replan-profile P] [--replan-options 'lr=..'] "
+      "[--replan-cache DIR]:\n  a restart to another number of ranks runs "
+      "a program planned for it by\n  rtx-auto-partition on profile P "
+      "(default cpu-host), built once into DIR\n  (default "
+      "/tmp/rtx-replan-RUN) as world-W/program; it takes the place of the "
+      "first\n  argument that names an executable file (a path with a "
+      "'/').\n");
   std::exit(2);
 }
 
@@ -190,6 +203,14 @@ Options parse(int argc, char **argv) {
       options.restartWindow = parseSeconds(arg, value(), false, 86400 * 7);
     else if (arg == "--min-ranks")
       options.minRanks = parseRanks(arg, value());
+    else if (arg == "--replan")
+      options.replan.model = value();
+    else if (arg == "--replan-profile")
+      options.replan.profile = value();
+    else if (arg == "--replan-options")
+      options.replan.distribute = value();
+    else if (arg == "--replan-cache")
+      options.replan.cache = value();
     else if (arg == "--grow-after")
       options.growAfter = parseSeconds(arg, value(), false, 86400 * 7);
     else if (arg == "--trace") {
@@ -223,6 +244,20 @@ Options parse(int argc, char **argv) {
   if (options.minRanks > 0 && options.maxRestarts == 0)
     usage("--min-ranks shrinks the job at a restart: it needs "
           "--max-restarts N");
+  bool replanFlags = options.replan.profile != "cpu-host" ||
+                     !options.replan.distribute.empty() ||
+                     !options.replan.cache.empty();
+  if (options.replan.model.empty() && replanFlags)
+    usage("--replan-profile, --replan-options and --replan-cache go with "
+          "--replan MODEL.mlir");
+  if (!options.replan.model.empty()) {
+    if (options.minRanks == 0)
+      usage("--replan plans the program of a shrunk or grown job: it needs "
+            "--min-ranks M");
+    if (access(options.replan.model.c_str(), R_OK) != 0)
+      usage("--replan: cannot read the model " + options.replan.model + ": " +
+            std::strerror(errno));
+  }
   if (options.growAfter >= 0 && options.minRanks == 0)
     usage("--grow-after grows back a job that --min-ranks shrank: it needs "
           "--min-ranks M");
@@ -355,10 +390,20 @@ int main(int argc, char **argv) {
                 std::chrono::system_clock::now().time_since_epoch().count());
   // The program's arguments for a round: "{world}" becomes the number of
   // ranks; a restart resumes from the newest checkpoint.
-  auto programOf = [&](int ranks, int round) {
+  // `planned`: the program --replan built for this world (else empty). It
+  // replaces the first argument that names an executable file: the
+  // program itself, also behind a wrapper such as `sh -c '...' X ./dp2`.
+  auto programOf = [&](int ranks, int round, const std::string &planned) {
     std::vector<std::string> program;
-    bool resumes = false;
+    bool resumes = false, replaced = planned.empty();
     for (std::string arg : options.program) {
+      struct stat st;
+      if (!replaced && arg.find('/') != std::string::npos &&
+          stat(arg.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+          access(arg.c_str(), X_OK) == 0) {
+        arg = planned;
+        replaced = true;
+      }
       for (size_t at; (at = arg.find("{world}")) != std::string::npos;)
         arg.replace(at, 7, std::to_string(ranks * nodes));
       resumes = resumes || arg == "--resume";
@@ -370,7 +415,7 @@ int main(int argc, char **argv) {
   };
   struct RoundEnd {
     int exitCode;
-    bool rankFailed; // a rank failed (not a forwarded signal)
+    bool rankFailed;   // a rank failed (not a forwarded signal)
     bool grew = false; // pre-empted to grow, every rank exited 0
   };
   // Test hook: RTX_LAUNCH_FAIL_FORK_AT=K makes the fork of local rank K fail
@@ -378,7 +423,8 @@ int main(int argc, char **argv) {
   const char *failForkEnv = std::getenv("RTX_LAUNCH_FAIL_FORK_AT");
   int failForkAt = failForkEnv ? std::atoi(failForkEnv) : -1;
   auto runRound = [&](int ranks, int round, const std::string &roundRunId,
-                      double growAfter) -> RoundEnd {
+                      double growAfter,
+                      const std::string &planned) -> RoundEnd {
     auto started = std::chrono::steady_clock::now();
     int64_t world = int64_t(ranks) * nodes;
     std::vector<Child> children(ranks);
@@ -429,7 +475,7 @@ int main(int argc, char **argv) {
         // The node placement is now in RANK; an outer launcher's NODE_RANK
         // etc. stay for the program, which does not read them as its own.
         setenv("RTX_RUN_ID", roundRunId.c_str(), 1);
-        std::vector<std::string> program = programOf(ranks, round);
+        std::vector<std::string> program = programOf(ranks, round, planned);
         std::vector<char *> args;
         for (std::string &a : program)
           args.push_back(a.data());
@@ -588,9 +634,22 @@ int main(int argc, char **argv) {
   for (int round = 0;; ++round) {
     std::string roundRunId =
         round == 0 ? runId : runId + "-round" + std::to_string(round);
+    std::string planned;
+    if (!options.replan.model.empty() && ranks != options.ranks) {
+      if (options.replan.cache.empty())
+        options.replan.cache = "/tmp/rtx-replan-" + runId;
+      try {
+        planned = rtxlaunch::programForWorld(options.replan,
+                                             ranks * static_cast<int>(nodes));
+      } catch (const rtxrt::Error &error) {
+        std::fprintf(stderr, "rtx-launch: error: %s\n", error.what());
+        exitCode = 1;
+        break;
+      }
+    }
     RoundEnd end =
         runRound(ranks, round, roundRunId,
-                 ranks < options.ranks ? options.growAfter : -1.0);
+                 ranks < options.ranks ? options.growAfter : -1.0, planned);
     exitCode = end.exitCode;
     if (end.grew) {
       ++ranks;
