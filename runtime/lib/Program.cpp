@@ -219,7 +219,7 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
     auto startSave = [&](int64_t stepsDone, const std::vector<Tensor> &state) {
       TraceScope scope(&tracer, TraceLane::Checkpoint, "checkpoint",
                        "checkpoint");
-      scope.setArgs("{\"step\": " + std::to_string(stepsDone) + "}");
+      scope.setArgs("\"checkpoint_step\": " + std::to_string(stepsDone));
       saver->start(stepsDone, state);
     };
     bool preempted = false;
@@ -276,6 +276,7 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
   } catch (const std::exception &error) {
     std::fprintf(stderr, "%s: rank %lld: error: %s\n", spec.name.c_str(),
                  static_cast<long long>(self.rank), error.what());
+    tracer.error(error.what());
     writeTrace(tracer, spec, self.rank);
     return 1;
   }

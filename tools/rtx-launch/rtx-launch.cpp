@@ -37,6 +37,7 @@
 #include <string>
 #include <vector>
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/stat.h>
@@ -123,6 +124,30 @@ struct Options {
       "first\n  argument that names an executable file (a path with a "
       "'/').\n");
   std::exit(2);
+}
+
+/// Moves the traces and per-rank metrics a round left in DIR
+/// (rank-R.trace.json, rank-R.metrics.jsonl) into DIR/round-K, so that the
+/// next round does not overwrite them: the failed round's traces say when
+/// the failure was found, the next round's when training resumed.
+void archiveRoundTraces(const std::string &dir, int round) {
+  std::string into = dir + "/round-" + std::to_string(round);
+  if (mkdir(into.c_str(), 0755) != 0 && errno != EEXIST)
+    return;
+  DIR *listing = opendir(dir.c_str());
+  if (!listing)
+    return;
+  auto endsWith = [](const std::string &s, const std::string &end) {
+    return s.size() >= end.size() &&
+           s.compare(s.size() - end.size(), end.size(), end) == 0;
+  };
+  while (dirent *entry = readdir(listing)) {
+    std::string name = entry->d_name;
+    if (name.rfind("rank-", 0) == 0 &&
+        (endsWith(name, ".trace.json") || endsWith(name, ".metrics.jsonl")))
+      rename((dir + "/" + name).c_str(), (into + "/" + name).c_str());
+  }
+  closedir(listing);
 }
 
 /// The most ranks one launcher starts: each is a process with two pipes,
@@ -631,9 +656,13 @@ int main(int argc, char **argv) {
   int ranks = options.ranks;
   int exitCode = 0;
   std::vector<std::chrono::steady_clock::time_point> failures;
+  std::string lastRunId = runId;
   for (int round = 0;; ++round) {
     std::string roundRunId =
         round == 0 ? runId : runId + "-round" + std::to_string(round);
+    if (round > 0 && !options.trace.empty() && node == 0)
+      archiveRoundTraces(options.trace, round - 1);
+    lastRunId = roundRunId;
     std::string planned;
     if (!options.replan.model.empty() && ranks != options.ranks) {
       if (options.replan.cache.empty())
@@ -698,7 +727,7 @@ int main(int argc, char **argv) {
   if (!options.trace.empty() && node == 0) {
     try {
       rtxrt::MergedTrace merged =
-          rtxrt::mergeRankTraces(options.trace, world, runId);
+          rtxrt::mergeRankTraces(options.trace, world, lastRunId);
       std::string missing;
       for (int64_t r : merged.missing)
         missing += (missing.empty() ? "" : ", ") + std::to_string(r);

@@ -97,6 +97,10 @@ public:
   void span(TraceLane lane, const char *name, const char *category,
             int64_t startNs, int64_t endNs, std::string argsJson = {},
             std::string ownedName = {});
+  /// The error that ends the run, as a zero-length event "error" (category
+  /// "error", args.message) at this moment: when the failure was found.
+  /// Recorded whenever tracing is on, also outside the traced steps.
+  void error(const std::string &message);
   /// An op's span, its arguments from `op`.
   void opSpan(const OpInfo &op, int64_t startNs, int64_t endNs);
 

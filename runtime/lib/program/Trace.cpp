@@ -156,6 +156,21 @@ void Tracer::span(TraceLane lane, const char *name, const char *category,
             std::move(ownedName), std::move(argsJson)});
 }
 
+void Tracer::error(const std::string &message) {
+  if (!enabled_)
+    return;
+  int64_t at = now();
+  add(Event{TraceLane::Compute,
+            "error",
+            "error",
+            nullptr,
+            at,
+            at,
+            0,
+            {},
+            "\"message\": " + jsonQuote(message)});
+}
+
 void Tracer::opSpan(const OpInfo &op, int64_t startNs, int64_t endNs) {
   if (!active())
     return;
