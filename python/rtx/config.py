@@ -485,6 +485,9 @@ class ElasticConfig:
             raise ConfigError(f"elastic.checkpoint_dir must be a path, got {self.checkpoint_dir!r}")
         if not isinstance(self.deterministic, bool):
             raise ConfigError(f"elastic.deterministic must be True or False, got {self.deterministic!r}")
+        if self.deterministic and not self.checkpoints:
+            raise ConfigError("elastic.deterministic checks resumes from checkpoints: it needs "
+                              "checkpoint_interval, max_restarts or preempt_policy='save'")
         if self.timeout != "auto":
             _number("elastic.timeout", self.timeout, 0.0, low_inclusive=False)
 

@@ -204,9 +204,6 @@ class NativeProgram:
                 args += ["--checkpoint-every", str(elastic.checkpoint_interval)]
             if elastic.deterministic:
                 args += ["--deterministic"]
-        elif elastic.deterministic:
-            raise ConfigError("elastic.deterministic checks resumes from checkpoints: it needs "
-                              "checkpoint_interval, max_restarts or preempt_policy='save'")
         return launch, args
 
     def _shrunk_program(self, ranks: int) -> Path:

@@ -108,6 +108,8 @@ def test_elastic_options_are_checked():
         rtx.ElasticConfig(min_ranks=1)
     with pytest.raises(ConfigError, match="elastic.max_restarts must be a whole number"):
         rtx.ElasticConfig(max_restarts=-1)
+    with pytest.raises(ConfigError, match="elastic.deterministic checks resumes from checkpoints"):
+        rtx.ElasticConfig(deterministic=True)
     with pytest.raises(ConfigError, match="elastic.timeout"):
         rtx.ElasticConfig(timeout="soon")
     assert not rtx.ElasticConfig().checkpoints and rtx.ElasticConfig(preempt_policy="save").checkpoints

@@ -47,8 +47,11 @@ StepLog::StepLog(const CheckpointFlags &flags, int64_t rank,
                  int64_t resumedStep, const std::string &otherPlan)
     : rank_(rank), deterministic_(flags.deterministic),
       path_(pathIn(flags.dir)) {
-  // Every rank reads the log (rank 0 may be cutting a torn tail meanwhile:
-  // a reader sees it or not, and skips it either way).
+  // Without --deterministic only rank 0 needs the log (it writes it).
+  // With it every rank reads the log to compare (rank 0 may be cutting a
+  // torn tail meanwhile: a reader sees it or not, and skips it either way).
+  if (rank != 0 && !deterministic_)
+    return;
   wal::Contents contents;
   if (rank == 0) {
     writer_ = std::make_unique<wal::Writer>(path_, flags.walSyncEvery);

@@ -19,16 +19,15 @@ import subprocess
 import sys
 import time
 
+from chaos_steps import finish, split_args, wait_for_file, wait_until
+
 
 def ip(*args):
     subprocess.run(["ip", *args], check=True, capture_output=True)
 
 
 def main():
-    work = sys.argv[1]
-    rest = sys.argv[2:]
-    split = rest.index("--", 1)
-    launch_args, program = rest[1:split], rest[split + 1:]
+    work, launch_args, program = split_args(sys.argv)
     tag = os.getpid()
     spaces = [f"rtxlA{tag}", f"rtxlB{tag}"]
     links = [f"la{tag}", f"lb{tag}"]
@@ -52,21 +51,12 @@ def main():
                 open(os.path.join(work, "launch.err"), "w") as err:
             launch = subprocess.Popen(["rtx-launch", *launch_args, "--", *wrapped], stdout=out, stderr=err)
             manifest = os.path.join(work, "ck", "step-00000002", "manifest.json")
-            while not os.path.exists(manifest):
-                if launch.poll() is not None or time.time() > deadline:
-                    sys.exit(f"the job ended or hung before {manifest}: exit {launch.poll()}")
-                time.sleep(0.01)
+            wait_for_file(manifest, launch, deadline)
             ip("-n", spaces[1], "link", "set", links[1], "down")
-            while "restart 1" not in open(os.path.join(work, "launch.err")).read():
-                if launch.poll() is not None or time.time() > deadline:
-                    sys.exit(f"the job did not restart after the link went down: exit {launch.poll()}")
-                time.sleep(0.02)
+            wait_until(lambda: "restart 1" in open(os.path.join(work, "launch.err")).read(), launch, deadline,
+                       "the restart after the link went down")
             ip("-n", spaces[1], "link", "set", links[1], "up")
-            try:
-                code = launch.wait(timeout=max(1, deadline - time.time()))
-            except subprocess.TimeoutExpired:
-                launch.kill()
-                sys.exit("the job hung after the link came back (stopped by the safety limit)")
+            code = finish(launch, deadline, "the link came back")
     finally:
         for ns in spaces:
             pids = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout.split()

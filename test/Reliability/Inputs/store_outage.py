@@ -19,6 +19,8 @@ import subprocess
 import sys
 import time
 
+from chaos_steps import finish, split_args, wait_for_file
+
 
 def start_redis(work, port):
     server = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
@@ -31,18 +33,8 @@ def start_redis(work, port):
     sys.exit("redis-server did not start")
 
 
-def wait_for(path, launch, deadline):
-    while not os.path.exists(path):
-        if launch.poll() is not None or time.time() > deadline:
-            sys.exit(f"the job ended or hung before {path} appeared: exit {launch.poll()}")
-        time.sleep(0.01)
-
-
 def main():
-    work = sys.argv[1]
-    rest = sys.argv[2:]
-    split = rest.index("--", 1)
-    launch_args, program = rest[1:split], rest[split + 1:]
+    work, launch_args, program = split_args(sys.argv)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -54,18 +46,14 @@ def main():
                 open(os.path.join(work, "launch.err"), "w") as err:
             launch = subprocess.Popen(["rtx-launch", "--store", f"redis://127.0.0.1:{port}", *launch_args,
                                        "--", *wrapped], stdout=out, stderr=err)
-            wait_for(os.path.join(work, "ck", "step-00000002", "manifest.json"), launch, deadline)
+            wait_for_file(os.path.join(work, "ck", "step-00000002", "manifest.json"), launch, deadline)
             server.kill()
             server.wait()
             time.sleep(0.5)
             server = start_redis(work, port)
-            wait_for(os.path.join(work, "ck", "step-00000006", "manifest.json"), launch, deadline)
+            wait_for_file(os.path.join(work, "ck", "step-00000006", "manifest.json"), launch, deadline)
             os.kill(int(open(os.path.join(work, "pid.1.0")).read()), signal.SIGKILL)
-            try:
-                code = launch.wait(timeout=max(1, deadline - time.time()))
-            except subprocess.TimeoutExpired:
-                launch.kill()
-                sys.exit("the job hung after the failure (stopped by the safety limit)")
+            code = finish(launch, deadline, "the failure")
     finally:
         server.kill()
         server.wait()
