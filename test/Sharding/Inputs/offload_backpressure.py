@@ -125,10 +125,12 @@ def main():
     check("No space left on device" in err and
           ("offload: writing '" in err or "offload: cannot use " in err),
           "its error names the file, the key and the reason")
-    for line in err.splitlines():
-        if "No space left on device" in line:
-            print("  " + line.strip())
-            break
+    # The writer's line when there is one, else the probe's.
+    full_lines = [line for line in err.splitlines()
+                  if "No space left on device" in line]
+    full_lines.sort(key=lambda line: "offload: writing '" not in line)
+    if full_lines:
+        print("  " + full_lines[0].strip())
     check(not (work / "disk-full" / "state").exists(),
           "the failed run saved no state")
     check(tree_hash(saved) == before, "the committed state is unchanged")
