@@ -7,11 +7,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "rtxrt/Program.h"
+#include "rtxrt/RecoveryBoard.h"
 
 #include "program/Checkpointing.h"
 #include "program/ClockSync.h"
 #include "program/Flags.h"
 #include "program/Groups.h"
+#include "program/InJobRecovery.h"
 #include "program/Metrics.h"
 #include "program/Offload.h"
 #include "program/PipelineView.h"
@@ -23,6 +25,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
+#include <tuple>
 
 using namespace rtxrt;
 using namespace rtxrt::program;
@@ -71,27 +74,27 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
     // the launcher's job id when no rtx-launch set one.
     if (!self.launch.runId.empty())
       setenv("RTX_RUN_ID", self.launch.runId.c_str(), 0);
+    const char *runId = std::getenv("RTX_RUN_ID");
+    std::string run = runId ? runId : self.launch.runId;
     if (self.rank == 0 && self.world > 1)
       std::printf("launch: %s\n", self.launch.describe().c_str());
     checkPlacement(spec, self);
     spec = pipelineView(whole, self.rank);
     tracer.configure(flags.trace, self.rank, self.world);
     ProgramDevice device(spec.device, self);
+    // rtx-launch --recover in-job (program/InJobRecovery.h): a lost peer
+    // does not end this process.
+    RecoveryMode recovery = RecoveryMode::fromEnvironment();
+    recovery.inJob = recovery.inJob && self.world > 1;
+    if (recovery.inJob && device.runtime() &&
+        device.runtime()->makeCommunicator)
+      throw Error("in-job recovery (rtx-launch --recover in-job) re-creates "
+                  "Gloo process groups; this GPU program's NCCL communicators "
+                  "cannot be re-created in the job yet: use --recover restart");
     // Ranks meet under the rendezvous timeout (they may start seconds apart
     // on a loaded machine); the steps run under --timeout (StepTimeout.h).
     StepTimeout timeout(flags.timeoutAuto, flags.timeout,
                         flags.rendezvousTimeout);
-    ProcessGroups groups(spec, self, device, self.launch.store,
-                         timeout.rendezvous(), timeout.shortest());
-    timeout.start([&groups](double seconds) {
-      groups.communicator().setTimeout(seconds);
-    });
-    // Every rank measures its clock against rank 0's (a few tiny
-    // all-gathers), so that traces of any subset of ranks line up.
-    tracer.setClockOffset(groups.measureClockOffset());
-    const char *runId = std::getenv("RTX_RUN_ID");
-    std::string run = runId ? runId : self.launch.runId;
-    tracer.setRunInfo(spec.mesh.spec(), run);
 
     // Arguments: parameters from --state, --params or their initializers,
     // optimizer state from --state or zero, data from --inputs or drawn;
@@ -104,175 +107,271 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
     if (offload && !flags.checkpoint.dir.empty())
       throw Error("--checkpoint does not yet save offloaded state (this "
                   "program was compiled with offload); use --save-state");
+    if (offload && recovery.inJob)
+      throw Error("in-job recovery does not cover offloaded state yet (this "
+                  "program was compiled with offload): use rtx-launch "
+                  "--recover restart");
+    // The arguments and the steps done, from a checkpoint (`from`) or from
+    // where the run first started.
+    std::map<std::string, std::string> resumedMetadata;
+    auto loadArguments =
+        [&](std::shared_ptr<const checkpoint::CheckpointReader> from) {
+          ArgumentSources sources = argumentSources(flags);
+          if (from) {
+            // The checkpoint wins over where the run first started from.
+            if (self.rank == 0 &&
+                (!sources.stateDir.empty() || !sources.paramsDir.empty()))
+              std::printf("resume: the checkpoint replaces %s\n",
+                          sources.stateDir.empty() ? "--params" : "--state");
+            sources.stateDir.clear();
+            sources.paramsDir.clear();
+            sources.paramsPartial = false;
+            sources.checkpoint = from;
+          }
+          ArgumentLoader loader(spec.mesh, sources);
+          std::vector<Tensor> loaded;
+          for (const ArgSpec &arg : spec.args) {
+            Tensor block = loadOrOffload(loader, offload.get(), arg, self.rank);
+            loaded.push_back(block.defined() ? device.toDevice(block) : block);
+          }
+          resumedMetadata = from ? from->manifest().metadata
+                                 : std::map<std::string, std::string>();
+          return std::make_pair(std::move(loaded),
+                                from ? stepsDoneOf(*from)
+                                : flags.state.empty()
+                                    ? int64_t(0)
+                                    : readStepsDone(flags.state));
+        };
     // --resume: the newest committed checkpoint, whatever plan wrote it.
-    std::shared_ptr<const checkpoint::CheckpointReader> resumeFrom =
-        openResumeCheckpoint(flags.checkpoint, self.rank);
-    std::vector<Tensor> args;
-    {
-      ArgumentSources sources = argumentSources(flags);
-      if (resumeFrom) {
-        // The checkpoint wins over where the run first started from.
-        if (self.rank == 0 &&
-            (!sources.stateDir.empty() || !sources.paramsDir.empty()))
-          std::printf("resume: the checkpoint replaces %s\n",
-                      sources.stateDir.empty() ? "--params" : "--state");
-        sources.stateDir.clear();
-        sources.paramsDir.clear();
-        sources.paramsPartial = false;
-        sources.checkpoint = resumeFrom;
-      }
-      ArgumentLoader loader(spec.mesh, sources);
-      for (const ArgSpec &arg : spec.args) {
-        Tensor block = loadOrOffload(loader, offload.get(), arg, self.rank);
-        args.push_back(block.defined() ? device.toDevice(block) : block);
-      }
-    }
+    auto [args, stepsBefore] =
+        loadArguments(openResumeCheckpoint(flags.checkpoint, self.rank));
     std::optional<TokenData> data;
     if (!flags.data.empty())
       data.emplace(flags.data, spec, self.rank);
-    int64_t stepsBefore = resumeFrom            ? stepsDoneOf(*resumeFrom)
-                          : flags.state.empty() ? 0
-                                                : readStepsDone(flags.state);
-    // Where the state's blocks are under this plan (a hash over every
-    // rank): the checkpoints record it, and a resume's log compares hashes
-    // only when the checkpoint's is the same.
-    std::string layout, otherPlan;
-    if (!flags.checkpoint.dir.empty()) {
-      layout = hexHash(groups.sumOverRanks(
-          rankLayoutHash(spec, device, args, self.rank), "the state layout"));
-      if (resumeFrom)
-        otherPlan = planDifference(resumeFrom->manifest().metadata,
-                                   spec.mesh.spec(), layout);
-    }
-    resumeFrom.reset(); // its files are not read again
-    // --until-step N: what remains of N (a restarted job passes the same
-    // command line each time).
-    int64_t steps = flags.steps;
-    if (flags.untilStep > 0) {
-      steps = flags.untilStep - stepsBefore;
-      if (steps <= 0) {
-        if (self.rank == 0)
-          std::printf("done: %lld steps were done before, --until-step %lld "
-                      "asks for no more\n",
-                      static_cast<long long>(stepsBefore),
-                      static_cast<long long>(flags.untilStep));
-        writeTrace(tracer, spec, self.rank);
-        return 0;
-      }
-    }
+    // The global step the run ends after: --until-step N (a restarted job
+    // passes the same command line each time), else --steps more.
+    int64_t untilStep =
+        flags.untilStep > 0 ? flags.untilStep : stepsBefore + flags.steps;
     // With --checkpoint, SIGTERM and SIGINT pre-empt the run: it stops
     // after a step that every rank agrees on and commits its checkpoint.
     if (!flags.checkpoint.dir.empty() && flags.checkpoint.saveOnPreemption)
       installPreemptionHandler();
+    Progress progress(spec, MetricsPlace{self.rank, self.localRank, run},
+                      std::max<int64_t>(0, untilStep - stepsBefore), flags);
+    std::optional<RecoveryBoard> board;
+    if (recovery.inJob)
+      board.emplace(self.launch.store, run, timeout.rendezvous());
 
-    // The steps.
-    StepContext context(self.rank, spec.mesh, groups.communicator(),
-                        spec.device);
-    if (tracer.enabled())
-      context.setTracer(&tracer);
-    context.setOffload(offload.get());
-    Progress progress(spec, MetricsPlace{self.rank, self.localRank, run}, steps,
-                      flags);
-    StepLoop loop{spec,   context,  groups,
-                  device, progress, data ? &*data : nullptr};
-    if (offload) {
-      loop.offloadBoundBytes = offloadBoundBytes(spec, *offload);
-      if (self.rank == 0)
-        std::printf("offload: %s, at most %lld buffers (%lld bytes) in "
-                    "flight per rank\n",
-                    offloadTierOf(spec) == "nvme" ? "state in files (nvme)"
-                                                  : "state in host memory",
-                    static_cast<long long>(offloadSlotsOf(spec)),
-                    static_cast<long long>(loop.offloadBoundBytes));
-    }
-    // Checkpoints: after every --checkpoint-every steps (written in the
-    // background while the steps go on), after the last, and when the run
-    // is pre-empted.
-    std::optional<CheckpointSaver> saver;
-    if (!flags.checkpoint.dir.empty())
-      saver.emplace(spec, groups, device, flags.checkpoint,
-                    [&](int64_t step) -> std::map<std::string, std::string> {
-                      return {{"program", spec.name},
-                              {"mesh", spec.mesh.spec()},
-                              {"run", run},
-                              {"steps_done", std::to_string(step)},
-                              // Batches of --data read so far: the data
-                              // position.
-                              {"data_position", std::to_string(step)},
-                              {"state_layout", layout}};
-                    });
-    // The write-ahead log between checkpoints (program/StepLog.h).
-    std::optional<StepLog> log;
-    if (!flags.checkpoint.dir.empty())
-      log.emplace(flags.checkpoint, self.rank, stepsBefore, otherPlan);
-    // After a commit, the log keeps only what no kept checkpoint covers.
-    int64_t coveredThrough = -1;
-    auto cutCoveredRecords = [&] {
-      if (self.rank != 0 || saver->lastCommitted() == coveredThrough)
-        return;
-      coveredThrough = saver->lastCommitted();
-      std::vector<std::string> ignored;
-      auto kept = checkpoint::findCommitted(
-          flags.checkpoint.dir, checkpoint::Verify::Manifest, &ignored);
-      log->covered(kept.empty() ? coveredThrough : kept.front().step);
-    };
-    auto startSave = [&](int64_t stepsDone, const std::vector<Tensor> &state) {
-      TraceScope scope(&tracer, TraceLane::Checkpoint, "checkpoint",
-                       "checkpoint");
-      scope.setArgs("\"checkpoint_step\": " + std::to_string(stepsDone));
-      saver->start(stepsDone, state);
-    };
-    bool preempted = false;
-    if (saver)
-      loop.afterStep = [&](int64_t stepsDone,
-                           const std::vector<Tensor> &state) {
-        log->afterStep(stepsDone,
-                       log->hashesState()
-                           ? groups.sumOverRanks(
-                                 rankStateHash(spec, device, state, self.rank),
-                                 "the state hash")
-                           : 0);
-        if (flags.checkpoint.every > 0 &&
-            stepsDone % flags.checkpoint.every == 0)
-          startSave(stepsDone, state);
-        preempted = saver->atStepBoundary(preemptionRequested());
-        cutCoveredRecords();
-        return !preempted;
-      };
-    loop.timeout = &timeout;
-    std::vector<Tensor> results = loop.run(args, stepsBefore, steps);
-    int64_t stepsDone = stepsBefore + loop.stepsRun;
-    // The last checkpoint and the results wait for the slowest rank's
-    // writes, which are no step.
-    timeout.relax();
-    if (saver) {
-      if (saver->lastStarted() != stepsDone)
-        startSave(stepsDone, args);
-      TraceScope scope(&tracer, TraceLane::Checkpoint, "checkpoint commit",
-                       "checkpoint");
-      saver->finish();
-      cutCoveredRecords();
-      log->sync();
-    }
-    if (preempted && self.rank == 0)
-      std::printf("pre-empted: stopped after step %lld, its checkpoint is "
-                  "committed in %s\n",
-                  static_cast<long long>(stepsDone),
-                  flags.checkpoint.dir.c_str());
-    progress.done();
-    if (offload)
-      readOffloaded(*offload, spec, results);
+    // Epochs: one, unless in-job recovery meets again after a lost peer.
+    for (int64_t epoch = recovery.epoch;; ++epoch) {
+      std::string lost;
+      {
+        setenv("RTX_RUN_ID", RecoveryBoard::epochRun(run, epoch).c_str(), 1);
+        ProcessGroups groups(spec, self, device, self.launch.store,
+                             timeout.rendezvous(), timeout.shortest());
+        timeout.start([&groups](double seconds) {
+          groups.communicator().setTimeout(seconds);
+        });
+        // Every rank measures its clock against rank 0's (a few tiny
+        // all-gathers), so that traces of any subset of ranks line up.
+        tracer.setClockOffset(groups.measureClockOffset());
+        tracer.setRunInfo(spec.mesh.spec(), run);
+        if (recovery.inJob) {
+          // The replacements take the survivors' state (or every rank the
+          // newest checkpoint's) and the survivors' end.
+          Healing healed =
+              healFromPeers(spec, groups, device, args, stepsBefore);
+          untilStep = groups.exchangeFlags(
+              untilStep, "the step the run ends after")[healed.leader];
+          if (healed.needsCheckpoint) {
+            if (self.rank == 0)
+              std::printf("recover: no surviving rank holds every lost "
+                          "block of the state: every rank reads the newest "
+                          "checkpoint\n");
+            CheckpointFlags resume = flags.checkpoint;
+            resume.resume = !resume.dir.empty();
+            std::tie(args, stepsBefore) =
+                loadArguments(openResumeCheckpoint(resume, self.rank));
+          } else {
+            if (healed.received > 0)
+              std::printf("recover: rank %lld received %lld pieces of state "
+                          "(step %lld) from rank %lld\n",
+                          static_cast<long long>(self.rank),
+                          static_cast<long long>(healed.received),
+                          static_cast<long long>(healed.stepsDone),
+                          static_cast<long long>(healed.source));
+            stepsBefore = healed.stepsDone;
+          }
+          if (epoch > 0 && self.rank == 0)
+            std::printf("recover: epoch %lld: %lld ranks, resuming after step "
+                        "%lld\n",
+                        static_cast<long long>(epoch),
+                        static_cast<long long>(self.world),
+                        static_cast<long long>(stepsBefore));
+          std::fflush(stdout);
+        }
+        // Where the state's blocks are under this plan (a hash over every
+        // rank): the checkpoints record it, and a resume's log compares
+        // hashes only when the checkpoint's is the same.
+        std::string layout, otherPlan;
+        if (!flags.checkpoint.dir.empty()) {
+          layout = hexHash(
+              groups.sumOverRanks(rankLayoutHash(spec, device, args, self.rank),
+                                  "the state layout"));
+          if (!resumedMetadata.empty())
+            otherPlan =
+                planDifference(resumedMetadata, spec.mesh.spec(), layout);
+        }
+        int64_t steps = untilStep - stepsBefore;
+        if (steps <= 0 && epoch == recovery.epoch) {
+          if (self.rank == 0)
+            std::printf("done: %lld steps were done before, --until-step %lld "
+                        "asks for no more\n",
+                        static_cast<long long>(stepsBefore),
+                        static_cast<long long>(untilStep));
+          writeTrace(tracer, spec, self.rank);
+          return 0;
+        }
 
-    // The final results and state, reassembled on rank 0.
-    {
-      TraceScope write(
-          !flags.out.empty() || !flags.saveState.empty() ? &tracer : nullptr,
-          TraceLane::Checkpoint, "write results and state", "checkpoint");
-      writeResults(spec, groups, results, flags.out, flags.saveState,
-                   stepsDone);
+        // The steps.
+        StepContext context(self.rank, spec.mesh, groups.communicator(),
+                            spec.device);
+        if (tracer.enabled())
+          context.setTracer(&tracer);
+        context.setOffload(offload.get());
+        StepLoop loop{spec,   context,  groups,
+                      device, progress, data ? &*data : nullptr};
+        if (offload) {
+          loop.offloadBoundBytes = offloadBoundBytes(spec, *offload);
+          if (self.rank == 0)
+            std::printf("offload: %s, at most %lld buffers (%lld bytes) in "
+                        "flight per rank\n",
+                        offloadTierOf(spec) == "nvme" ? "state in files (nvme)"
+                                                      : "state in host memory",
+                        static_cast<long long>(offloadSlotsOf(spec)),
+                        static_cast<long long>(loop.offloadBoundBytes));
+        }
+        // Checkpoints: after every --checkpoint-every steps (written in the
+        // background while the steps go on), after the last, and when the
+        // run is pre-empted.
+        std::optional<CheckpointSaver> saver;
+        if (!flags.checkpoint.dir.empty())
+          saver.emplace(
+              spec, groups, device, flags.checkpoint,
+              [&](int64_t step) -> std::map<std::string, std::string> {
+                return {{"program", spec.name},
+                        {"mesh", spec.mesh.spec()},
+                        {"run", run},
+                        {"steps_done", std::to_string(step)},
+                        // Batches of --data read so far: the data
+                        // position.
+                        {"data_position", std::to_string(step)},
+                        {"state_layout", layout}};
+              });
+        // The write-ahead log between checkpoints (program/StepLog.h).
+        std::optional<StepLog> log;
+        if (!flags.checkpoint.dir.empty())
+          log.emplace(flags.checkpoint, self.rank, stepsBefore, otherPlan);
+        // After a commit, the log keeps only what no kept checkpoint covers.
+        int64_t coveredThrough = -1;
+        auto cutCoveredRecords = [&] {
+          if (self.rank != 0 || saver->lastCommitted() == coveredThrough)
+            return;
+          coveredThrough = saver->lastCommitted();
+          std::vector<std::string> ignored;
+          auto kept = checkpoint::findCommitted(
+              flags.checkpoint.dir, checkpoint::Verify::Manifest, &ignored);
+          log->covered(kept.empty() ? coveredThrough : kept.front().step);
+        };
+        auto startSave = [&](int64_t stepsDone,
+                             const std::vector<Tensor> &state) {
+          TraceScope scope(&tracer, TraceLane::Checkpoint, "checkpoint",
+                           "checkpoint");
+          scope.setArgs("\"checkpoint_step\": " + std::to_string(stepsDone));
+          saver->start(stepsDone, state);
+        };
+        bool preempted = false;
+        if (saver)
+          loop.afterStep = [&](int64_t stepsDone,
+                               const std::vector<Tensor> &state) {
+            log->afterStep(stepsDone, log->hashesState()
+                                          ? groups.sumOverRanks(
+                                                rankStateHash(spec, device,
+                                                              state, self.rank),
+                                                "the state hash")
+                                          : 0);
+            if (flags.checkpoint.every > 0 &&
+                stepsDone % flags.checkpoint.every == 0)
+              startSave(stepsDone, state);
+            preempted = saver->atStepBoundary(preemptionRequested());
+            cutCoveredRecords();
+            return !preempted;
+          };
+        loop.timeout = &timeout;
+        std::vector<Tensor> results;
+        try {
+          results = loop.run(args, stepsBefore, steps);
+        } catch (const CommunicationError &error) {
+          if (!recovery.inJob)
+            throw;
+          // The state of the steps that every piece of it finished: a step
+          // is functional, its results replace `args` only when it ends.
+          stepsBefore += loop.stepsRun;
+          lost = error.what();
+        }
+        if (lost.empty()) {
+          int64_t stepsDone = stepsBefore + loop.stepsRun;
+          // The last checkpoint and the results wait for the slowest rank's
+          // writes, which are no step.
+          timeout.relax();
+          if (saver) {
+            if (saver->lastStarted() != stepsDone)
+              startSave(stepsDone, args);
+            TraceScope scope(&tracer, TraceLane::Checkpoint,
+                             "checkpoint commit", "checkpoint");
+            saver->finish();
+            cutCoveredRecords();
+            log->sync();
+          }
+          if (preempted && self.rank == 0)
+            std::printf("pre-empted: stopped after step %lld, its checkpoint "
+                        "is committed in %s\n",
+                        static_cast<long long>(stepsDone),
+                        flags.checkpoint.dir.c_str());
+          progress.done();
+          if (offload)
+            readOffloaded(*offload, spec, results);
+
+          // The final results and state, reassembled on rank 0.
+          {
+            TraceScope write(
+                !flags.out.empty() || !flags.saveState.empty() ? &tracer
+                                                               : nullptr,
+                TraceLane::Checkpoint, "write results and state", "checkpoint");
+            writeResults(spec, groups, results, flags.out, flags.saveState,
+                         stepsDone);
+          }
+          writeTrace(tracer, spec, self.rank);
+          return 0;
+        }
+      } // this epoch's checkpoints, log, step context and groups end here
+      // In-job recovery: report the loss and wait for the agent to replace
+      // the lost ranks.
+      std::fprintf(stderr,
+                   "%s: rank %lld: lost a peer after step %lld (%s); in-job "
+                   "recovery: waiting for epoch %lld\n",
+                   spec.name.c_str(), static_cast<long long>(self.rank),
+                   static_cast<long long>(stepsBefore), lost.c_str(),
+                   static_cast<long long>(epoch + 1));
+      tracer.error(lost);
+      board->reportLost(epoch, self.rank, stepsBefore,
+                        lost.substr(0, lost.find('\n')));
+      if (!board->waitOpen(epoch + 1, timeout.rendezvous()))
+        throw Error("in-job recovery: rtx-launch did not open epoch " +
+                    std::to_string(epoch + 1) + " within " +
+                    std::to_string(int(timeout.rendezvous())) +
+                    " s after this rank lost a peer (" + lost + ")");
     }
-    writeTrace(tracer, spec, self.rank);
-    return 0;
   } catch (const std::exception &error) {
     std::fprintf(stderr, "%s: rank %lld: error: %s\n", spec.name.c_str(),
                  static_cast<long long>(self.rank), error.what());

@@ -23,6 +23,7 @@
 #include "Replan.h"
 
 #include "rtxrt/LaunchEnvironment.h"
+#include "rtxrt/RecoveryBoard.h"
 #include "rtxrt/Tensor.h"
 #include "rtxrt/Trace.h"
 #include "rtxrt/TraceMerge.h"
@@ -34,6 +35,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -71,6 +73,11 @@ struct Options {
   /// --replan MODEL.mlir: the program of another world size is planned
   /// and built at the restart that needs it (Replan.h).
   rtxlaunch::ReplanOptions replan;
+  /// --recover in-job: a lost rank is replaced while the others keep their
+  /// processes and state (rtxrt/RecoveryBoard.h); ranks that lost a peer
+  /// and reported it within recoverWindow seconds are survivors.
+  bool inJob = false;
+  double recoverWindow = 3;
   std::vector<std::string> program;
 };
 
@@ -84,6 +91,7 @@ struct Options {
       "                  [--devices LIST] [--run-id ID] [--grace SECONDS]\n"
       "                  [--max-restarts R [--restart-window S] "
       "[--min-ranks M [--grow-after S]]]\n"
+      "                  [--recover in-job|restart [--recover-window S]]\n"
       "                  [--trace DIR [--trace-steps A:B]] -- "
       "PROGRAM [ARGS...]\n"
       "  Starts N ranks of PROGRAM on this machine with RANK, "
@@ -122,7 +130,15 @@ struct Options {
       "(default cpu-host), built once into DIR\n  (default "
       "/tmp/rtx-replan-RUN) as world-W/program; it takes the place of the "
       "first\n  argument that names an executable file (a path with a "
-      "'/').\n");
+      "'/').\n"
+      "  --recover in-job: a failed rank is replaced in the running job: the "
+      "others keep\n  their processes and state, report the loss in the "
+      "store and meet the\n  replacement in a new rendezvous epoch, which "
+      "takes the state from a\n  survivor (or every rank the newest "
+      "checkpoint); needs --store and\n  --max-restarts R (each replacement "
+      "counts). A rank that reports no loss\n  within --recover-window S "
+      "seconds (default 3) of the first is replaced\n  too. --recover "
+      "restart (the default): every rank is restarted.\n");
   std::exit(2);
 }
 
@@ -236,6 +252,13 @@ Options parse(int argc, char **argv) {
       options.replan.distribute = value();
     else if (arg == "--replan-cache")
       options.replan.cache = value();
+    else if (arg == "--recover") {
+      std::string mode = value();
+      if (mode != "in-job" && mode != "restart")
+        usage("--recover is in-job or restart, got '" + mode + "'");
+      options.inJob = mode == "in-job";
+    } else if (arg == "--recover-window")
+      options.recoverWindow = parseSeconds(arg, value(), false, 3600);
     else if (arg == "--grow-after")
       options.growAfter = parseSeconds(arg, value(), false, 86400 * 7);
     else if (arg == "--trace") {
@@ -289,6 +312,20 @@ Options parse(int argc, char **argv) {
   if (options.maxRestarts > 0 && options.nodes > 1)
     usage("--max-restarts restarts the ranks of one node; a job of several "
           "nodes is restarted by its outer launcher");
+  if (options.inJob) {
+    if (options.maxRestarts == 0)
+      usage("--recover in-job replaces failed ranks within the restart "
+            "budget: it needs --max-restarts R");
+    if (options.store.empty())
+      usage("--recover in-job meets the survivors again through the store: "
+            "it needs --store file:DIR or redis://HOST:PORT");
+    if (options.ranks < 2)
+      usage("--recover in-job needs survivors: -n 2 or more (one rank is "
+            "restarted)");
+    if (options.minRanks > 0)
+      usage("--recover in-job replaces lost ranks (the world keeps its "
+            "size); --min-ranks shrinks it at a restart: choose one");
+  }
   if ((options.nodes > 0) != (options.nodeRank >= 0))
     usage("--nnodes and --node-rank go together");
   if (options.nodeRank >= options.nodes && options.nodes > 0)
@@ -314,7 +351,10 @@ void onSignal(int signal) { forwardedSignal = signal; }
 
 struct Child {
   pid_t pid = -1;
-  int rank = 0;
+  int rank = 0, local = 0;
+  /// In-job recovery lost it (died, or hung and killed); `replaced` once a
+  /// replacement runs in its place (a later entry).
+  bool lost = false, replaced = false;
   int out = -1, err = -1;
   std::string outBuffer, errBuffer;
   bool exited = false;
@@ -335,6 +375,22 @@ void flushLines(std::string &buffer, int rank, FILE *stream, bool all) {
     buffer.clear();
   }
   std::fflush(stream);
+}
+
+/// Whether process `pid` is stopped (SIGSTOP, a debugger): it cannot
+/// answer anything until continued.
+bool isStopped(pid_t pid) {
+  std::string path = "/proc/" + std::to_string(pid) + "/stat";
+  FILE *file = std::fopen(path.c_str(), "r");
+  if (!file)
+    return false;
+  char text[512] = {0};
+  size_t n = std::fread(text, 1, sizeof text - 1, file);
+  std::fclose(file);
+  // "PID (COMMAND) STATE ...": the command may hold spaces and parentheses.
+  const char *close = std::strrchr(text, ')');
+  return n > 0 && close && close[1] == ' ' &&
+         (close[2] == 'T' || close[2] == 't');
 }
 
 /// Stops ranks started before a launch failed: SIGTERM to each one's
@@ -447,30 +503,37 @@ int main(int argc, char **argv) {
   // with EAGAIN, as it does when the process limit is reached.
   const char *failForkEnv = std::getenv("RTX_LAUNCH_FAIL_FORK_AT");
   int failForkAt = failForkEnv ? std::atoi(failForkEnv) : -1;
+  // Failures that count against --max-restarts: restarts and in-job
+  // replacements alike.
+  std::vector<std::chrono::steady_clock::time_point> failures;
+  auto recentFailures = [&] {
+    auto now = std::chrono::steady_clock::now();
+    auto window = std::chrono::milliseconds(
+        static_cast<int64_t>(options.restartWindow * 1000));
+    int recent = 0;
+    for (auto t : failures)
+      recent += now - t <= window;
+    return recent;
+  };
   auto runRound = [&](int ranks, int round, const std::string &roundRunId,
                       double growAfter,
                       const std::string &planned) -> RoundEnd {
     auto started = std::chrono::steady_clock::now();
     int64_t world = int64_t(ranks) * nodes;
-    std::vector<Child> children(ranks);
-    for (int local = 0; local < ranks; ++local) {
+    // Starts local rank `local` into `child`; in-job recovery's epoch > 0
+    // starts a replacement, which resumes too. Returns what failed.
+    auto startRank = [&](Child &child, int local, int64_t epoch,
+                         bool failFork) -> std::string {
       int out[2] = {-1, -1}, err[2] = {-1, -1};
       auto cannotStart = [&](const char *what, int error) {
         for (int fd : {out[0], out[1], err[0], err[1]})
           if (fd >= 0)
             close(fd);
-        std::fprintf(stderr,
-                     "rtx-launch: error: cannot start rank %d of %d (%s: %s); "
-                     "stopping the %d rank(s) already started\n",
-                     static_cast<int>(node * ranks + local), ranks, what,
-                     std::strerror(error), local);
-        children.resize(local);
-        stopStarted(children, options.graceSeconds);
-        return RoundEnd{1, false};
+        return std::string(what) + ": " + std::strerror(error);
       };
       if (pipe(out) != 0 || pipe(err) != 0)
         return cannotStart("pipe", errno);
-      pid_t pid = local == failForkAt ? (errno = EAGAIN, -1) : fork();
+      pid_t pid = failFork ? (errno = EAGAIN, -1) : fork();
       if (pid < 0)
         return cannotStart("fork", errno);
       int rank = static_cast<int>(node * ranks + local);
@@ -486,6 +549,10 @@ int main(int argc, char **argv) {
         setenv("LOCAL_RANK", std::to_string(local).c_str(), 1);
         setenv("LOCAL_WORLD_SIZE", std::to_string(ranks).c_str(), 1);
         setenv("RTX_RESTART_ROUND", std::to_string(round).c_str(), 1);
+        if (options.inJob) {
+          setenv("RTX_RECOVER", "in-job", 1);
+          setenv("RTX_RECOVER_EPOCH", std::to_string(epoch).c_str(), 1);
+        }
         if (!options.store.empty())
           setenv("RTX_STORE", options.store.c_str(), 1);
         if (!options.devices.empty())
@@ -500,7 +567,8 @@ int main(int argc, char **argv) {
         // The node placement is now in RANK; an outer launcher's NODE_RANK
         // etc. stay for the program, which does not read them as its own.
         setenv("RTX_RUN_ID", roundRunId.c_str(), 1);
-        std::vector<std::string> program = programOf(ranks, round, planned);
+        std::vector<std::string> program =
+            programOf(ranks, epoch > 0 ? round + 1 : round, planned);
         std::vector<char *> args;
         for (std::string &a : program)
           args.push_back(a.data());
@@ -513,12 +581,37 @@ int main(int argc, char **argv) {
       setpgid(pid, pid);
       close(out[1]);
       close(err[1]);
-      Child &child = children[local];
+      child = Child();
       child.pid = pid;
       child.rank = rank;
+      child.local = local;
       child.out = out[0];
       child.err = err[0];
+      return "";
+    };
+    std::vector<Child> children(ranks);
+    for (int local = 0; local < ranks; ++local) {
+      std::string failed =
+          startRank(children[local], local, 0, local == failForkAt);
+      if (!failed.empty()) {
+        std::fprintf(stderr,
+                     "rtx-launch: error: cannot start rank %d of %d (%s); "
+                     "stopping the %d rank(s) already started\n",
+                     static_cast<int>(node * ranks + local), ranks,
+                     failed.c_str(), local);
+        children.resize(local);
+        stopStarted(children, options.graceSeconds);
+        return RoundEnd{1, false};
+      }
     }
+    // In-job recovery (--recover in-job): the epoch the ranks run in, and
+    // while a loss is being collected, until when survivors may report.
+    std::optional<rtxrt::RecoveryBoard> board;
+    if (options.inJob)
+      board.emplace(options.store, roundRunId);
+    int64_t epoch = 0;
+    bool collecting = false;
+    auto reportDeadline = std::chrono::steady_clock::time_point::max();
 
     int exitCode = 0;
     int failedRank = -1;
@@ -528,10 +621,130 @@ int main(int argc, char **argv) {
     // shell's commands, data loaders) stop with it.
     auto stopAll = [&](int signal) {
       for (Child &c : children) {
+        if (c.replaced)
+          continue;
         kill(-c.pid, signal);
         // A stopped rank (SIGSTOP, a debugger let go) handles it only once
         // continued.
         kill(-c.pid, SIGCONT);
+      }
+    };
+
+    // In-job recovery: once a rank died or a survivor reported a lost peer,
+    // every other running rank has --recover-window seconds to report too
+    // (a stopped process cannot: it counts as lost at once). Then those
+    // that did not are killed, the next epoch is opened and the lost ranks
+    // are replaced; with no survivor, every rank restarts as without
+    // --recover in-job.
+    // Ends the round as a failure of `rank` (the restart path decides).
+    auto giveUp = [&](int rank) {
+      failedRank = rank;
+      exitCode = 1;
+      stopping = true;
+      stopAll(SIGTERM);
+      stopDeadline = std::chrono::steady_clock::now() +
+                     std::chrono::milliseconds(
+                         static_cast<int>(options.graceSeconds * 1000));
+    };
+    auto collectLoss = [&] {
+      auto now = std::chrono::steady_clock::now();
+      bool waiting = false;
+      for (Child &c : children) {
+        if (c.exited || c.lost)
+          continue;
+        bool reported = false;
+        try {
+          reported = board->lost(epoch, c.rank).has_value();
+        } catch (const rtxrt::Error &) {
+          // The store is out for now: not reported yet.
+        }
+        if (reported && !collecting) {
+          collecting = true;
+          reportDeadline = now + std::chrono::milliseconds(static_cast<int64_t>(
+                                     options.recoverWindow * 1000));
+        }
+        waiting = waiting || (!reported && !isStopped(c.pid));
+      }
+      if (!collecting || (waiting && now < reportDeadline))
+        return;
+      collecting = false;
+      reportDeadline = std::chrono::steady_clock::time_point::max();
+      int survivors = 0;
+      for (Child &c : children) {
+        if (c.exited || c.lost)
+          continue;
+        bool reported = false;
+        try {
+          reported = board->lost(epoch, c.rank).has_value();
+        } catch (const rtxrt::Error &) {
+        }
+        if (reported) {
+          ++survivors;
+          continue;
+        }
+        std::fprintf(stderr,
+                     "rtx-launch: rank %d %s; in-job recovery: killing it\n",
+                     c.rank,
+                     isStopped(c.pid) ? "is stopped"
+                                      : ("reported no lost peer within " +
+                                         std::to_string(options.recoverWindow) +
+                                         " s (hung?)")
+                                            .c_str());
+        kill(-c.pid, SIGKILL);
+        kill(-c.pid, SIGCONT);
+        waitpid(c.pid, &c.status, 0);
+        c.exited = c.lost = true;
+      }
+      std::vector<int> lost;
+      int firstLost = -1;
+      for (Child &c : children)
+        if (c.lost && !c.replaced) {
+          lost.push_back(c.local);
+          firstLost = firstLost < 0 ? c.rank : firstLost;
+        }
+      if (survivors == 0 || lost.empty()) {
+        std::fprintf(stderr, "rtx-launch: in-job recovery: no rank survived; "
+                             "every rank restarts\n");
+        giveUp(firstLost);
+        return;
+      }
+      failures.push_back(now);
+      int recent = recentFailures();
+      if (recent > options.maxRestarts) {
+        giveUp(firstLost);
+        return;
+      }
+      try {
+        board->open(epoch + 1, world);
+      } catch (const rtxrt::Error &error) {
+        std::fprintf(stderr, "rtx-launch: error: %s; every rank restarts\n",
+                     error.what());
+        giveUp(firstLost);
+        return;
+      }
+      ++epoch;
+      for (int local : lost) {
+        Child fresh;
+        std::string failed = startRank(fresh, local, epoch, false);
+        for (Child &c : children)
+          if (c.local == local && c.lost)
+            c.replaced = true;
+        int rank = static_cast<int>(node * ranks + local);
+        if (!failed.empty()) {
+          std::fprintf(stderr,
+                       "rtx-launch: error: cannot start a replacement for "
+                       "rank %d (%s); stopping the other ranks\n",
+                       rank, failed.c_str());
+          giveUp(rank);
+          return;
+        }
+        std::fprintf(stderr,
+                     "rtx-launch: in-job recovery: epoch %lld: replaced rank "
+                     "%d; %d survivor(s) keep their state (%d of %d in the "
+                     "window)\n",
+                     static_cast<long long>(epoch), rank, survivors, recent,
+                     options.maxRestarts);
+        children.push_back(fresh);
       }
     };
 
@@ -582,6 +795,25 @@ int main(int argc, char **argv) {
         c.status = status;
         int code =
             WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        if (code != 0 && board && failedRank < 0 && !stopping) {
+          // In-job recovery: the others keep running; the loss is
+          // collected below.
+          c.lost = true;
+          std::fprintf(stderr,
+                       "rtx-launch: rank %d %s %d; in-job recovery: the "
+                       "other ranks keep their state\n",
+                       c.rank,
+                       WIFEXITED(status) ? "exited with status"
+                                         : "was killed by signal",
+                       WIFEXITED(status) ? code : WTERMSIG(status));
+          if (!collecting) {
+            collecting = true;
+            reportDeadline = std::chrono::steady_clock::now() +
+                             std::chrono::milliseconds(static_cast<int64_t>(
+                                 options.recoverWindow * 1000));
+          }
+          continue;
+        }
         if (code != 0 && failedRank < 0 && !stopping) {
           failedRank = c.rank;
           exitCode = code;
@@ -597,6 +829,8 @@ int main(int argc, char **argv) {
                              static_cast<int>(options.graceSeconds * 1000));
         }
       }
+      if (board && !stopping && failedRank < 0)
+        collectLoss();
       if (forwardedSignal && !stopping) {
         std::fprintf(stderr, "rtx-launch: forwarding signal %d to every rank\n",
                      static_cast<int>(forwardedSignal));
@@ -635,7 +869,8 @@ int main(int argc, char **argv) {
     // pre-empted: its checkpoint committed) ends the launch with 0.
     bool clean = true;
     for (Child &c : children)
-      clean = clean && WIFEXITED(c.status) && WEXITSTATUS(c.status) == 0;
+      clean = clean && (c.replaced ||
+                        (WIFEXITED(c.status) && WEXITSTATUS(c.status) == 0));
     if (failedRank < 0 && forwardedSignal && clean)
       exitCode = 0;
     if (growing && failedRank < 0 && !forwardedSignal) {
@@ -655,7 +890,6 @@ int main(int argc, char **argv) {
   // budget lasts (--max-restarts in --restart-window seconds).
   int ranks = options.ranks;
   int exitCode = 0;
-  std::vector<std::chrono::steady_clock::time_point> failures;
   std::string lastRunId = runId;
   for (int round = 0;; ++round) {
     std::string roundRunId =
@@ -690,13 +924,8 @@ int main(int argc, char **argv) {
     }
     if (!end.rankFailed || options.maxRestarts == 0 || forwardedSignal)
       break;
-    auto now = std::chrono::steady_clock::now();
-    failures.push_back(now);
-    auto window = std::chrono::milliseconds(
-        static_cast<int64_t>(options.restartWindow * 1000));
-    int recent = 0;
-    for (auto t : failures)
-      recent += now - t <= window;
+    failures.push_back(std::chrono::steady_clock::now());
+    int recent = recentFailures();
     if (recent > options.maxRestarts) {
       std::fprintf(stderr,
                    "rtx-launch: error: %d failure(s) in the last %g s, more "

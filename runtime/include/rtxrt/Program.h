@@ -72,6 +72,14 @@ using Completion = std::shared_future<Tensor>;
 /// A completion that is already there.
 Completion completed(Tensor value);
 
+/// A collective or message that failed because a peer died, hung or was cut
+/// off (its connection closed, or the timeout passed), as opposed to a bad
+/// call. In-job recovery (rtxrt/RecoveryBoard.h) catches exactly this.
+class CommunicationError : public Error {
+public:
+  using Error::Error;
+};
+
 /// Exchanges tensors between the ranks of groups. Collectives are computed
 /// from the exchanged inputs (rtxrt/Collectives.h) unless a backend computes
 /// them itself (a ring all-reduce, NCCL on the GPU).

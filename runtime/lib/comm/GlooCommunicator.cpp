@@ -113,9 +113,9 @@ public:
       options.setOutput(static_cast<unsigned char *>(all.raw()), all.nbytes());
       gloo::allgather(options);
     } catch (const std::exception &error) {
-      throw Error("rank " + std::to_string(rank_) + ": " + what +
-                  " in process group " + name + " failed: " + error.what() +
-                  detail::livenessReport());
+      throw CommunicationError(
+          "rank " + std::to_string(rank_) + ": " + what + " in process group " +
+          name + " failed: " + error.what() + detail::livenessReport());
     }
     return all;
   }
@@ -153,9 +153,9 @@ public:
               &gloo::sum<float>));
       gloo::allreduce(options);
     } catch (const std::exception &error) {
-      throw Error("rank " + std::to_string(rank_) + ": " + what +
-                  " in process group " + name + " failed: " + error.what() +
-                  detail::livenessReport());
+      throw CommunicationError(
+          "rank " + std::to_string(rank_) + ": " + what + " in process group " +
+          name + " failed: " + error.what() + detail::livenessReport());
     }
     return out;
   }
@@ -236,7 +236,7 @@ private:
       failure = error.what();
     }
     if (!done)
-      throw Error(
+      throw CommunicationError(
           "rank " + std::to_string(rank_) + ": " + what +
           (sending ? " to group rank " : " from group rank ") +
           std::to_string(peer) + " (rank " + std::to_string(group.at(peer)) +

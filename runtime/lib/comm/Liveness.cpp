@@ -2,7 +2,7 @@
 
 #include "Liveness.h"
 
-#include "RedisStore.h"
+#include "KeyBoard.h"
 
 #include "rtxrt/Tensor.h"
 
@@ -25,69 +25,9 @@ std::string runId() {
   return run ? run : "default";
 }
 
-class FileBoard : public HeartbeatBoard {
-public:
-  explicit FileBoard(const std::string &dir) {
-    mkdir(dir.c_str(), 0755); // before the rendezvous creates it
-    dir_ = dir + "/rtx-liveness";
-    mkdir(dir_.c_str(), 0755);
-    dir_ += "/" + runId();
-    mkdir(dir_.c_str(), 0755);
-  }
-  void put(int64_t rank, const std::string &value) override {
-    std::string path = dir_ + "/" + std::to_string(rank);
-    std::string partial = path + ".partial";
-    {
-      std::ofstream out(partial, std::ios::trunc);
-      out << value;
-      if (!out.flush())
-        return; // a missed beat reads as a stall; nothing else to do
-    }
-    std::rename(partial.c_str(), path.c_str());
-  }
-  std::optional<std::string> get(int64_t rank) override {
-    std::ifstream in(dir_ + "/" + std::to_string(rank));
-    if (!in)
-      return std::nullopt;
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-  }
-
-private:
-  std::string dir_;
-};
-
-class RedisBoard : public HeartbeatBoard {
-public:
-  RedisBoard(const std::string &spec, std::chrono::milliseconds timeout) {
-    std::string address = spec.substr(8);
-    auto colon = address.rfind(':');
-    store_ = std::make_unique<RedisStore>(
-        spec, address.substr(0, colon),
-        std::atoi(address.substr(colon + 1).c_str()), timeout);
-  }
-  void put(int64_t rank, const std::string &value) override {
-    store_->put(key(rank), value);
-  }
-  std::optional<std::string> get(int64_t rank) override {
-    return store_->find(key(rank));
-  }
-
-private:
-  std::string key(int64_t rank) const {
-    return "rtx-liveness:" + runId() + ":" + std::to_string(rank);
-  }
-  std::unique_ptr<RedisStore> store_;
-};
-
-std::unique_ptr<HeartbeatBoard> openBoard(const std::string &store,
-                                          std::chrono::milliseconds timeout) {
-  if (store.rfind("file:", 0) == 0)
-    return std::make_unique<FileBoard>(store.substr(5));
-  if (store.rfind("redis://", 0) == 0)
-    return std::make_unique<RedisBoard>(store, timeout);
-  return nullptr;
+std::unique_ptr<KeyBoard> openBoard(const std::string &store,
+                                    std::chrono::milliseconds timeout) {
+  return openKeyBoard(store, {"rtx-liveness", runId()}, timeout);
 }
 
 /// A heartbeat: "BEATS PROGRESS".
@@ -158,8 +98,8 @@ Liveness::~Liveness() {
 
 void Liveness::beat() {
   try {
-    writer_->put(rank_, std::to_string(++beats_) + " " +
-                            std::to_string(progress_.load()));
+    writer_->put(std::to_string(rank_), std::to_string(++beats_) + " " +
+                                            std::to_string(progress_.load()));
   } catch (const std::exception &) {
     // The store stopped answering: the collectives will say so.
   }
@@ -174,7 +114,7 @@ std::string Liveness::report() {
     for (int64_t r = 0; r < world_ && !unreadable; ++r)
       if (r != rank_) {
         try {
-          beats[r] = parse(reader_->get(r));
+          beats[r] = parse(reader_->get(std::to_string(r)));
         } catch (const std::exception &) {
           unreadable = true;
         }

@@ -30,13 +30,7 @@
 
 namespace rtxrt::detail {
 
-/// Where heartbeats are written and read.
-class HeartbeatBoard {
-public:
-  virtual ~HeartbeatBoard() = default;
-  virtual void put(int64_t rank, const std::string &value) = 0;
-  virtual std::optional<std::string> get(int64_t rank) = 0;
-};
+class KeyBoard;
 
 class Liveness {
 public:
@@ -59,7 +53,7 @@ private:
 
   int64_t rank_, world_;
   std::chrono::milliseconds interval_;
-  std::unique_ptr<HeartbeatBoard> writer_, reader_;
+  std::unique_ptr<KeyBoard> writer_, reader_;
   std::atomic<int64_t> progress_{0};
   int64_t beats_ = 0;
   std::mutex mutex_;

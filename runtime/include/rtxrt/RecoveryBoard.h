@@ -1,0 +1,71 @@
+//===- RecoveryBoard.h - the in-job recovery protocol's store keys -*- C++
+//-*-===//
+//
+// In-job recovery (docs/checkpoint.md, "In-job recovery"): when a rank of a
+// job dies or hangs, the others keep their processes and their state. Each
+// survivor that lost its peers reports it here; rtx-launch (the agent)
+// replaces the lost ranks and opens the next epoch; the survivors and the
+// replacements then meet in a new rendezvous whose keys carry the epoch,
+// so nothing of the old round (a late message, a stale key) reaches the
+// new one.
+//
+// The board lives beside the rendezvous store (file:DIR or
+// redis://HOST:PORT), in a namespace of the job's run id:
+//   epoch-E/lost/R    rank R lost its peers in epoch E: "STEPS ERROR"
+//   epoch-E/open      the agent opened epoch E: "WORLD"
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RTXRT_RECOVERYBOARD_H
+#define RTXRT_RECOVERYBOARD_H
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace rtxrt {
+
+namespace detail {
+class KeyBoard;
+}
+
+/// What a survivor reported.
+struct LostReport {
+  int64_t stepsDone = 0;
+  std::string error;
+};
+
+class RecoveryBoard {
+public:
+  /// The board of run `run` in `store`; throws rtxrt::Error when the store
+  /// is not file:DIR or redis://HOST:PORT, or when this build has no
+  /// multi-rank support (Gloo).
+  RecoveryBoard(const std::string &store, const std::string &run,
+                double timeoutSeconds = 10);
+  ~RecoveryBoard();
+  RecoveryBoard(const RecoveryBoard &) = delete;
+  RecoveryBoard &operator=(const RecoveryBoard &) = delete;
+
+  /// Rank `rank` lost its peers in `epoch` after `stepsDone` steps.
+  void reportLost(int64_t epoch, int64_t rank, int64_t stepsDone,
+                  const std::string &error);
+  std::optional<LostReport> lost(int64_t epoch, int64_t rank);
+  /// The agent opens `epoch` for `world` ranks.
+  void open(int64_t epoch, int64_t world);
+  bool isOpen(int64_t epoch);
+  /// Waits until `epoch` is open; false after `seconds`.
+  bool waitOpen(int64_t epoch, double seconds);
+
+  /// The run id under which epoch `epoch` of run `run` meets (its store
+  /// keys and heartbeats): the run's own for epoch 0.
+  static std::string epochRun(const std::string &run, int64_t epoch);
+
+private:
+  std::unique_ptr<detail::KeyBoard> board_;
+  std::string store_;
+};
+
+} // namespace rtxrt
+
+#endif // RTXRT_RECOVERYBOARD_H

@@ -1,0 +1,90 @@
+//===- RecoveryBoard.cpp - the in-job recovery protocol's store keys ------===//
+
+#include "rtxrt/RecoveryBoard.h"
+
+#include "rtxrt/Tensor.h"
+
+#ifdef RTXRT_HAVE_GLOO
+#include "KeyBoard.h"
+#endif
+
+#include <chrono>
+#include <thread>
+
+using namespace rtxrt;
+
+#ifdef RTXRT_HAVE_GLOO
+RecoveryBoard::RecoveryBoard(const std::string &store, const std::string &run,
+                             double timeoutSeconds)
+    : store_(store) {
+  board_ = detail::openKeyBoard(
+      store, {"rtx-recover", run},
+      std::chrono::milliseconds(static_cast<int64_t>(timeoutSeconds * 1000)));
+  if (!board_)
+    throw Error("in-job recovery needs a store file:DIR or redis://HOST:PORT, "
+                "got '" +
+                store + "'");
+}
+#else
+RecoveryBoard::RecoveryBoard(const std::string &, const std::string &, double) {
+  throw Error("in-job recovery needs several ranks, and this build has no "
+              "Gloo (libgloo-dev)");
+}
+#endif
+
+RecoveryBoard::~RecoveryBoard() = default;
+
+static std::string epochKey(int64_t epoch, const std::string &rest) {
+  return "epoch-" + std::to_string(epoch) + "." + rest;
+}
+
+void RecoveryBoard::reportLost(int64_t epoch, int64_t rank, int64_t stepsDone,
+                               const std::string &error) {
+  if (!board_->put(epochKey(epoch, "lost." + std::to_string(rank)),
+                   std::to_string(stepsDone) + " " + error))
+    throw Error("cannot write the in-job recovery report of rank " +
+                std::to_string(rank) + " into the store " + store_);
+}
+
+std::optional<LostReport> RecoveryBoard::lost(int64_t epoch, int64_t rank) {
+  std::optional<std::string> text =
+      board_->get(epochKey(epoch, "lost." + std::to_string(rank)));
+  if (!text)
+    return std::nullopt;
+  LostReport report;
+  size_t space = text->find(' ');
+  try {
+    report.stepsDone = std::stoll(text->substr(0, space));
+  } catch (const std::exception &) {
+    return std::nullopt; // not a report
+  }
+  if (space != std::string::npos)
+    report.error = text->substr(space + 1);
+  return report;
+}
+
+void RecoveryBoard::open(int64_t epoch, int64_t world) {
+  if (!board_->put(epochKey(epoch, "open"), std::to_string(world)))
+    throw Error("cannot open epoch " + std::to_string(epoch) +
+                " of the in-job recovery in the store " + store_);
+}
+
+bool RecoveryBoard::isOpen(int64_t epoch) {
+  return board_->get(epochKey(epoch, "open")).has_value();
+}
+
+bool RecoveryBoard::waitOpen(int64_t epoch, double seconds) {
+  auto deadline =
+      std::chrono::steady_clock::now() +
+      std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+  while (!isOpen(epoch)) {
+    if (std::chrono::steady_clock::now() > deadline)
+      return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
+std::string RecoveryBoard::epochRun(const std::string &run, int64_t epoch) {
+  return epoch == 0 ? run : run + "-epoch" + std::to_string(epoch);
+}

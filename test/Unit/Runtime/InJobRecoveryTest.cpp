@@ -1,0 +1,135 @@
+//===- InJobRecoveryTest.cpp - whom a replacement heals from --------------===//
+//
+// program/InJobRecovery.h: a rank that lacks the newest step heals from a
+// rank with it that holds the same blocks of every piece of state (a
+// replica along an axis no state is split on); where none does, -1 (every
+// rank reads the checkpoint). Also the recovery board's keys (file store).
+//
+//===----------------------------------------------------------------------===//
+
+#include "InJobRecovery.h"
+
+#include "rtxrt/RecoveryBoard.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+using namespace rtxrt;
+using namespace rtxrt::program;
+
+namespace {
+
+ArgSpec state(const std::string &name, Sharding sharding) {
+  ArgSpec arg;
+  arg.kind = ArgSpec::Param;
+  arg.name = name;
+  arg.state = "param:" + name;
+  arg.shape = {4, 4};
+  arg.sharding = std::move(sharding);
+  return arg;
+}
+
+ProgramSpec meshSpec(std::vector<std::string> axes,
+                     std::vector<int64_t> sizes) {
+  ProgramSpec spec;
+  spec.mesh = MeshLayout(std::move(axes), std::move(sizes));
+  return spec;
+}
+
+} // namespace
+
+TEST(InJobRecoveryTest, DataParallelRanksHealFromAnySurvivor) {
+  ProgramSpec spec = meshSpec({"dp"}, {4});
+  spec.args.push_back(state("w", Sharding{{{}, {}}, {}}));
+  // Rank 2 was replaced (it resumed from step 4); the others hold step 7.
+  EXPECT_EQ(healSources(spec, {7, 7, 4, 7}),
+            (std::vector<int64_t>{0, 1, 0, 3}));
+}
+
+TEST(InJobRecoveryTest, TensorParallelShardsHealFromTheirDataParallelReplica) {
+  // dp=2 x tp=2, rank = dp * 2 + tp; the weight is split over tp.
+  ProgramSpec spec = meshSpec({"dp", "tp"}, {2, 2});
+  spec.args.push_back(state("w", Sharding{{{"tp"}, {}}, {}}));
+  // Rank 1 (dp 0, tp 1) lost: rank 3 (dp 1, tp 1) holds the same shard.
+  EXPECT_EQ(healSources(spec, {9, 2, 9, 9}),
+            (std::vector<int64_t>{0, 3, 2, 3}));
+  // Ranks 1 and 3 both lost: no survivor holds tp shard 1.
+  EXPECT_EQ(healSources(spec, {9, 2, 9, 2}),
+            (std::vector<int64_t>{0, -1, 2, -1}));
+}
+
+TEST(InJobRecoveryTest, ZeroShardsHaveNoReplica) {
+  ProgramSpec spec = meshSpec({"dp"}, {2});
+  spec.args.push_back(state("w", Sharding{{{}, {}}, {}}));
+  ArgSpec flat = state("flat0", Sharding{{{"dp"}}, {}});
+  flat.members.push_back(state("m", Sharding{{{}, {}}, {}}));
+  spec.args.push_back(flat);
+  EXPECT_EQ(healSources(spec, {5, 3}), (std::vector<int64_t>{0, -1}));
+  // Every rank at the same step: nothing to heal.
+  EXPECT_EQ(healSources(spec, {5, 5}), (std::vector<int64_t>{0, 1}));
+}
+
+TEST(InJobRecoveryTest, PipelineStagesHealOnlyWithinTheirStage) {
+  // pp=2 x dp=2, rank = pp * 2 + dp; stages hold different parameters.
+  ProgramSpec spec = meshSpec({"pp", "dp"}, {2, 2});
+  spec.pipelineAxis = "pp";
+  spec.args.push_back(state("w", Sharding{{{}, {}}, {}}));
+  EXPECT_EQ(healSources(spec, {6, 6, 6, 0}),
+            (std::vector<int64_t>{0, 1, 2, 2}));
+  EXPECT_EQ(healSources(spec, {6, 6, 0, 0}),
+            (std::vector<int64_t>{0, 1, -1, -1}));
+}
+
+TEST(InJobRecoveryTest, DataArgumentsDoNotDecideReplicas) {
+  ProgramSpec spec = meshSpec({"dp"}, {2});
+  spec.args.push_back(state("w", Sharding{{{}, {}}, {}}));
+  ArgSpec batch; // data: split over dp, but no state
+  batch.name = "tokens";
+  batch.sharding = Sharding{{{"dp"}}, {}};
+  spec.args.push_back(batch);
+  EXPECT_EQ(healSources(spec, {5, 0}), (std::vector<int64_t>{0, 0}));
+}
+
+TEST(InJobRecoveryTest, TheBoardCarriesReportsAndEpochs) {
+  std::filesystem::path dir =
+      std::filesystem::temp_directory_path() /
+      ("rtx-recovery-board-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  RecoveryBoard agent("file:" + dir.string(), "job-1");
+  RecoveryBoard rank("file:" + dir.string(), "job-1");
+  RecoveryBoard other("file:" + dir.string(), "job-2");
+  EXPECT_FALSE(agent.lost(0, 1).has_value());
+  rank.reportLost(0, 1, 17, "rank 1: connection closed");
+  std::optional<LostReport> report = agent.lost(0, 1);
+  ASSERT_TRUE(report.has_value());
+  EXPECT_EQ(report->stepsDone, 17);
+  EXPECT_EQ(report->error, "rank 1: connection closed");
+  EXPECT_FALSE(agent.lost(1, 1).has_value()); // another epoch
+  EXPECT_FALSE(other.lost(0, 1).has_value()); // another run
+  EXPECT_FALSE(rank.waitOpen(1, 0.05));
+  agent.open(1, 2);
+  EXPECT_TRUE(rank.waitOpen(1, 0.05));
+  EXPECT_FALSE(other.isOpen(1));
+  EXPECT_EQ(RecoveryBoard::epochRun("job-1", 0), "job-1");
+  EXPECT_EQ(RecoveryBoard::epochRun("job-1", 2), "job-1-epoch2");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(InJobRecoveryTest, TheEnvironmentChoosesTheMode) {
+  unsetenv("RTX_RECOVER");
+  unsetenv("RTX_RECOVER_EPOCH");
+  EXPECT_FALSE(RecoveryMode::fromEnvironment().inJob);
+  setenv("RTX_RECOVER", "in-job", 1);
+  setenv("RTX_RECOVER_EPOCH", "3", 1);
+  RecoveryMode mode = RecoveryMode::fromEnvironment();
+  EXPECT_TRUE(mode.inJob);
+  EXPECT_EQ(mode.epoch, 3);
+  setenv("RTX_RECOVER_EPOCH", "x", 1);
+  EXPECT_THROW(RecoveryMode::fromEnvironment(), Error);
+  setenv("RTX_RECOVER", "sometimes", 1);
+  EXPECT_THROW(RecoveryMode::fromEnvironment(), Error);
+  unsetenv("RTX_RECOVER");
+  unsetenv("RTX_RECOVER_EPOCH");
+}
