@@ -1,6 +1,7 @@
 """Time from a failure to resumed training, with rtx-launch --max-restarts.
 
-    recovery_time.py [--trials N] [--failure kill|stop] [--timeout S|auto] [--work DIR]
+    recovery_time.py [--trials N] [--failure kill|stop] [--timeout S|auto]
+                     [--recover restart|in-job] [--work DIR]
 
 Builds the dp=2 GPT-2 tiny program once (cached in --work), then, N times:
 starts `rtx-launch -n 2 --max-restarts 1 -- dp2 --data text.bin --until-step 400
@@ -13,6 +14,11 @@ reading the checkpoint + one step. The ranks trace (rtx-launch --trace, each
 round's traces kept in round-K/), and the time from detection (the end of
 the surviving rank's "error" event) to the start of the first resumed
 step is read from the traces too. Prints each trial and the medians.
+
+With --recover in-job (rtx-launch --recover in-job) rank 0 keeps its
+process: the time ends at its first step line after "recover: epoch 1", and
+the traced time runs from its "error" event to its next step, in its one
+trace.
 
 The peer: none in the same run; the issue's target is 5 s on loopback, and
 TorchElastic with PyTorch's defaults notices a hung rank only after its
@@ -59,7 +65,7 @@ def prepare(directory):
     return work, build(work)
 
 
-def trial(work, program, failure, timeout, index):
+def trial(work, program, failure, timeout, recover, index):
     run = work / f"trial{index}"
     subprocess.run(["rm", "-rf", str(run)])
     run.mkdir()
@@ -68,14 +74,15 @@ def trial(work, program, failure, timeout, index):
                str(program), "--data", str(work / "text.bin"), "--until-step", "400",
                "--checkpoint", str(ck), "--checkpoint-every", "5", "--timeout", str(timeout)]
     launch = subprocess.Popen([tool("rtx-launch"), "-n", "2", "--store", f"file:{run / 'store'}",
-                               "--max-restarts", "1", "--trace", str(run / "trace"), "--", *wrapped],
+                               "--max-restarts", "1", "--recover", recover,
+                               "--trace", str(run / "trace"), "--", *wrapped],
                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     resumed_at = []
     seen_resume = threading.Event()
 
     def read():
         for line in launch.stdout:
-            if "resume: from" in line:
+            if "resume: from" in line or "recover: epoch" in line:
                 seen_resume.set()
             elif seen_resume.is_set() and "] step " in line and not resumed_at:
                 resumed_at.append(time.monotonic())
@@ -94,20 +101,22 @@ def trial(work, program, failure, timeout, index):
     reader.join()
     if not resumed_at:
         sys.exit(f"trial {index}: the job did not resume")
-    return resumed_at[0] - signalled, from_traces(run / "trace")
+    return resumed_at[0] - signalled, from_traces(run / "trace", recover)
 
 
-def from_traces(trace):
+def from_traces(trace, recover):
     """Detection to resumed training, from the ranks' traces (part 3):
     the "error" event of rank 0 in the failed round (written when its
     collective failed; rtx-launch keeps that round's traces in round-0/) to
     the start of the first step in the next round's trace of rank 0. Both
     are steady-clock microseconds of one machine."""
     import json
-    failed = json.load(open(trace / "round-0" / "rank-0.trace.json"))["traceEvents"]
     resumed = json.load(open(trace / "rank-0.trace.json"))["traceEvents"]
+    failed = resumed if recover == "in-job" else \
+        json.load(open(trace / "round-0" / "rank-0.trace.json"))["traceEvents"]
     detected = min(e["ts"] for e in failed if e.get("cat") == "error")
-    first_step = min(e["ts"] for e in resumed if e.get("cat") == "step" and "ts" in e)
+    first_step = min(e["ts"] for e in resumed
+                     if e.get("cat") == "step" and "ts" in e and e["ts"] > detected)
     return (first_step - detected) / 1e6
 
 
@@ -117,18 +126,21 @@ def main():
     parser.add_argument("--failure", choices=("kill", "stop"), default="kill")
     parser.add_argument("--timeout", default="auto",
                         help="the programs' --timeout: seconds, or auto (10x the p99 step time, at least 2 s)")
+    parser.add_argument("--recover", choices=("restart", "in-job"), default="restart",
+                        help="rtx-launch --recover: restart every rank, or replace the lost one in the job")
     parser.add_argument("--work", default="/tmp/rtx-bench-recovery")
     args = parser.parse_args()
     work, program = prepare(args.work)
     times, traced = [], []
     for i in range(args.trials):
-        seconds, detected_to_step = trial(work, program, args.failure, args.timeout, i)
+        seconds, detected_to_step = trial(work, program, args.failure, args.timeout, args.recover, i)
         times.append(seconds)
         traced.append(detected_to_step)
         print(f"trial {i}: {args.failure} of rank 1 -> resumed training in {seconds:.2f} s "
               f"(traces: {detected_to_step:.2f} s from detection to the first resumed step)")
     print(f"median: {statistics.median(times):.2f} s from the signal, {statistics.median(traced):.2f} s from "
-          f"detection (traces), over {len(times)} trials ({args.failure}, --timeout {args.timeout}; "
+          f"detection (traces), over {len(times)} trials ({args.failure}, --timeout {args.timeout}, "
+          f"--recover {args.recover}; "
           "target <= 5 s)")
 
 

@@ -318,6 +318,7 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
           // is functional, its results replace `args` only when it ends.
           stepsBefore += loop.stepsRun;
           lost = error.what();
+          tracer.error(lost); // when it was found, before the teardown
         }
         if (lost.empty()) {
           int64_t stepsDone = stepsBefore + loop.stepsRun;
@@ -363,7 +364,6 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
                    spec.name.c_str(), static_cast<long long>(self.rank),
                    static_cast<long long>(stepsBefore), lost.c_str(),
                    static_cast<long long>(epoch + 1));
-      tracer.error(lost);
       board->reportLost(epoch, self.rank, stepsBefore,
                         lost.substr(0, lost.find('\n')));
       if (!board->waitOpen(epoch + 1, timeout.rendezvous()))
