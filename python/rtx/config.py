@@ -450,6 +450,12 @@ class ElasticConfig:
         replays the logged steps and must reproduce them bit for bit.
     timeout: the collectives' timeout: "auto" (10x the p99 step time, at
         least 2 s: a hung rank is found in seconds) or seconds.
+    recover: how a failed rank is recovered from: "restart" restarts every
+        rank from the newest checkpoint; "in-job" replaces only the failed
+        rank while the others keep their processes and state, and the
+        replacement takes the state from a survivor (rtx-launch --recover
+        in-job). "in-job" needs max_restarts (each replacement counts) and
+        2 or more ranks, and keeps the number of ranks (no min_ranks).
     """
     rendezvous: Optional[str] = None
     preempt_policy: str = "fail"
@@ -460,6 +466,7 @@ class ElasticConfig:
     checkpoint_dir: Optional[str] = None
     deterministic: bool = False
     timeout: Union[str, float] = "auto"
+    recover: str = "restart"
 
     def __post_init__(self) -> None:
         if self.rendezvous is not None:
@@ -490,6 +497,13 @@ class ElasticConfig:
                               "checkpoint_interval, max_restarts or preempt_policy='save'")
         if self.timeout != "auto":
             _number("elastic.timeout", self.timeout, 0.0, low_inclusive=False)
+        _choice("elastic.recover", self.recover, ("restart", "in-job"))
+        if self.recover == "in-job" and self.max_restarts == 0:
+            raise ConfigError("elastic.recover='in-job' replaces failed ranks within the restart budget: "
+                              "it needs max_restarts >= 1")
+        if self.recover == "in-job" and self.min_ranks is not None:
+            raise ConfigError("elastic.recover='in-job' keeps the number of ranks; min_ranks shrinks it at a "
+                              "restart of every rank: choose one")
 
     @property
     def checkpoints(self) -> bool:

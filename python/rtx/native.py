@@ -183,6 +183,11 @@ class NativeProgram:
         if elastic.max_restarts > 0:
             launch += ["--max-restarts", str(elastic.max_restarts), "--restart-window",
                        str(elastic.restart_window)]
+        if elastic.recover == "in-job":
+            if self.ranks < 2:
+                raise ConfigError("elastic.recover='in-job' needs survivors: a program of 2 or more ranks "
+                                  f"(this one has {self.ranks})")
+            launch += ["--recover", "in-job"]
         if elastic.min_ranks is not None and elastic.min_ranks < self.ranks:
             # A program per world size, '{world}' choosing (rtx-launch).
             for ranks in range(elastic.min_ranks, self.ranks):

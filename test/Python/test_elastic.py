@@ -51,6 +51,25 @@ def test_a_killed_rank_restarts_from_the_checkpoint(tmp_path, monkeypatch, refer
     assert (tmp_path / "ck" / "wal.log").is_file()
 
 
+def test_in_job_recovery_replaces_only_the_failed_rank(tmp_path, monkeypatch, reference):
+    """recover="in-job": rank 0 dies right after committing the checkpoint
+    of step 2; rank 1 keeps its process and state, a replacement rank 0
+    takes rank 1's state, and the call returns the uninterrupted run's
+    losses and parameters bit for bit. No restart of every rank happens."""
+    batch, expected = reference
+    elastic = rtx.ElasticConfig(max_restarts=1, checkpoint_interval=2, recover="in-job",
+                                checkpoint_dir=str(tmp_path / "ck"))
+    native = _compiled(elastic).build(tmp_path / "build")
+    monkeypatch.setenv("RTXRT_CHECKPOINT_CRASH_AT", "after-commit@2")
+    with pytest.warns(rtx.RtxToolWarning, match="in-job recovery: epoch 1: replaced rank 0") as warned:
+        got = native.train(batch, steps=6)
+    assert not any("restart 1" in str(w.message) for w in warned)
+    assert [m.global_step for m in got.metrics] == [1, 2, 3, 4, 5, 6]
+    np.testing.assert_array_equal(got.losses, expected.losses)
+    for name, value in expected.params.items():
+        np.testing.assert_array_equal(got.params[name], value, err_msg=name)
+
+
 def test_a_restart_shrinks_to_min_ranks(tmp_path, monkeypatch, reference):
     """min_ranks=1: the restart runs the program built for one rank (the
     same global batch); the losses match the uninterrupted dp=2 run within
@@ -112,6 +131,12 @@ def test_elastic_options_are_checked():
         rtx.ElasticConfig(deterministic=True)
     with pytest.raises(ConfigError, match="elastic.timeout"):
         rtx.ElasticConfig(timeout="soon")
+    with pytest.raises(ConfigError, match="elastic.recover must be one of"):
+        rtx.ElasticConfig(max_restarts=1, recover="sometimes")
+    with pytest.raises(ConfigError, match="it needs max_restarts >= 1"):
+        rtx.ElasticConfig(recover="in-job")
+    with pytest.raises(ConfigError, match="min_ranks shrinks it"):
+        rtx.ElasticConfig(max_restarts=1, min_ranks=1, recover="in-job")
     assert not rtx.ElasticConfig().checkpoints and rtx.ElasticConfig(preempt_policy="save").checkpoints
     assert rtx.ElasticConfig(rendezvous="file:///tmp/r").store() == "file:/tmp/r"
     program = _compiled(rtx.ElasticConfig(max_restarts=1))
