@@ -2,7 +2,8 @@
 # The reliability gate (issue 18): the chaos suite that CI runs. It passes
 # only if every injected failure is recovered from and every resume matches
 # an uninterrupted run:
-#   - lit test/Reliability: kill -9, SIGSTOP (hang) with a shrink, in-job recovery, SIGTERM
+#   - lit test/Reliability: kill -9, SIGSTOP (hang) with a shrink, in-job
+#     recovery, scaling 4 -> 3 -> 4, SIGTERM
 #     pre-emption, the restart budget, a crash at every durability point of a
 #     save, a corrupt chunk, a full disk, N -> M restore, the write-ahead
 #     log's deterministic replay, its torn tail and a mismatch, the Redis
