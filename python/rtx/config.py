@@ -440,9 +440,11 @@ class ElasticConfig:
         collective timeout) that rtx-launch recovers from within
         restart_window seconds, each by restarting every rank from the newest
         checkpoint; one more stops with the reason.
-    min_ranks: each restart runs one rank fewer, down to min_ranks (the rule
-        "keep tp/pp, shrink dp": pure data parallelism only), with the same
-        global batch; None: the same number of ranks.
+    min_ranks: each restart runs one rank fewer, down to min_ranks, with the
+        same global batch: a program compiled with parallel="auto" is planned
+        again by the planner for each smaller world; others follow the rule
+        "keep tp/pp, shrink dp" (pure data parallelism only). None: the same
+        number of ranks.
     checkpoint_dir: where the checkpoints go (default: "checkpoints" beside
         the built program). Checkpoints are on when any of preempt_policy
         "save", checkpoint_interval or max_restarts asks for them.

@@ -80,6 +80,10 @@ class Program:
         self.elastic, self.optimizer = elastic, optimizer
         # With parallel="auto": the planner's choice and report (rtx.planner.Plan).
         self.plan = None
+        # parallel="auto": how the planner was asked (hardware, objective,
+        # global batch, optimizer, rtx-distribute's options), so that a
+        # shrunk world is planned the same way (train_ir_for).
+        self.auto_request: Optional[Dict[str, Any]] = None
         # The state after the last train call (KEY.npy, rtx-run --state) and
         # the parameters it returned: the next call continues from it while
         # self.params is still those parameters.
@@ -195,11 +199,20 @@ class Program:
         return native.build(self, directory, device=device, emulate=emulate)
 
     def train_ir_for(self, ranks: int) -> str:
-        """The training step on `ranks` ranks by the rule "keep tp/pp, shrink
-        dp", with the same global batch: what a native program's restarts
-        run when ElasticConfig.min_ranks shrinks the job. Pure data
-        parallelism only for now (a world of dp*tp*pp*sp ranks loses one
-        rank per restart, which another tp or pp does not divide)."""
+        """The training step on `ranks` ranks, with the same global batch:
+        what a native program's restarts run when ElasticConfig.min_ranks
+        shrinks the job. A program compiled with parallel="auto" is planned
+        again by the planner for `ranks` devices (the same hardware,
+        objective and global batch); otherwise the rule "keep tp/pp, shrink
+        dp" applies, to pure data parallelism only for now (a world of
+        dp*tp*pp*sp ranks loses one rank per restart, which another tp or pp
+        does not divide)."""
+        if self.auto_request is not None:
+            from . import planner
+            request = self.auto_request
+            planned, _ = planner.plan(self.model_ir, ranks, request["hardware"], objective=request["objective"],
+                                      global_batch=request["global_batch"], optimizer=request["optimizer"])
+            return driver.opt(planned, [f"-rtx-distribute=from-plan=true {request['distribute']}"])
         p = self.parallel
         if p.tp * p.pp * p.sp != 1:
             raise NotYetSupportedError(
@@ -327,6 +340,8 @@ def _compile_auto(model: Any, example_inputs: Any, group: ProcessGroup, sharding
     program = Program(model_ir, train_ir, inputs, parallel.micro_batch, params, group, parallel, sharding,
                       elastic, optimizer)
     program.plan = chosen
+    program.auto_request = {"hardware": hardware, "objective": objective, "global_batch": global_batch,
+                            "optimizer": kind, "distribute": options}
     return program
 
 

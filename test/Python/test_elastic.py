@@ -87,6 +87,37 @@ def test_a_restart_shrinks_to_min_ranks(tmp_path, monkeypatch, reference):
         assert rel_err(got.params[name], value) <= 1e-4, name
 
 
+def test_an_auto_planned_job_is_planned_again_when_it_shrinks(tmp_path, monkeypatch):
+    """parallel="auto" with min_ranks=1: the program for one rank comes from
+    the planner (asked for 1 device on the same profile), not from the
+    shrink-dp rule; the restarted run matches the uninterrupted one within
+    the design tolerance."""
+    def compiled(elastic=None):
+        return rtx.compile(models.mlp(), group=init("cpu", 2, env={}), parallel="auto", hardware="cpu-host",
+                           optimizer=rtx.AdamW(lr=1e-2), elastic=elastic)
+    plain = compiled()
+    batch = random_batch(plain)
+    expected = plain.build(tmp_path / "plain").train(batch, steps=6)
+    planned_for = []
+    real_plan = rtx.planner.plan
+
+    def spy(model_ir, devices, *args, **kwargs):
+        planned_for.append((devices, args[0] if args else kwargs.get("hardware")))
+        return real_plan(model_ir, devices, *args, **kwargs)
+    monkeypatch.setattr(rtx.planner, "plan", spy)
+    elastic = rtx.ElasticConfig(max_restarts=1, min_ranks=1, checkpoint_interval=2,
+                                checkpoint_dir=str(tmp_path / "ck"))
+    native = compiled(elastic).build(tmp_path / "build")
+    monkeypatch.setenv("RTXRT_CHECKPOINT_CRASH_AT", "after-commit@2")
+    with pytest.warns(rtx.RtxToolWarning, match=r"with 1 rank\(s\)"):
+        got = native.train(batch, steps=6)
+    assert (1, "cpu-host") in planned_for
+    assert (tmp_path / "build" / "world-1" / "program").is_file()
+    np.testing.assert_allclose(got.losses, expected.losses, rtol=1e-4)
+    for name, value in expected.params.items():
+        assert rel_err(got.params[name], value) <= 1e-4, name
+
+
 def test_sigterm_preempts_and_the_next_call_continues(tmp_path, reference):
     """preempt_policy="save": a SIGTERM to this process once the checkpoint
     of step 2 is committed reaches rtx-launch, the ranks stop after a step
