@@ -202,6 +202,10 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
                           static_cast<long long>(healed.source));
             stepsBefore = healed.stepsDone;
           }
+          // rtx-launch: a failure after this is recovered in the job; one
+          // before it (a replacement lost at the rendezvous) restarts all.
+          if (epoch > 0)
+            board->joined(epoch, self.rank);
           if (epoch > 0 && self.rank == 0)
             std::printf("recover: epoch %lld: %lld ranks, resuming after step "
                         "%lld\n",
@@ -366,7 +370,8 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
                    static_cast<long long>(epoch + 1));
       board->reportLost(epoch, self.rank, stepsBefore,
                         lost.substr(0, lost.find('\n')));
-      if (!board->waitOpen(epoch + 1, timeout.rendezvous()))
+      if (!board->waitOpen(epoch + 1, timeout.rendezvous(),
+                           [] { return preemptionRequested(); }))
         throw Error("in-job recovery: rtx-launch did not open epoch " +
                     std::to_string(epoch + 1) + " within " +
                     std::to_string(int(timeout.rendezvous())) +

@@ -646,6 +646,23 @@ int main(int argc, char **argv) {
                      std::chrono::milliseconds(
                          static_cast<int>(options.graceSeconds * 1000));
     };
+    // Whether every rank met in the current epoch (epoch 0: the first
+    // rendezvous, which fails as without in-job recovery).
+    auto epochJoined = [&] {
+      if (epoch == 0)
+        return true;
+      for (const Child &c : children) {
+        if (c.replaced)
+          continue;
+        try {
+          if (!board->hasJoined(epoch, c.rank))
+            return false;
+        } catch (const rtxrt::Error &) {
+          return false;
+        }
+      }
+      return true;
+    };
     auto collectLoss = [&] {
       auto now = std::chrono::steady_clock::now();
       bool waiting = false;
@@ -795,6 +812,22 @@ int main(int argc, char **argv) {
         c.status = status;
         int code =
             WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        if (code != 0 && board && failedRank < 0 && !stopping &&
+            !epochJoined()) {
+          // Lost while the epoch's rendezvous was under way: the others
+          // wait in it for a rank that will not come. Restart every rank
+          // (they hold nothing the newest checkpoint does not: no step ran
+          // in this epoch).
+          std::fprintf(stderr,
+                       "rtx-launch: rank %d failed before epoch %lld of the "
+                       "in-job recovery met; stopping the other ranks\n",
+                       c.rank, static_cast<long long>(epoch));
+          failedRank = c.rank;
+          exitCode = code;
+          stopping = true;
+          stopAll(SIGKILL);
+          continue;
+        }
         if (code != 0 && board && failedRank < 0 && !stopping) {
           // In-job recovery: the others keep running; the loss is
           // collected below.

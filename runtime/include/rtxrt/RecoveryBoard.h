@@ -13,6 +13,7 @@
 // redis://HOST:PORT), in a namespace of the job's run id:
 //   epoch-E/lost/R    rank R lost its peers in epoch E: "STEPS ERROR"
 //   epoch-E/open      the agent opened epoch E: "WORLD"
+//   epoch-E/joined/R  rank R met the others in epoch E and healed
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +21,7 @@
 #define RTXRT_RECOVERYBOARD_H
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -54,8 +56,13 @@ public:
   /// The agent opens `epoch` for `world` ranks.
   void open(int64_t epoch, int64_t world);
   bool isOpen(int64_t epoch);
-  /// Waits until `epoch` is open; false after `seconds`.
-  bool waitOpen(int64_t epoch, double seconds);
+  /// Waits until `epoch` is open; false after `seconds` or once
+  /// `cancelled` returns true (a signal to stop).
+  bool waitOpen(int64_t epoch, double seconds,
+                const std::function<bool()> &cancelled = {});
+  /// Rank `rank` met the others in `epoch` and healed.
+  void joined(int64_t epoch, int64_t rank);
+  bool hasJoined(int64_t epoch, int64_t rank);
 
   /// The run id under which epoch `epoch` of run `run` meets (its store
   /// keys and heartbeats): the run's own for epoch 0.

@@ -73,16 +73,30 @@ bool RecoveryBoard::isOpen(int64_t epoch) {
   return board_->get(epochKey(epoch, "open")).has_value();
 }
 
-bool RecoveryBoard::waitOpen(int64_t epoch, double seconds) {
+bool RecoveryBoard::waitOpen(int64_t epoch, double seconds,
+                             const std::function<bool()> &cancelled) {
   auto deadline =
       std::chrono::steady_clock::now() +
       std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
   while (!isOpen(epoch)) {
-    if (std::chrono::steady_clock::now() > deadline)
+    if (std::chrono::steady_clock::now() > deadline ||
+        (cancelled && cancelled()))
       return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return true;
+}
+
+void RecoveryBoard::joined(int64_t epoch, int64_t rank) {
+  if (!board_->put(epochKey(epoch, "joined." + std::to_string(rank)), "1"))
+    throw Error("cannot write into the store " + store_ + " that rank " +
+                std::to_string(rank) + " joined epoch " +
+                std::to_string(epoch));
+}
+
+bool RecoveryBoard::hasJoined(int64_t epoch, int64_t rank) {
+  return board_->get(epochKey(epoch, "joined." + std::to_string(rank)))
+      .has_value();
 }
 
 std::string RecoveryBoard::epochRun(const std::string &run, int64_t epoch) {
