@@ -104,9 +104,6 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
     // Offloaded buffers (rtx-shard-state{offload}) go to their tier, one
     // at a time; the step gets a reference (an undefined tensor).
     std::unique_ptr<OffloadStore> offload = openOffload(spec, flags, self.rank);
-    if (offload && !flags.checkpoint.dir.empty())
-      throw Error("--checkpoint does not yet save offloaded state (this "
-                  "program was compiled with offload); use --save-state");
     if (offload && recovery.inJob)
       throw Error("in-job recovery does not cover offloaded state yet (this "
                   "program was compiled with offload): use rtx-launch "
@@ -272,6 +269,8 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
                         {"data_position", std::to_string(step)},
                         {"state_layout", layout}};
               });
+        if (saver)
+          saver->setOffload(offload.get());
         // The write-ahead log between checkpoints (program/StepLog.h).
         std::optional<StepLog> log;
         if (!flags.checkpoint.dir.empty())
@@ -298,12 +297,13 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
         if (saver)
           loop.afterStep = [&](int64_t stepsDone,
                                const std::vector<Tensor> &state) {
-            log->afterStep(stepsDone, log->hashesState()
-                                          ? groups.sumOverRanks(
-                                                rankStateHash(spec, device,
-                                                              state, self.rank),
-                                                "the state hash")
-                                          : 0);
+            log->afterStep(stepsDone,
+                           log->hashesState()
+                               ? groups.sumOverRanks(
+                                     rankStateHash(spec, device, state,
+                                                   self.rank, offload.get()),
+                                     "the state hash")
+                               : 0);
             if (flags.checkpoint.every > 0 &&
                 stepsDone % flags.checkpoint.every == 0)
               startSave(stepsDone, state);

@@ -3,6 +3,7 @@
 #include "Checkpointing.h"
 
 #include "rtxrt/Arguments.h"
+#include "rtxrt/OffloadStore.h"
 #include "rtxrt/Wal.h"
 
 #include <algorithm>
@@ -120,17 +121,23 @@ void forEachRankBlock(const ProgramSpec &spec, const ProgramDevice &device,
                       const std::vector<Tensor> &args,
                       const BlockChooser &choose,
                       const std::function<void(const RankBlock &)> &visit,
-                      bool withBytes = true) {
+                      bool withBytes = true, OffloadStore *offload = nullptr) {
+  if (offload && withBytes)
+    offload->flush(); // the step's writes are the state
   for (size_t i = 0; i < spec.args.size(); ++i) {
     const ArgSpec &arg = spec.args[i];
-    if (!arg.offload.empty())
-      throw Error("--checkpoint does not yet save offloaded state (" +
-                  arg.name + " lives in the " + arg.offload +
-                  " tier); use --save-state at the end");
+    if (!arg.offload.empty() && withBytes && !offload)
+      throw Error("the state " + arg.name + " lives in the " + arg.offload +
+                  " offload tier, and this run has no offload store");
+    // An offloaded buffer is read from its tier, one at a time.
+    auto value = [&] {
+      return arg.offload.empty() ? device.toHost(args[i])
+                                 : offload->read(stateKeyOf(arg));
+    };
     if (!arg.flat.empty()) {
       // This rank's shard [lo, hi) of the members' concatenated local
       // blocks: each member's part is a range of its local block.
-      Tensor shard = withBytes ? device.toHost(args[i]) : Tensor();
+      Tensor shard = withBytes ? value() : Tensor();
       int64_t length = arg.flat.shard(spec.mesh);
       int64_t coord = spec.mesh.coordinates(
           choose.rank())[spec.mesh.axisIndex(arg.flat.axis)];
@@ -178,7 +185,7 @@ void forEachRankBlock(const ProgramSpec &spec, const ProgramDevice &device,
       visit({info, block.offsets, arg.shape, nullptr, 0, none});
       continue;
     }
-    Tensor host = device.toHost(args[i]);
+    Tensor host = value();
     visit({info, block.offsets, host.shape(), host.raw(), host.nbytes(), none});
   }
 }
@@ -204,12 +211,14 @@ std::vector<PendingChunk> collectRankChunks(const ProgramSpec &spec,
 uint64_t rtxrt::program::rankStateHash(const ProgramSpec &spec,
                                        const ProgramDevice &device,
                                        const std::vector<Tensor> &args,
-                                       int64_t rank) {
+                                       int64_t rank, OffloadStore *offload) {
   wal::StateHash hash;
-  forEachRankBlock(spec, device, args, BlockChooser(spec, rank),
-                   [&](const RankBlock &b) {
-                     hash.add(b.info.name, b.offsets, b.bytes, b.size);
-                   });
+  forEachRankBlock(
+      spec, device, args, BlockChooser(spec, rank),
+      [&](const RankBlock &b) {
+        hash.add(b.info.name, b.offsets, b.bytes, b.size);
+      },
+      /*withBytes=*/true, offload);
   return hash.value();
 }
 
@@ -246,13 +255,38 @@ void CheckpointSaver::start(int64_t stepsDone,
                             const std::vector<Tensor> &args) {
   // One save in flight: the next waits rather than piling up.
   finish();
+  std::string root = flags_.dir;
+  int64_t rank = groups_.rank();
+  if (offload_) {
+    // Offloaded state does not fit in memory at once, and the next step
+    // rewrites its tier: this save writes now, one block at a time, and the
+    // steps wait for it (it is committed at the next boundary, as others).
+    inFlight_ = stepsDone;
+    error_.clear();
+    try {
+      ShardWriter writer(root, stepsDone, rank);
+      BlockChooser chooser(spec_, rank);
+      forEachRankBlock(
+          spec_, device_, args, chooser,
+          [&](const RankBlock &b) {
+            Tensor copy = Tensor::uninitialized(b.shape, b.info.dtype);
+            std::memcpy(copy.raw(), b.bytes, b.size);
+            writer.add(b.info, b.offsets, copy,
+                       placementOf(spec_, rank, b.detail));
+          },
+          /*withBytes=*/true, offload_);
+      writer.finish();
+    } catch (const std::exception &e) {
+      error_ = e.what();
+    }
+    written_ = true;
+    return;
+  }
   auto chunks = std::make_shared<std::vector<PendingChunk>>(collectRankChunks(
       spec_, device_, args, BlockChooser(spec_, groups_.rank())));
   inFlight_ = stepsDone;
   written_ = false;
   error_.clear();
-  std::string root = flags_.dir;
-  int64_t rank = groups_.rank();
   writer_ = std::thread([this, chunks, root, stepsDone, rank] {
     try {
       ShardWriter writer(root, stepsDone, rank);
@@ -286,7 +320,8 @@ bool CheckpointSaver::atStepBoundary(bool stopRequested) {
 void CheckpointSaver::finish() {
   if (inFlight_ < 0)
     return;
-  writer_.join();
+  if (writer_.joinable()) // not for an offloaded save: written already
+    writer_.join();
   int64_t step = inFlight_;
   inFlight_ = -1;
   std::string error = error_;

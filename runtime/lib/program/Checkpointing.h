@@ -26,6 +26,10 @@
 #include <thread>
 #include <vector>
 
+namespace rtxrt {
+class OffloadStore;
+}
+
 namespace rtxrt::program {
 
 /// One rank's side of the checkpoints of a run. Every rank calls every
@@ -63,6 +67,9 @@ public:
   }
   /// The step of the last checkpoint this run committed (-1: none).
   int64_t lastCommitted() const { return committed_; }
+  /// The run's offloaded state lives in `offload`: saves read it from
+  /// there, one buffer at a time, and write before the next step.
+  void setOffload(OffloadStore *offload) { offload_ = offload; }
 
 private:
   const ProgramSpec &spec_;
@@ -74,13 +81,15 @@ private:
   std::atomic<bool> written_{false};
   std::string error_;
   int64_t inFlight_ = -1, committed_ = -1;
+  OffloadStore *offload_ = nullptr;
 };
 
 /// This rank's part of the hash of the state in `args` (rtxrt/Wal.h's
 /// StateHash over the blocks it writes to a checkpoint): the ranks' parts
 /// add up to the hash of the whole state under this plan.
 uint64_t rankStateHash(const ProgramSpec &spec, const ProgramDevice &device,
-                       const std::vector<Tensor> &args, int64_t rank);
+                       const std::vector<Tensor> &args, int64_t rank,
+                       OffloadStore *offload = nullptr);
 
 /// This rank's part of the hash of where the state's blocks are (names,
 /// offsets and shapes, no values): equal sums mean that two plans cut the
