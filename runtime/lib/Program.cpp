@@ -177,7 +177,7 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
           // The replacements take the survivors' state (or every rank the
           // newest checkpoint's) and the survivors' end.
           Healing healed =
-              healFromPeers(spec, groups, device, args, stepsBefore);
+              healFromPeers(whole, spec, groups, device, args, stepsBefore);
           untilStep = groups.exchangeFlags(
               untilStep, "the step the run ends after")[healed.leader];
           if (healed.needsCheckpoint) {

@@ -39,17 +39,23 @@ rtxrt::program::healSources(const ProgramSpec &spec,
   // state (or holds partial sums of one), and the pipeline's stages. A
   // flat buffer (ZeRO) is split over the axes of its layout, which the
   // sharding does not show: no replica is assumed.
+  // Every stage's state counts, so that every rank decides the same.
   std::set<std::string> distinguishing;
   bool flat = false;
-  for (const ArgSpec &arg : spec.args) {
-    if (stateKeyOf(arg).empty())
-      continue;
-    flat = flat || !arg.members.empty();
-    for (const auto &dim : arg.sharding.dims)
-      distinguishing.insert(dim.begin(), dim.end());
-    distinguishing.insert(arg.sharding.partial.begin(),
-                          arg.sharding.partial.end());
-  }
+  auto look = [&](const std::vector<ArgSpec> &args) {
+    for (const ArgSpec &arg : args) {
+      if (stateKeyOf(arg).empty())
+        continue;
+      flat = flat || !arg.members.empty();
+      for (const auto &dim : arg.sharding.dims)
+        distinguishing.insert(dim.begin(), dim.end());
+      distinguishing.insert(arg.sharding.partial.begin(),
+                            arg.sharding.partial.end());
+    }
+  };
+  look(spec.args);
+  for (const PipelineStage &stage : spec.stages)
+    look(stage.args);
   if (!spec.pipelineAxis.empty())
     distinguishing.insert(spec.pipelineAxis);
   int64_t best = *std::max_element(steps.begin(), steps.end());
@@ -80,17 +86,15 @@ rtxrt::program::healSources(const ProgramSpec &spec,
   return sources;
 }
 
-Healing rtxrt::program::healFromPeers(const ProgramSpec &spec,
-                                      ProcessGroups &groups,
-                                      const ProgramDevice &device,
-                                      std::vector<Tensor> &args,
-                                      int64_t stepsDone) {
+Healing rtxrt::program::healFromPeers(
+    const ProgramSpec &whole, const ProgramSpec &spec, ProcessGroups &groups,
+    const ProgramDevice &device, std::vector<Tensor> &args, int64_t stepsDone) {
   std::vector<int64_t> steps = groups.exchangeFlags(
       stepsDone, "the steps each rank holds (in-job recovery)");
   Healing healing;
   healing.stepsDone = *std::max_element(steps.begin(), steps.end());
   healing.leader = std::max_element(steps.begin(), steps.end()) - steps.begin();
-  std::vector<int64_t> sources = healSources(spec, steps);
+  std::vector<int64_t> sources = healSources(whole, steps);
   if (std::find(sources.begin(), sources.end(), -1) != sources.end()) {
     healing.needsCheckpoint = true;
     return healing;

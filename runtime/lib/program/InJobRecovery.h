@@ -54,9 +54,12 @@ struct Healing {
 
 /// After a rendezvous in a recovery epoch: exchanges the ranks' steps and
 /// sends the state of `args` from survivors to the ranks that lack it.
-Healing healFromPeers(const ProgramSpec &spec, ProcessGroups &groups,
-                      const ProgramDevice &device, std::vector<Tensor> &args,
-                      int64_t stepsDone);
+/// `whole` decides who heals from whom (every rank decides the same, also
+/// when pipeline stages hold different state); `stage` is this rank's view
+/// (its arguments, as `args` holds them).
+Healing healFromPeers(const ProgramSpec &whole, const ProgramSpec &stage,
+                      ProcessGroups &groups, const ProgramDevice &device,
+                      std::vector<Tensor> &args, int64_t stepsDone);
 
 } // namespace rtxrt::program
 

@@ -82,6 +82,22 @@ TEST(InJobRecoveryTest, PipelineStagesHealOnlyWithinTheirStage) {
             (std::vector<int64_t>{0, 1, -1, -1}));
 }
 
+TEST(InJobRecoveryTest, EveryStageDecidesTheSame) {
+  // pp=2 x dp=2: stage 1 holds ZeRO flat buffers, stage 0 does not; a rank
+  // of stage 0 decides from the whole program, as a rank of stage 1 does.
+  ProgramSpec spec = meshSpec({"pp", "dp"}, {2, 2});
+  spec.pipelineAxis = "pp";
+  spec.stages.resize(2);
+  spec.stages[0].args.push_back(state("w0", Sharding{{{}, {}}, {}}));
+  ArgSpec flat = state("flat1", Sharding{{{"dp"}}, {}});
+  flat.members.push_back(state("w1", Sharding{{{}, {}}, {}}));
+  spec.stages[1].args.push_back(flat);
+  EXPECT_EQ(healSources(spec, {6, 6, 6, 0}),
+            (std::vector<int64_t>{0, 1, 2, -1}));
+  EXPECT_EQ(healSources(spec, {6, 0, 6, 6}),
+            (std::vector<int64_t>{0, -1, 2, 3}));
+}
+
 TEST(InJobRecoveryTest, DataArgumentsDoNotDecideReplicas) {
   ProgramSpec spec = meshSpec({"dp"}, {2});
   spec.args.push_back(state("w", Sharding{{{}, {}}, {}}));
