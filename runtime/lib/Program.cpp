@@ -155,6 +155,7 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
       installPreemptionHandler();
     Progress progress(spec, MetricsPlace{self.rank, self.localRank, run},
                       std::max<int64_t>(0, untilStep - stepsBefore), flags);
+    tracer.setRunInfo(spec.mesh.spec(), run);
     std::optional<RecoveryBoard> board;
     if (recovery.inJob)
       board.emplace(self.launch.store, run, timeout.rendezvous());
@@ -172,7 +173,6 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
         // Every rank measures its clock against rank 0's (a few tiny
         // all-gathers), so that traces of any subset of ranks line up.
         tracer.setClockOffset(groups.measureClockOffset());
-        tracer.setRunInfo(spec.mesh.spec(), run);
         if (recovery.inJob) {
           // The replacements take the survivors' state (or every rank the
           // newest checkpoint's) and the survivors' end.
@@ -181,12 +181,14 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
           untilStep = groups.exchangeFlags(
               untilStep, "the step the run ends after")[healed.leader];
           if (healed.needsCheckpoint) {
-            if (self.rank == 0)
-              std::printf("recover: no surviving rank holds every lost "
-                          "block of the state: every rank reads the newest "
-                          "checkpoint\n");
             CheckpointFlags resume = flags.checkpoint;
             resume.resume = !resume.dir.empty();
+            if (self.rank == 0)
+              std::printf("recover: no surviving rank holds every lost "
+                          "block of the state: every rank %s\n",
+                          resume.resume ? "reads the newest checkpoint"
+                                        : "starts again from where the run "
+                                          "started (no --checkpoint)");
             std::tie(args, stepsBefore) =
                 loadArguments(openResumeCheckpoint(resume, self.rank));
           } else {

@@ -31,6 +31,30 @@ def reference(tmp_path_factory):
     return batch, native.train(batch, steps=6)
 
 
+def _train_through_a_crash(native, batch, monkeypatch, warning):
+    """Trains 6 steps with rank 0 killed right after committing the
+    checkpoint of step 2 (failpoint); the recovery must warn `warning`.
+    Returns the result and the warnings."""
+    monkeypatch.setenv("RTXRT_CHECKPOINT_CRASH_AT", "after-commit@2")
+    with pytest.warns(rtx.RtxToolWarning, match=warning) as warned:
+        got = native.train(batch, steps=6)
+    return got, warned
+
+
+def _assert_same_run(got, expected):
+    """Losses and parameters bit for bit (the same plan recovered)."""
+    np.testing.assert_array_equal(got.losses, expected.losses)
+    for name, value in expected.params.items():
+        np.testing.assert_array_equal(got.params[name], value, err_msg=name)
+
+
+def _assert_close_run(got, expected):
+    """Within the design tolerance (another plan sums in another order)."""
+    np.testing.assert_allclose(got.losses, expected.losses, rtol=1e-4)
+    for name, value in expected.params.items():
+        assert rel_err(got.params[name], value) <= 1e-4, name
+
+
 def test_a_killed_rank_restarts_from_the_checkpoint(tmp_path, monkeypatch, reference):
     """Rank 0 is killed right after committing the checkpoint of step 2
     (failpoint); rtx-launch restarts both ranks from it and the call returns
@@ -40,14 +64,10 @@ def test_a_killed_rank_restarts_from_the_checkpoint(tmp_path, monkeypatch, refer
     elastic = rtx.ElasticConfig(max_restarts=1, checkpoint_interval=2, deterministic=True,
                                 checkpoint_dir=str(tmp_path / "ck"))
     native = _compiled(elastic).build(tmp_path / "build")
-    monkeypatch.setenv("RTXRT_CHECKPOINT_CRASH_AT", "after-commit@2")
-    with pytest.warns(rtx.RtxToolWarning, match="restart 1"):
-        got = native.train(batch, steps=6)
+    got, _ = _train_through_a_crash(native, batch, monkeypatch, "restart 1")
     assert not got.preempted
     assert [m.global_step for m in got.metrics] == [1, 2, 3, 4, 5, 6]
-    np.testing.assert_array_equal(got.losses, expected.losses)
-    for name, value in expected.params.items():
-        np.testing.assert_array_equal(got.params[name], value, err_msg=name)
+    _assert_same_run(got, expected)
     assert (tmp_path / "ck" / "wal.log").is_file()
 
 
@@ -60,14 +80,11 @@ def test_in_job_recovery_replaces_only_the_failed_rank(tmp_path, monkeypatch, re
     elastic = rtx.ElasticConfig(max_restarts=1, checkpoint_interval=2, recover="in-job",
                                 checkpoint_dir=str(tmp_path / "ck"))
     native = _compiled(elastic).build(tmp_path / "build")
-    monkeypatch.setenv("RTXRT_CHECKPOINT_CRASH_AT", "after-commit@2")
-    with pytest.warns(rtx.RtxToolWarning, match="in-job recovery: epoch 1: replaced rank 0") as warned:
-        got = native.train(batch, steps=6)
+    got, warned = _train_through_a_crash(native, batch, monkeypatch,
+                                         "in-job recovery: epoch 1: replaced rank 0")
     assert not any("restart 1" in str(w.message) for w in warned)
     assert [m.global_step for m in got.metrics] == [1, 2, 3, 4, 5, 6]
-    np.testing.assert_array_equal(got.losses, expected.losses)
-    for name, value in expected.params.items():
-        np.testing.assert_array_equal(got.params[name], value, err_msg=name)
+    _assert_same_run(got, expected)
 
 
 def test_a_restart_shrinks_to_min_ranks(tmp_path, monkeypatch, reference):
@@ -78,13 +95,9 @@ def test_a_restart_shrinks_to_min_ranks(tmp_path, monkeypatch, reference):
     elastic = rtx.ElasticConfig(max_restarts=1, min_ranks=1, checkpoint_interval=2,
                                 checkpoint_dir=str(tmp_path / "ck"))
     native = _compiled(elastic).build(tmp_path / "build")
-    monkeypatch.setenv("RTXRT_CHECKPOINT_CRASH_AT", "after-commit@2")
-    with pytest.warns(rtx.RtxToolWarning, match=r"with 1 rank\(s\)"):
-        got = native.train(batch, steps=6)
+    got, _ = _train_through_a_crash(native, batch, monkeypatch, r"with 1 rank\(s\)")
     assert (tmp_path / "build" / "world-1" / "program").is_file()
-    np.testing.assert_allclose(got.losses, expected.losses, rtol=1e-4)
-    for name, value in expected.params.items():
-        assert rel_err(got.params[name], value) <= 1e-4, name
+    _assert_close_run(got, expected)
 
 
 def test_an_auto_planned_job_is_planned_again_when_it_shrinks(tmp_path, monkeypatch):
@@ -108,14 +121,10 @@ def test_an_auto_planned_job_is_planned_again_when_it_shrinks(tmp_path, monkeypa
     elastic = rtx.ElasticConfig(max_restarts=1, min_ranks=1, checkpoint_interval=2,
                                 checkpoint_dir=str(tmp_path / "ck"))
     native = compiled(elastic).build(tmp_path / "build")
-    monkeypatch.setenv("RTXRT_CHECKPOINT_CRASH_AT", "after-commit@2")
-    with pytest.warns(rtx.RtxToolWarning, match=r"with 1 rank\(s\)"):
-        got = native.train(batch, steps=6)
+    got, _ = _train_through_a_crash(native, batch, monkeypatch, r"with 1 rank\(s\)")
     assert (1, "cpu-host") in planned_for
     assert (tmp_path / "build" / "world-1" / "program").is_file()
-    np.testing.assert_allclose(got.losses, expected.losses, rtol=1e-4)
-    for name, value in expected.params.items():
-        assert rel_err(got.params[name], value) <= 1e-4, name
+    _assert_close_run(got, expected)
 
 
 def test_sigterm_preempts_and_the_next_call_continues(tmp_path, reference):

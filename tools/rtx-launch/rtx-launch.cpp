@@ -630,18 +630,13 @@ int main(int argc, char **argv) {
       }
     };
 
-    // In-job recovery: once a rank died or a survivor reported a lost peer,
-    // every other running rank has --recover-window seconds to report too
-    // (a stopped process cannot: it counts as lost at once). Then those
-    // that did not are killed, the next epoch is opened and the lost ranks
-    // are replaced; with no survivor, every rank restarts as without
-    // --recover in-job.
-    // Ends the round as a failure of `rank` (the restart path decides).
-    auto giveUp = [&](int rank) {
+    // Ends the round as a failure of `rank` with `code`: `signal` to every
+    // rank (SIGKILL after --grace), and the restart path decides.
+    auto giveUp = [&](int rank, int code, int signal) {
       failedRank = rank;
-      exitCode = 1;
+      exitCode = code;
       stopping = true;
-      stopAll(SIGTERM);
+      stopAll(signal);
       stopDeadline = std::chrono::steady_clock::now() +
                      std::chrono::milliseconds(
                          static_cast<int>(options.graceSeconds * 1000));
@@ -663,54 +658,63 @@ int main(int argc, char **argv) {
       }
       return true;
     };
+    // The first sign of a loss (a death, or a survivor's report) opens the
+    // window in which the other running ranks report.
+    auto startCollecting = [&] {
+      if (collecting)
+        return;
+      collecting = true;
+      reportDeadline = std::chrono::steady_clock::now() +
+                       std::chrono::milliseconds(
+                           static_cast<int64_t>(options.recoverWindow * 1000));
+    };
+    // In-job recovery: once a rank died or a survivor reported a lost peer,
+    // every other running rank has --recover-window seconds to report too
+    // (a stopped process cannot: it counts as lost at once). Then those
+    // that did not are killed, the next epoch is opened and the lost ranks
+    // are replaced. With no survivor, or no rank lost (every one reported:
+    // a cut link), every rank restarts as without --recover in-job.
     auto collectLoss = [&] {
-      auto now = std::chrono::steady_clock::now();
+      // The running ranks that have not reported (yet), read once.
+      std::vector<Child *> silent;
+      int running = 0;
       bool waiting = false;
       for (Child &c : children) {
         if (c.exited || c.lost)
           continue;
+        ++running;
         bool reported = false;
         try {
           reported = board->lost(epoch, c.rank).has_value();
         } catch (const rtxrt::Error &) {
           // The store is out for now: not reported yet.
         }
-        if (reported && !collecting) {
-          collecting = true;
-          reportDeadline = now + std::chrono::milliseconds(static_cast<int64_t>(
-                                     options.recoverWindow * 1000));
+        if (reported) {
+          startCollecting();
+          continue;
         }
-        waiting = waiting || (!reported && !isStopped(c.pid));
+        silent.push_back(&c);
+        waiting = waiting || !isStopped(c.pid);
       }
+      auto now = std::chrono::steady_clock::now();
       if (!collecting || (waiting && now < reportDeadline))
         return;
       collecting = false;
       reportDeadline = std::chrono::steady_clock::time_point::max();
-      int survivors = 0;
-      for (Child &c : children) {
-        if (c.exited || c.lost)
-          continue;
-        bool reported = false;
-        try {
-          reported = board->lost(epoch, c.rank).has_value();
-        } catch (const rtxrt::Error &) {
-        }
-        if (reported) {
-          ++survivors;
-          continue;
-        }
-        std::fprintf(stderr,
-                     "rtx-launch: rank %d %s; in-job recovery: killing it\n",
-                     c.rank,
-                     isStopped(c.pid) ? "is stopped"
-                                      : ("reported no lost peer within " +
-                                         std::to_string(options.recoverWindow) +
-                                         " s (hung?)")
-                                            .c_str());
-        kill(-c.pid, SIGKILL);
-        kill(-c.pid, SIGCONT);
-        waitpid(c.pid, &c.status, 0);
-        c.exited = c.lost = true;
+      int survivors = running - static_cast<int>(silent.size());
+      for (Child *c : silent) {
+        std::fprintf(
+            stderr, "rtx-launch: rank %d %s; in-job recovery: killing it\n",
+            c->rank,
+            isStopped(c->pid)
+                ? "is stopped"
+                : ("reported no lost peer within " +
+                   std::to_string(options.recoverWindow) + " s (hung?)")
+                      .c_str());
+        kill(-c->pid, SIGKILL);
+        kill(-c->pid, SIGCONT);
+        waitpid(c->pid, &c->status, 0);
+        c->exited = c->lost = true;
       }
       std::vector<int> lost;
       int firstLost = -1;
@@ -719,16 +723,24 @@ int main(int argc, char **argv) {
           lost.push_back(c.local);
           firstLost = firstLost < 0 ? c.rank : firstLost;
         }
-      if (survivors == 0 || lost.empty()) {
+      if (survivors == 0) {
         std::fprintf(stderr, "rtx-launch: in-job recovery: no rank survived; "
                              "every rank restarts\n");
-        giveUp(firstLost);
+        giveUp(firstLost, 1, SIGTERM);
+        return;
+      }
+      if (lost.empty()) {
+        std::fprintf(stderr,
+                     "rtx-launch: in-job recovery: every rank reported a lost "
+                     "peer and none failed (a cut link?); every rank "
+                     "restarts\n");
+        giveUp(children.front().rank, 1, SIGTERM);
         return;
       }
       failures.push_back(now);
       int recent = recentFailures();
       if (recent > options.maxRestarts) {
-        giveUp(firstLost);
+        giveUp(firstLost, 1, SIGTERM);
         return;
       }
       try {
@@ -736,7 +748,7 @@ int main(int argc, char **argv) {
       } catch (const rtxrt::Error &error) {
         std::fprintf(stderr, "rtx-launch: error: %s; every rank restarts\n",
                      error.what());
-        giveUp(firstLost);
+        giveUp(firstLost, 1, SIGTERM);
         return;
       }
       ++epoch;
@@ -752,7 +764,7 @@ int main(int argc, char **argv) {
                        "rtx-launch: error: cannot start a replacement for "
                        "rank %d (%s); stopping the other ranks\n",
                        rank, failed.c_str());
-          giveUp(rank);
+          giveUp(rank, 1, SIGTERM);
           return;
         }
         std::fprintf(stderr,
@@ -822,10 +834,7 @@ int main(int argc, char **argv) {
                        "rtx-launch: rank %d failed before epoch %lld of the "
                        "in-job recovery met; stopping the other ranks\n",
                        c.rank, static_cast<long long>(epoch));
-          failedRank = c.rank;
-          exitCode = code;
-          stopping = true;
-          stopAll(SIGKILL);
+          giveUp(c.rank, code, SIGKILL);
           continue;
         }
         if (code != 0 && board && failedRank < 0 && !stopping) {
@@ -839,12 +848,7 @@ int main(int argc, char **argv) {
                        WIFEXITED(status) ? "exited with status"
                                          : "was killed by signal",
                        WIFEXITED(status) ? code : WTERMSIG(status));
-          if (!collecting) {
-            collecting = true;
-            reportDeadline = std::chrono::steady_clock::now() +
-                             std::chrono::milliseconds(static_cast<int64_t>(
-                                 options.recoverWindow * 1000));
-          }
+          startCollecting();
           continue;
         }
         if (code != 0 && failedRank < 0 && !stopping) {

@@ -1,5 +1,4 @@
-//===- RecoveryBoard.h - the in-job recovery protocol's store keys -*- C++
-//-*-===//
+//===- RecoveryBoard.h - the in-job recovery protocol -----------*- C++ -*-===//
 //
 // In-job recovery (docs/checkpoint.md, "In-job recovery"): when a rank of a
 // job dies or hangs, the others keep their processes and their state. Each

@@ -1,5 +1,4 @@
-//===- KeyBoard.h - small named values beside the rendezvous store -*- C++
-//-*-===//
+//===- KeyBoard.h - small named values beside the store ---------*- C++ -*-===//
 //
 // Private to librtxrt. Gloo's stores can only add keys and wait for them;
 // heartbeats (Liveness.h) and the in-job recovery protocol

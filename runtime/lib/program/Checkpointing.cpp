@@ -190,6 +190,14 @@ void forEachRankBlock(const ProgramSpec &spec, const ProgramDevice &device,
   }
 }
 
+/// A block's bytes as a tensor of its own (the block is a view, valid
+/// during the visit only).
+Tensor copyOf(const RankBlock &b) {
+  Tensor copy = Tensor::uninitialized(b.shape, b.info.dtype);
+  std::memcpy(copy.raw(), b.bytes, b.size);
+  return copy;
+}
+
 /// This rank's chunks of the state in `args`, copied (the next steps
 /// replace the state while a background thread writes them).
 std::vector<PendingChunk> collectRankChunks(const ProgramSpec &spec,
@@ -198,10 +206,8 @@ std::vector<PendingChunk> collectRankChunks(const ProgramSpec &spec,
                                             const BlockChooser &choose) {
   std::vector<PendingChunk> chunks;
   forEachRankBlock(spec, device, args, choose, [&](const RankBlock &b) {
-    Tensor copy = Tensor::uninitialized(b.shape, b.info.dtype);
-    std::memcpy(copy.raw(), b.bytes, b.size);
-    chunks.push_back(
-        {b.info, b.offsets, copy, placementOf(spec, choose.rank(), b.detail)});
+    chunks.push_back({b.info, b.offsets, copyOf(b),
+                      placementOf(spec, choose.rank(), b.detail)});
   });
   return chunks;
 }
@@ -269,9 +275,7 @@ void CheckpointSaver::start(int64_t stepsDone,
       forEachRankBlock(
           spec_, device_, args, chooser,
           [&](const RankBlock &b) {
-            Tensor copy = Tensor::uninitialized(b.shape, b.info.dtype);
-            std::memcpy(copy.raw(), b.bytes, b.size);
-            writer.add(b.info, b.offsets, copy,
+            writer.add(b.info, b.offsets, copyOf(b),
                        placementOf(spec_, rank, b.detail));
           },
           /*withBytes=*/true, offload_);

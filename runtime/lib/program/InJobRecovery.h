@@ -1,5 +1,4 @@
-//===- InJobRecovery.h - survivors keep their processes and state -*- C++
-//-*-===//
+//===- InJobRecovery.h - survivors keep their state -------------*- C++ -*-===//
 //
 // Under `rtx-launch --recover in-job` (RTX_RECOVER=in-job), a rank whose
 // collective fails because a peer died or hung (CommunicationError) does not
