@@ -457,7 +457,9 @@ class ElasticConfig:
         rank while the others keep their processes and state, and the
         replacement takes the state from a survivor (rtx-launch --recover
         in-job). "in-job" needs max_restarts (each replacement counts) and
-        2 or more ranks, and keeps the number of ranks (no min_ranks).
+        2 or more ranks. With min_ranks the job shrinks instead while above
+        min_ranks: the survivors save the newest step they hold as a
+        checkpoint, and the smaller world resumes from it (no step redone).
     """
     rendezvous: Optional[str] = None
     preempt_policy: str = "fail"
@@ -503,9 +505,6 @@ class ElasticConfig:
         if self.recover == "in-job" and self.max_restarts == 0:
             raise ConfigError("elastic.recover='in-job' replaces failed ranks within the restart budget: "
                               "it needs max_restarts >= 1")
-        if self.recover == "in-job" and self.min_ranks is not None:
-            raise ConfigError("elastic.recover='in-job' keeps the number of ranks; min_ranks shrinks it at a "
-                              "restart of every rank: choose one")
 
     @property
     def checkpoints(self) -> bool:

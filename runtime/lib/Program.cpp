@@ -160,6 +160,21 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
     if (recovery.inJob)
       board.emplace(self.launch.store, run, timeout.rendezvous());
 
+    // Where the state's blocks are under this plan (a hash over every
+    // rank): the checkpoints record it, and a resume's log compares hashes
+    // only when the checkpoint's is the same.
+    std::string layout;
+    auto checkpointMetadata =
+        [&](int64_t step) -> std::map<std::string, std::string> {
+      return {{"program", spec.name},
+              {"mesh", spec.mesh.spec()},
+              {"run", run},
+              {"steps_done", std::to_string(step)},
+              // Batches of --data read so far: the data position.
+              {"data_position", std::to_string(step)},
+              {"state_layout", layout}};
+    };
+
     // Epochs: one, unless in-job recovery meets again after a lost peer.
     for (int64_t epoch = recovery.epoch;; ++epoch) {
       std::string lost;
@@ -213,10 +228,7 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
                         static_cast<long long>(stepsBefore));
           std::fflush(stdout);
         }
-        // Where the state's blocks are under this plan (a hash over every
-        // rank): the checkpoints record it, and a resume's log compares
-        // hashes only when the checkpoint's is the same.
-        std::string layout, otherPlan;
+        std::string otherPlan;
         if (!flags.checkpoint.dir.empty()) {
           layout = hexHash(
               groups.sumOverRanks(rankLayoutHash(spec, device, args, self.rank),
@@ -259,18 +271,8 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
         // run is pre-empted.
         std::optional<CheckpointSaver> saver;
         if (!flags.checkpoint.dir.empty())
-          saver.emplace(
-              spec, groups, device, flags.checkpoint,
-              [&](int64_t step) -> std::map<std::string, std::string> {
-                return {{"program", spec.name},
-                        {"mesh", spec.mesh.spec()},
-                        {"run", run},
-                        {"steps_done", std::to_string(step)},
-                        // Batches of --data read so far: the data
-                        // position.
-                        {"data_position", std::to_string(step)},
-                        {"state_layout", layout}};
-              });
+          saver.emplace(spec, groups, device, flags.checkpoint,
+                        checkpointMetadata);
         if (saver)
           saver->setOffload(offload.get());
         // The write-ahead log between checkpoints (program/StepLog.h).
@@ -372,8 +374,31 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
                    static_cast<long long>(epoch + 1));
       board->reportLost(epoch, self.rank, stepsBefore,
                         lost.substr(0, lost.find('\n')));
-      if (!board->waitOpen(epoch + 1, timeout.rendezvous(),
-                           [] { return preemptionRequested(); }))
+      RecoveryBoard::Decision next = board->waitDecision(
+          epoch, timeout.rendezvous(), [] { return preemptionRequested(); });
+      if (next == RecoveryBoard::Decision::Shrink) {
+        // The smaller world is another program: save what the survivors
+        // hold for it, and end.
+        ShrinkSave save = saveForShrink(
+            whole, spec, device, args, flags.checkpoint, *board, epoch,
+            self.rank, timeout.rendezvous(), checkpointMetadata);
+        if (save.speaks && save.committed)
+          std::printf("shrink: the survivors' state of step %lld is "
+                      "committed in %s%s%s%s\n",
+                      static_cast<long long>(save.step),
+                      flags.checkpoint.dir.c_str(),
+                      save.why.empty() ? "" : " (", save.why.c_str(),
+                      save.why.empty() ? "" : ")");
+        else if (save.speaks)
+          std::printf("shrink: the survivors saved nothing of step %lld (%s): "
+                      "the smaller world resumes from the newest committed "
+                      "checkpoint\n",
+                      static_cast<long long>(save.step), save.why.c_str());
+        std::fflush(stdout);
+        writeTrace(tracer, spec, self.rank);
+        return 0;
+      }
+      if (next != RecoveryBoard::Decision::Replace)
         throw Error("in-job recovery: rtx-launch did not open epoch " +
                     std::to_string(epoch + 1) + " within " +
                     std::to_string(int(timeout.rendezvous())) +

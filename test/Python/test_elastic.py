@@ -100,6 +100,22 @@ def test_a_restart_shrinks_to_min_ranks(tmp_path, monkeypatch, reference):
     _assert_close_run(got, expected)
 
 
+def test_in_job_recovery_with_min_ranks_shrinks_the_job(tmp_path, monkeypatch, reference):
+    """recover="in-job" with min_ranks=1: rank 0 dies after the commit of
+    step 2; the survivor does not wait for a replacement but saves what it
+    holds (here step 2 is committed already) and the job goes on in the
+    one-rank program, within the design tolerance of the dp=2 run."""
+    batch, expected = reference
+    elastic = rtx.ElasticConfig(max_restarts=1, min_ranks=1, checkpoint_interval=2, recover="in-job",
+                                checkpoint_dir=str(tmp_path / "ck"))
+    native = _compiled(elastic).build(tmp_path / "build")
+    got, warned = _train_through_a_crash(native, batch, monkeypatch, r"shrinking to 1 rank\(s\)")
+    assert any("restart 1 with 1 rank(s) (shrunk)" in str(w.message) for w in warned)
+    assert not any("replaced rank" in str(w.message) for w in warned)
+    assert [m.global_step for m in got.metrics][-1] == 6
+    _assert_close_run(got, expected)
+
+
 def test_an_auto_planned_job_is_planned_again_when_it_shrinks(tmp_path, monkeypatch):
     """parallel="auto" with min_ranks=1: the program for one rank comes from
     the planner (asked for 1 device on the same profile), not from the
@@ -175,8 +191,6 @@ def test_elastic_options_are_checked():
         rtx.ElasticConfig(max_restarts=1, recover="sometimes")
     with pytest.raises(ConfigError, match="it needs max_restarts >= 1"):
         rtx.ElasticConfig(recover="in-job")
-    with pytest.raises(ConfigError, match="min_ranks shrinks it"):
-        rtx.ElasticConfig(max_restarts=1, min_ranks=1, recover="in-job")
     assert not rtx.ElasticConfig().checkpoints and rtx.ElasticConfig(preempt_policy="save").checkpoints
     assert rtx.ElasticConfig(rendezvous="file:///tmp/r").store() == "file:/tmp/r"
     program = _compiled(rtx.ElasticConfig(max_restarts=1))

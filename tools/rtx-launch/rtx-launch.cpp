@@ -28,6 +28,7 @@
 #include "rtxrt/Trace.h"
 #include "rtxrt/TraceMerge.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -137,8 +138,11 @@ struct Options {
       "takes the state from a\n  survivor (or every rank the newest "
       "checkpoint); needs --store and\n  --max-restarts R (each replacement "
       "counts). A rank that reports no loss\n  within --recover-window S "
-      "seconds (default 3) of the first is replaced\n  too. --recover "
-      "restart (the default): every rank is restarted.\n");
+      "seconds (default 3) of the first is replaced\n  too. With "
+      "--min-ranks M the job shrinks instead while above M: the\n  "
+      "survivors save the newest step they hold as a checkpoint and the "
+      "job\n  resumes from it with one rank fewer. --recover restart (the "
+      "default):\n  every rank is restarted.\n");
   std::exit(2);
 }
 
@@ -165,6 +169,11 @@ void archiveRoundTraces(const std::string &dir, int round) {
   }
   closedir(listing);
 }
+
+/// How long the survivors of a shrinking job may take to save their state
+/// (each waits at most its rendezvous timeout for the others) before they
+/// are killed and the job resumes from the newest committed checkpoint.
+constexpr int kShrinkSaveSeconds = 300;
 
 /// The most ranks one launcher starts: each is a process with two pipes,
 /// and a node holds far fewer ranks than this in practice.
@@ -322,9 +331,6 @@ Options parse(int argc, char **argv) {
     if (options.ranks < 2)
       usage("--recover in-job needs survivors: -n 2 or more (one rank is "
             "restarted)");
-    if (options.minRanks > 0)
-      usage("--recover in-job replaces lost ranks (the world keeps its "
-            "size); --min-ranks shrinks it at a restart: choose one");
   }
   if ((options.nodes > 0) != (options.nodeRank >= 0))
     usage("--nnodes and --node-rank go together");
@@ -496,8 +502,9 @@ int main(int argc, char **argv) {
   };
   struct RoundEnd {
     int exitCode;
-    bool rankFailed;   // a rank failed (not a forwarded signal)
-    bool grew = false; // pre-empted to grow, every rank exited 0
+    bool rankFailed;     // a rank failed (not a forwarded signal)
+    bool grew = false;   // pre-empted to grow, every rank exited 0
+    bool shrunk = false; // in-job: the survivors saved to shrink (counted)
   };
   // Test hook: RTX_LAUNCH_FAIL_FORK_AT=K makes the fork of local rank K fail
   // with EAGAIN, as it does when the process limit is reached.
@@ -615,7 +622,7 @@ int main(int argc, char **argv) {
 
     int exitCode = 0;
     int failedRank = -1;
-    bool stopping = false, growing = false;
+    bool stopping = false, growing = false, shrinking = false;
     auto stopDeadline = std::chrono::steady_clock::time_point::max();
     // Signals go to each rank's process group: a rank's own children (a
     // shell's commands, data loaders) stop with it.
@@ -741,6 +748,36 @@ int main(int argc, char **argv) {
       int recent = recentFailures();
       if (recent > options.maxRestarts) {
         giveUp(firstLost, 1, SIGTERM);
+        return;
+      }
+      if (options.minRanks > 0 && ranks > options.minRanks) {
+        // The job shrinks: the smaller world runs another program, so the
+        // survivors save the newest state they hold (their processes end)
+        // and the next round resumes from it with one rank fewer.
+        std::vector<int64_t> alive;
+        for (Child &c : children)
+          if (!c.exited && !c.lost)
+            alive.push_back(c.rank);
+        std::sort(alive.begin(), alive.end());
+        try {
+          board->shrink(epoch, alive);
+        } catch (const rtxrt::Error &error) {
+          std::fprintf(stderr, "rtx-launch: error: %s; every rank restarts\n",
+                       error.what());
+          giveUp(firstLost, 1, SIGTERM);
+          return;
+        }
+        std::fprintf(stderr,
+                     "rtx-launch: in-job recovery: shrinking to %d rank(s): "
+                     "the %d survivor(s) save the newest state they hold, "
+                     "then the job resumes from it (%d of %d in the "
+                     "window)\n",
+                     static_cast<int>((ranks - 1) * nodes), survivors, recent,
+                     options.maxRestarts);
+        failedRank = firstLost;
+        exitCode = 1;
+        stopping = shrinking = true;
+        stopDeadline = now + std::chrono::seconds(kShrinkSaveSeconds);
         return;
       }
       try {
@@ -920,6 +957,8 @@ int main(int argc, char **argv) {
                            "--checkpoint?)\n");
       return RoundEnd{1, true};
     }
+    if (shrinking)
+      return RoundEnd{exitCode, true, false, true};
     return RoundEnd{exitCode, failedRank >= 0};
   };
 
@@ -956,6 +995,15 @@ int main(int argc, char **argv) {
       std::fprintf(stderr,
                    "rtx-launch: restart %d with %d rank(s) (grown back), "
                    "resuming from the newest checkpoint\n",
+                   round + 1, ranks * static_cast<int>(nodes));
+      continue;
+    }
+    if (end.shrunk && !forwardedSignal) {
+      // Counted against the budget when the loss was collected.
+      --ranks;
+      std::fprintf(stderr,
+                   "rtx-launch: restart %d with %d rank(s) (shrunk), resuming "
+                   "from the newest checkpoint\n",
                    round + 1, ranks * static_cast<int>(nodes));
       continue;
     }

@@ -8,11 +8,18 @@
 // so nothing of the old round (a late message, a stale key) reaches the
 // new one.
 //
+// A job that may shrink (rtx-launch --min-ranks) is not healed in place:
+// the survivors save the newest state they hold as a checkpoint and end,
+// and the smaller world, another program, resumes from it.
+//
 // The board lives beside the rendezvous store (file:DIR or
 // redis://HOST:PORT), in a namespace of the job's run id:
-//   epoch-E/lost/R    rank R lost its peers in epoch E: "STEPS ERROR"
-//   epoch-E/open      the agent opened epoch E: "WORLD"
-//   epoch-E/joined/R  rank R met the others in epoch E and healed
+//   epoch-E.lost.R    rank R lost its peers in epoch E: "STEPS ERROR"
+//   epoch-E.open      the agent opened epoch E: "WORLD"
+//   epoch-E.joined.R  rank R met the others in epoch E and healed
+//   epoch-E.shrink    the agent shrinks the job after epoch E: the
+//                     survivors, "R1,R2,..."
+//   epoch-E.saved.R   survivor R wrote its part: "ok" or "error: WHAT"
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,6 +31,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace rtxrt {
 
@@ -59,6 +67,24 @@ public:
   /// `cancelled` returns true (a signal to stop).
   bool waitOpen(int64_t epoch, double seconds,
                 const std::function<bool()> &cancelled = {});
+  /// After a loss in `epoch`: what the agent decided.
+  enum class Decision {
+    Replace, ///< it opened epoch + 1 with replacements
+    Shrink,  ///< the survivors save their state and end (shrinking())
+    None,    ///< nothing within the time, or `cancelled`
+  };
+  Decision waitDecision(int64_t epoch, double seconds,
+                        const std::function<bool()> &cancelled = {});
+  /// The agent shrinks the job after a loss in `epoch`; `survivors` are
+  /// the ranks still running, ascending.
+  void shrink(int64_t epoch, const std::vector<int64_t> &survivors);
+  std::optional<std::vector<int64_t>> shrinking(int64_t epoch);
+  /// Survivor `rank` wrote its part of the shrink's checkpoint (`error`
+  /// empty) or could not.
+  void saved(int64_t epoch, int64_t rank, const std::string &error);
+  /// What survivor `rank` said: "" (written) or the error; nothing yet.
+  std::optional<std::string> savedBy(int64_t epoch, int64_t rank);
+
   /// Rank `rank` met the others in `epoch` and healed.
   void joined(int64_t epoch, int64_t rank);
   bool hasJoined(int64_t epoch, int64_t rank);

@@ -87,6 +87,73 @@ bool RecoveryBoard::waitOpen(int64_t epoch, double seconds,
   return true;
 }
 
+RecoveryBoard::Decision
+RecoveryBoard::waitDecision(int64_t epoch, double seconds,
+                            const std::function<bool()> &cancelled) {
+  auto deadline =
+      std::chrono::steady_clock::now() +
+      std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+  while (true) {
+    if (isOpen(epoch + 1))
+      return Decision::Replace;
+    if (shrinking(epoch))
+      return Decision::Shrink;
+    if (std::chrono::steady_clock::now() > deadline ||
+        (cancelled && cancelled()))
+      return Decision::None;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+void RecoveryBoard::shrink(int64_t epoch,
+                           const std::vector<int64_t> &survivors) {
+  std::string list;
+  for (int64_t r : survivors)
+    list += (list.empty() ? "" : ",") + std::to_string(r);
+  if (!board_->put(epochKey(epoch, "shrink"), list))
+    throw Error("cannot write the shrink after epoch " + std::to_string(epoch) +
+                " into the store " + store_);
+}
+
+std::optional<std::vector<int64_t>> RecoveryBoard::shrinking(int64_t epoch) {
+  std::optional<std::string> text = board_->get(epochKey(epoch, "shrink"));
+  if (!text)
+    return std::nullopt;
+  std::vector<int64_t> survivors;
+  size_t start = 0;
+  while (start < text->size()) {
+    size_t comma = text->find(',', start);
+    if (comma == std::string::npos)
+      comma = text->size();
+    try {
+      survivors.push_back(std::stoll(text->substr(start, comma - start)));
+    } catch (const std::exception &) {
+      throw Error("the store " + store_ + " holds a shrink after epoch " +
+                  std::to_string(epoch) + " that is no list of ranks: '" +
+                  *text + "'");
+    }
+    start = comma + 1;
+  }
+  return survivors;
+}
+
+void RecoveryBoard::saved(int64_t epoch, int64_t rank,
+                          const std::string &error) {
+  if (!board_->put(epochKey(epoch, "saved." + std::to_string(rank)),
+                   error.empty() ? "ok" : "error: " + error))
+    throw Error("cannot write into the store " + store_ + " that rank " +
+                std::to_string(rank) + " saved its state after epoch " +
+                std::to_string(epoch));
+}
+
+std::optional<std::string> RecoveryBoard::savedBy(int64_t epoch, int64_t rank) {
+  std::optional<std::string> text =
+      board_->get(epochKey(epoch, "saved." + std::to_string(rank)));
+  if (!text || *text == "ok")
+    return text ? std::optional<std::string>("") : std::nullopt;
+  return text->rfind("error: ", 0) == 0 ? text->substr(7) : *text;
+}
+
 void RecoveryBoard::joined(int64_t epoch, int64_t rank) {
   if (!board_->put(epochKey(epoch, "joined." + std::to_string(rank)), "1"))
     throw Error("cannot write into the store " + store_ + " that rank " +

@@ -47,22 +47,49 @@ public:
       if (it == owner_.end() || it->second != spec_.stage)
         return false;
     }
-    int64_t replica = 0, replicas = 1;
     const auto &names = spec_.mesh.axisNames();
+    std::vector<bool> used(names.size());
     for (size_t a = 0; a < names.size(); ++a) {
       const std::string &axis = names[a];
-      bool used = axis == flatAxis || axis == spec_.pipelineAxis ||
-                  std::count(sharding.partial.begin(), sharding.partial.end(),
-                             axis) > 0;
+      used[a] = axis == flatAxis || axis == spec_.pipelineAxis ||
+                std::count(sharding.partial.begin(), sharding.partial.end(),
+                           axis) > 0;
       for (const auto &axes : sharding.dims)
-        used = used || std::count(axes.begin(), axes.end(), axis) > 0;
-      if (used)
-        continue;
-      replica = replica * spec_.mesh.axisSizes()[a] + coords_[a];
-      replicas *= spec_.mesh.axisSizes()[a];
+        used[a] = used[a] || std::count(axes.begin(), axes.end(), axis) > 0;
     }
-    return replica == crc32c(key.data(), key.size()) % replicas;
+    // A rank's index among the replicas of its block: its coordinates on
+    // the axes that do not split the block, as one number.
+    auto replicaOf = [&](const std::vector<int64_t> &coords) {
+      int64_t replica = 0;
+      for (size_t a = 0; a < names.size(); ++a)
+        if (!used[a])
+          replica = replica * spec_.mesh.axisSizes()[a] + coords[a];
+      return replica;
+    };
+    int64_t replicas = 1;
+    for (size_t a = 0; a < names.size(); ++a)
+      if (!used[a])
+        replicas *= spec_.mesh.axisSizes()[a];
+    uint32_t turn = crc32c(key.data(), key.size());
+    if (writers_.empty())
+      return replicaOf(coords_) == turn % replicas;
+    // Only `writers_` write: the turn goes round the replicas among them.
+    std::vector<int64_t> holders;
+    for (int64_t q : writers_) {
+      std::vector<int64_t> theirs = spec_.mesh.coordinates(q);
+      bool same = true;
+      for (size_t a = 0; a < names.size(); ++a)
+        same = same && (!used[a] || theirs[a] == coords_[a]);
+      if (same)
+        holders.push_back(replicaOf(theirs));
+    }
+    std::sort(holders.begin(), holders.end());
+    return !holders.empty() &&
+           holders[turn % holders.size()] == replicaOf(coords_);
   }
+  /// Only these ranks write (the survivors of a lost rank that hold the
+  /// newest state); by default every rank does.
+  void onlyWriters(std::vector<int64_t> ranks) { writers_ = std::move(ranks); }
   LocalBlock block(const ArgSpec &arg) const {
     return localBlock(arg.sharding, arg.shape, spec_.mesh, rank_);
   }
@@ -84,6 +111,7 @@ private:
   int64_t rank_;
   std::vector<int64_t> coords_;
   std::map<std::string, int64_t> owner_;
+  std::vector<int64_t> writers_;
 };
 
 std::string placementOf(const ProgramSpec &spec, int64_t rank,
@@ -241,6 +269,27 @@ uint64_t rtxrt::program::rankLayoutHash(const ProgramSpec &spec,
       },
       /*withBytes=*/false);
   return hash.value();
+}
+
+int64_t rtxrt::program::writeSurvivorPart(const ProgramSpec &spec,
+                                          const ProgramDevice &device,
+                                          const std::vector<Tensor> &args,
+                                          const std::string &root, int64_t step,
+                                          int64_t rank,
+                                          const std::vector<int64_t> &writers) {
+  auto at = std::find(writers.begin(), writers.end(), rank);
+  if (at == writers.end())
+    return 0;
+  BlockChooser chooser(spec, rank);
+  chooser.onlyWriters(writers);
+  ShardWriter writer(root, step, at - writers.begin());
+  int64_t chunks = 0;
+  forEachRankBlock(spec, device, args, chooser, [&](const RankBlock &b) {
+    writer.add(b.info, b.offsets, copyOf(b), placementOf(spec, rank, b.detail));
+    ++chunks;
+  });
+  writer.finish();
+  return chunks;
 }
 
 CheckpointSaver::CheckpointSaver(const ProgramSpec &spec, ProcessGroups &groups,

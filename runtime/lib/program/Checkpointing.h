@@ -97,6 +97,16 @@ uint64_t rankStateHash(const ProgramSpec &spec, const ProgramDevice &device,
 uint64_t rankLayoutHash(const ProgramSpec &spec, const ProgramDevice &device,
                         const std::vector<Tensor> &args, int64_t rank);
 
+/// A shrinking job's save (InJobRecovery.h): only `writers` (survivors
+/// holding the newest state, ascending) write, one copy of each block
+/// among them; this rank, if one of them, writes its share of the state in
+/// `args` as writer number (its place in `writers`) of checkpoint `step`
+/// under `root`. Returns the chunks written.
+int64_t writeSurvivorPart(const ProgramSpec &spec, const ProgramDevice &device,
+                          const std::vector<Tensor> &args,
+                          const std::string &root, int64_t step, int64_t rank,
+                          const std::vector<int64_t> &writers);
+
 /// With --resume: the newest committed checkpoint under flags.dir (each
 /// one skipped is named on stderr by rank 0), or null when there is none
 /// (a first start).

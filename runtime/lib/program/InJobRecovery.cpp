@@ -2,12 +2,17 @@
 
 #include "InJobRecovery.h"
 
+#include "Checkpointing.h"
+
 #include "rtxrt/Arguments.h"
+#include "rtxrt/Checkpoint.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <set>
+#include <thread>
 
 using namespace rtxrt;
 using namespace rtxrt::program;
@@ -134,4 +139,104 @@ Healing rtxrt::program::healFromPeers(
   healing.received = static_cast<int64_t>(receives.size());
   healing.source = sources[self];
   return healing;
+}
+
+ShrinkSave rtxrt::program::saveForShrink(
+    const ProgramSpec &whole, const ProgramSpec &spec,
+    const ProgramDevice &device, const std::vector<Tensor> &args,
+    const CheckpointFlags &flags, RecoveryBoard &board, int64_t epoch,
+    int64_t rank, double timeoutSeconds,
+    const std::function<std::map<std::string, std::string>(int64_t)>
+        &metadata) {
+  ShrinkSave save;
+  std::vector<int64_t> survivors =
+      board.shrinking(epoch).value_or(std::vector<int64_t>());
+  // Each rank's steps, from the survivors' reports; -1 for the lost.
+  std::vector<int64_t> steps(whole.mesh.numRanks(), -1);
+  for (int64_t r : survivors)
+    if (r >= 0 && r < static_cast<int64_t>(steps.size()))
+      if (std::optional<LostReport> report = board.lost(epoch, r))
+        steps[r] = report->stepsDone;
+  save.step = *std::max_element(steps.begin(), steps.end());
+  // Decisions every survivor takes alike are told by the first.
+  save.speaks = !survivors.empty() && survivors.front() == rank;
+  if (flags.dir.empty()) {
+    save.why = "the program has no --checkpoint to save into";
+    return save;
+  }
+  if (save.step < 0) {
+    save.why = "no survivor's report is in the store";
+    return save;
+  }
+  std::vector<int64_t> sources = healSources(whole, steps);
+  for (size_t r = 0; r < sources.size(); ++r)
+    if (sources[r] < 0) {
+      save.why = "no survivor holds every block of rank " + std::to_string(r) +
+                 "'s state (ZeRO shards, or tensor-parallel state without a "
+                 "replica)";
+      return save;
+    }
+  std::vector<std::string> ignored;
+  auto latest =
+      checkpoint::findLatest(flags.dir, checkpoint::Verify::Manifest, &ignored);
+  if (latest && latest->step >= save.step) {
+    save.committed = true;
+    save.why = "step " + std::to_string(save.step) + " is committed already";
+    return save;
+  }
+  std::vector<int64_t> writers;
+  for (int64_t r : survivors)
+    if (r >= 0 && r < static_cast<int64_t>(steps.size()) &&
+        steps[r] == save.step)
+      writers.push_back(r);
+  save.speaks = rank == writers.front();
+  if (std::find(writers.begin(), writers.end(), rank) == writers.end()) {
+    save.why = "this rank holds an older step";
+    return save;
+  }
+  std::string error;
+  try {
+    writeSurvivorPart(spec, device, args, flags.dir, save.step, rank, writers);
+  } catch (const std::exception &e) {
+    error = e.what();
+  }
+  board.saved(epoch, rank, error);
+  if (!error.empty()) {
+    save.speaks = true;
+    save.why = error;
+    return save;
+  }
+  if (rank != writers.front())
+    return save;
+  // The first writer commits once every writer has written (or names the
+  // one that could not).
+  auto deadline =
+      std::chrono::steady_clock::now() +
+      std::chrono::milliseconds(static_cast<int64_t>(timeoutSeconds * 1000));
+  for (int64_t r : writers) {
+    std::optional<std::string> said;
+    while (!(said = board.savedBy(epoch, r))) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        save.why = "rank " + std::to_string(r) + " did not write its part " +
+                   "within " + std::to_string(int(timeoutSeconds)) + " s";
+        return save;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    if (!said->empty()) {
+      save.why =
+          "rank " + std::to_string(r) + " could not write its part: " + *said;
+      return save;
+    }
+  }
+  try {
+    checkpoint::commitCheckpoint(flags.dir, save.step,
+                                 static_cast<int64_t>(writers.size()),
+                                 metadata(save.step));
+    checkpoint::retainNewest(flags.dir, flags.keep);
+    save.committed = true;
+  } catch (const std::exception &e) {
+    save.why = e.what();
+  }
+  return save;
 }

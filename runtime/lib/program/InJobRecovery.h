@@ -11,16 +11,26 @@
 // holds a lost rank's blocks (ZeRO shards, tensor-parallel state without a
 // data-parallel replica), every rank reads the newest checkpoint instead.
 //
+// A job that may shrink (rtx-launch --min-ranks with --recover in-job)
+// goes on in a smaller world, which is another program: the agent asks the
+// survivors to save instead (saveForShrink), and starts the smaller world
+// with --resume, from the survivors' newest step rather than the last
+// periodic checkpoint.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef RTXRT_LIB_PROGRAM_INJOBRECOVERY_H
 #define RTXRT_LIB_PROGRAM_INJOBRECOVERY_H
 
+#include "Flags.h"
 #include "Groups.h"
 
 #include "rtxrt/Program.h"
+#include "rtxrt/RecoveryBoard.h"
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -59,6 +69,30 @@ struct Healing {
 Healing healFromPeers(const ProgramSpec &whole, const ProgramSpec &stage,
                       ProcessGroups &groups, const ProgramDevice &device,
                       std::vector<Tensor> &args, int64_t stepsDone);
+
+/// What saveForShrink did.
+struct ShrinkSave {
+  bool committed = false; // a checkpoint of `step` is committed (now or before)
+  int64_t step = -1;      // the newest step the survivors hold
+  std::string why;        // why nothing was saved, or the error
+  bool speaks = false;    // this rank says what happened (one survivor does)
+};
+
+/// The survivors' save when the agent shrinks the job after a loss in
+/// `epoch` (RecoveryBoard::shrinking). Every survivor calls it. Those that
+/// hold the newest step write one copy of each block of the state among
+/// them into a checkpoint of that step under flags.dir (no collective: the
+/// board says who writes what), and the first of them commits it with
+/// `metadata` once every one wrote its part. Nothing is written when the
+/// survivors lack some lost rank's blocks (ZeRO shards), when that step is
+/// committed already, or without --checkpoint: the smaller world then
+/// resumes from the newest committed checkpoint.
+ShrinkSave saveForShrink(
+    const ProgramSpec &whole, const ProgramSpec &spec,
+    const ProgramDevice &device, const std::vector<Tensor> &args,
+    const CheckpointFlags &flags, RecoveryBoard &board, int64_t epoch,
+    int64_t rank, double timeoutSeconds,
+    const std::function<std::map<std::string, std::string>(int64_t)> &metadata);
 
 } // namespace rtxrt::program
 

@@ -8,12 +8,15 @@
 //===----------------------------------------------------------------------===//
 
 #include "InJobRecovery.h"
+#include "Checkpointing.h"
 
+#include "rtxrt/Checkpoint.h"
 #include "rtxrt/RecoveryBoard.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 
 using namespace rtxrt;
@@ -131,6 +134,91 @@ TEST(InJobRecoveryTest, TheBoardCarriesReportsAndEpochs) {
   EXPECT_EQ(RecoveryBoard::epochRun("job-1", 0), "job-1");
   EXPECT_EQ(RecoveryBoard::epochRun("job-1", 2), "job-1-epoch2");
   std::filesystem::remove_all(dir);
+}
+
+namespace {
+
+/// A temporary directory, removed at the end of the test.
+struct TempDir {
+  std::filesystem::path path;
+  explicit TempDir(const std::string &name)
+      : path(std::filesystem::temp_directory_path() /
+             (name + "-" + std::to_string(::getpid()))) {
+    std::filesystem::remove_all(path);
+    std::filesystem::create_directories(path);
+  }
+  ~TempDir() { std::filesystem::remove_all(path); }
+};
+
+/// Rank `rank`'s block of the 4x4 tensor 0..15 split over `tp` columns.
+Tensor columnsOf(int64_t tp, int64_t parts) {
+  int64_t width = 4 / parts;
+  std::vector<float> values;
+  for (int64_t row = 0; row < 4; ++row)
+    for (int64_t col = tp * width; col < (tp + 1) * width; ++col)
+      values.push_back(static_cast<float>(row * 4 + col));
+  return Tensor::fromVector(values, {4, width});
+}
+
+} // namespace
+
+TEST(InJobRecoveryTest, TheBoardCarriesAShrink) {
+  TempDir dir("rtx-recovery-shrink");
+  RecoveryBoard agent("file:" + dir.path.string(), "job-1");
+  RecoveryBoard rank("file:" + dir.path.string(), "job-1");
+  EXPECT_EQ(rank.waitDecision(0, 0.05), RecoveryBoard::Decision::None);
+  agent.shrink(0, {0, 2, 3});
+  EXPECT_EQ(rank.waitDecision(0, 0.05), RecoveryBoard::Decision::Shrink);
+  EXPECT_EQ(rank.shrinking(0), (std::vector<int64_t>{0, 2, 3}));
+  EXPECT_FALSE(rank.shrinking(1).has_value());
+  EXPECT_FALSE(agent.savedBy(0, 2).has_value());
+  rank.saved(0, 2, "");
+  rank.saved(0, 3, "No space left on device");
+  EXPECT_EQ(agent.savedBy(0, 2), std::optional<std::string>(""));
+  EXPECT_EQ(agent.savedBy(0, 3),
+            std::optional<std::string>("No space left on device"));
+  agent.open(2, 3);
+  EXPECT_EQ(rank.waitDecision(1, 0.05), RecoveryBoard::Decision::Replace);
+}
+
+TEST(InJobRecoveryTest, SurvivorsSaveOneCopyOfEachBlock) {
+  // dp=2 x tp=2, rank = dp * 2 + tp: the weight split over tp, the bias
+  // whole on every rank. Rank 3 (dp 1, tp 1) is lost; rank 1 holds its
+  // shard. The survivors' parts must tile both tensors exactly (the commit
+  // checks it) and read back as the whole.
+  ProgramSpec spec = meshSpec({"dp", "tp"}, {2, 2});
+  ArgSpec w = state("w", Sharding{{{}, {"tp"}}, {}});
+  w.shape = {4, 2};
+  spec.args.push_back(w);
+  spec.args.push_back(state("b", Sharding{{{}, {}}, {}}));
+  TempDir dir("rtx-survivor-save");
+  std::string root = (dir.path / "ck").string();
+  std::vector<int64_t> survivors = {0, 1, 2};
+  ProgramDevice device(nullptr, Placement{});
+  int64_t chunks = 0;
+  for (int64_t rank : survivors) {
+    std::vector<Tensor> args = {columnsOf(rank % 2, 2), columnsOf(0, 1)};
+    chunks += writeSurvivorPart(spec, device, args, root, 7, rank, survivors);
+  }
+  EXPECT_EQ(chunks, 3); // two shards of w, one copy of b
+  checkpoint::Manifest manifest =
+      checkpoint::commitCheckpoint(root, 7, 3, {{"steps_done", "7"}});
+  EXPECT_EQ(manifest.writers, 3);
+  checkpoint::CheckpointReader reader(root + "/step-00000007");
+  Tensor whole = columnsOf(0, 1);
+  for (const char *key : {"param:w", "param:b"}) {
+    Tensor read = reader.read(key);
+    ASSERT_EQ(read.shape(), whole.shape()) << key;
+    EXPECT_EQ(std::memcmp(read.raw(), whole.raw(), whole.nbytes()), 0) << key;
+  }
+  // Without a survivor holding tp shard 1 (ranks 1 and 3 lost), the parts
+  // leave a gap, and the commit refuses it.
+  std::string gap = (dir.path / "gap").string();
+  for (int64_t rank : {0, 2}) {
+    std::vector<Tensor> args = {columnsOf(0, 2), columnsOf(0, 1)};
+    writeSurvivorPart(spec, device, args, gap, 7, rank, {0, 2});
+  }
+  EXPECT_THROW(checkpoint::commitCheckpoint(gap, 7, 2, {}), Error);
 }
 
 TEST(InJobRecoveryTest, TheEnvironmentChoosesTheMode) {
