@@ -79,6 +79,11 @@ struct Options {
   /// and reported it within recoverWindow seconds are survivors.
   bool inJob = false;
   double recoverWindow = 3;
+  /// Offers of ranks (rtx-launch --join K, through the store): a job below
+  /// maxRanks (default: -n) grows by the ranks offered, at a step boundary.
+  int maxRanks = 0;
+  /// --join K: this launcher only offers K ranks to the job --run-id.
+  int join = 0;
   std::vector<std::string> program;
 };
 
@@ -92,9 +97,11 @@ struct Options {
       "                  [--devices LIST] [--run-id ID] [--grace SECONDS]\n"
       "                  [--max-restarts R [--restart-window S] "
       "[--min-ranks M [--grow-after S]]]\n"
+      "                  [--max-ranks X]\n"
       "                  [--recover in-job|restart [--recover-window S]]\n"
       "                  [--trace DIR [--trace-steps A:B]] -- "
       "PROGRAM [ARGS...]\n"
+      "       rtx-launch --join K --store STORE --run-id ID\n"
       "  Starts N ranks of PROGRAM on this machine with RANK, "
       "WORLD_SIZE,\n  LOCAL_RANK, LOCAL_WORLD_SIZE and RTX_STORE set; "
       "prefixes their output\n  with their rank; stops all ranks when "
@@ -125,6 +132,11 @@ struct Options {
       "S seconds\n  with fewer than N ranks, the ranks are pre-empted "
       "(they commit a checkpoint\n  at a step boundary: the program needs "
       "--checkpoint) and restarted with one more.\n"
+      "  --join K --store STORE --run-id ID: offers K more ranks (a node "
+      "that is back,\n  or a new one) to the running job ID and exits; the "
+      "job grows by them at\n  its next step boundary (pre-empted as "
+      "above), up to its --max-ranks X\n  (default N; more than N needs "
+      "'{world}' or --replan, --store and --run-id).\n"
       "  --replan MODEL.mlir [--replan-profile P] [--replan-options 'lr=..'] "
       "[--replan-cache DIR]:\n  a restart to another number of ranks runs "
       "a program planned for it by\n  rtx-auto-partition on profile P "
@@ -268,6 +280,10 @@ Options parse(int argc, char **argv) {
       options.inJob = mode == "in-job";
     } else if (arg == "--recover-window")
       options.recoverWindow = parseSeconds(arg, value(), false, 3600);
+    else if (arg == "--max-ranks")
+      options.maxRanks = parseRanks(arg, value());
+    else if (arg == "--join")
+      options.join = parseRanks(arg, value());
     else if (arg == "--grow-after")
       options.growAfter = parseSeconds(arg, value(), false, 86400 * 7);
     else if (arg == "--trace") {
@@ -281,6 +297,16 @@ Options parse(int argc, char **argv) {
   }
   for (; i < argc; ++i)
     options.program.push_back(argv[i]);
+  if (options.join > 0) {
+    // Only an offer: nothing is started.
+    if (options.store.empty() || options.runId.empty())
+      usage("--join offers ranks to a running job through its store: it "
+            "needs --store and the job's --run-id");
+    if (options.ranks > 0 || !options.program.empty())
+      usage("--join offers ranks to a running job and starts none: give no "
+            "-n and no program");
+    return options;
+  }
   if (options.ranks == 0)
     usage("-n N is required");
   if (options.program.empty())
@@ -295,6 +321,8 @@ Options parse(int argc, char **argv) {
       usage(error.what());
     }
   }
+  if (options.maxRanks == 0)
+    options.maxRanks = options.ranks;
   if (options.minRanks > options.ranks)
     usage("--min-ranks " + std::to_string(options.minRanks) +
           " is more than -n " + std::to_string(options.ranks));
@@ -308,12 +336,29 @@ Options parse(int argc, char **argv) {
     usage("--replan-profile, --replan-options and --replan-cache go with "
           "--replan MODEL.mlir");
   if (!options.replan.model.empty()) {
-    if (options.minRanks == 0)
+    if (options.minRanks == 0 && options.maxRanks <= options.ranks)
       usage("--replan plans the program of a shrunk or grown job: it needs "
-            "--min-ranks M");
+            "--min-ranks M or --max-ranks X");
     if (access(options.replan.model.c_str(), R_OK) != 0)
       usage("--replan: cannot read the model " + options.replan.model + ": " +
             std::strerror(errno));
+  }
+  if (options.maxRanks < options.ranks)
+    usage("--max-ranks " + std::to_string(options.maxRanks) +
+          " is less than -n " + std::to_string(options.ranks));
+  if (options.maxRanks > options.ranks) {
+    bool perWorld = !options.replan.model.empty();
+    for (const std::string &arg : options.program)
+      perWorld = perWorld || arg.find("{world}") != std::string::npos;
+    if (!perWorld)
+      usage("--max-ranks grows the job beyond -n: the program's arguments "
+            "need '{world}' (a program per world size) or --replan MODEL");
+    if (options.store.empty() || options.runId.empty())
+      usage("--max-ranks grows the job when a node offers ranks (rtx-launch "
+            "--join) through the store: it needs --store and --run-id");
+    if (options.nodes > 1)
+      usage("--max-ranks grows the ranks of one node; a job of several nodes "
+            "is grown by its outer launcher");
   }
   if (options.growAfter >= 0 && options.minRanks == 0)
     usage("--grow-after grows back a job that --min-ranks shrank: it needs "
@@ -436,6 +481,23 @@ void stopStarted(std::vector<Child> &children, double graceSeconds) {
 
 int main(int argc, char **argv) {
   Options options = parse(argc, argv);
+  if (options.join > 0) {
+    // A node offers ranks to a running job (it grows at a step boundary).
+    try {
+      char host[256] = "?";
+      gethostname(host, sizeof host - 1);
+      rtxrt::RecoveryBoard board(options.store, options.runId);
+      int64_t n = board.offerRanks(options.join, std::string(host) + ":" +
+                                                     std::to_string(getpid()));
+      std::fprintf(
+          stderr, "rtx-launch: offered %d rank(s) to run %s (join.%lld)\n",
+          options.join, options.runId.c_str(), static_cast<long long>(n));
+      return 0;
+    } catch (const rtxrt::Error &error) {
+      std::fprintf(stderr, "rtx-launch: error: %s\n", error.what());
+      return 1;
+    }
+  }
 
   // One launcher per node: place this node's ranks after those of the nodes
   // before it.
@@ -504,6 +566,7 @@ int main(int argc, char **argv) {
     int exitCode;
     bool rankFailed;     // a rank failed (not a forwarded signal)
     bool grew = false;   // pre-empted to grow, every rank exited 0
+    int grewBy = 0;      // ... by this many ranks
     bool shrunk = false; // in-job: the survivors saved to shrink (counted)
   };
   // Test hook: RTX_LAUNCH_FAIL_FORK_AT=K makes the fork of local rank K fail
@@ -522,6 +585,18 @@ int main(int argc, char **argv) {
       recent += now - t <= window;
     return recent;
   };
+  // Offers of ranks (rtx-launch --join) to a job that may grow: under the
+  // job's own run id, taken in order, each once.
+  std::optional<rtxrt::RecoveryBoard> joins;
+  int64_t offersTaken = 0;
+  if (!options.store.empty() &&
+      (options.minRanks > 0 || options.maxRanks > options.ranks)) {
+    try {
+      joins.emplace(options.store, runId);
+    } catch (const rtxrt::Error &error) {
+      usage(error.what());
+    }
+  }
   auto runRound = [&](int ranks, int round, const std::string &roundRunId,
                       double growAfter,
                       const std::string &planned) -> RoundEnd {
@@ -623,6 +698,8 @@ int main(int argc, char **argv) {
     int exitCode = 0;
     int failedRank = -1;
     bool stopping = false, growing = false, shrinking = false;
+    int growBy = 1;
+    auto nextOfferLook = std::chrono::steady_clock::now();
     auto stopDeadline = std::chrono::steady_clock::time_point::max();
     // Signals go to each rank's process group: a rank's own children (a
     // shell's commands, data loaders) stop with it.
@@ -929,6 +1006,38 @@ int main(int argc, char **argv) {
                        std::chrono::milliseconds(
                            static_cast<int>(options.graceSeconds * 1000));
       }
+      // A node offered ranks: grow at the next step boundary (the ranks
+      // are pre-empted as for --grow-after), up to --max-ranks.
+      if (joins && !stopping && !collecting && ranks < options.maxRanks &&
+          std::chrono::steady_clock::now() >= nextOfferLook) {
+        nextOfferLook =
+            std::chrono::steady_clock::now() + std::chrono::milliseconds(250);
+        std::optional<int64_t> offered;
+        try {
+          offered = joins->offer(offersTaken);
+        } catch (const rtxrt::Error &error) {
+          std::fprintf(stderr, "rtx-launch: warning: %s; ignoring it\n",
+                       error.what());
+          ++offersTaken;
+        }
+        if (offered && epochJoined()) {
+          growBy = static_cast<int>(
+              std::min<int64_t>(*offered, options.maxRanks - ranks));
+          std::fprintf(stderr,
+                       "rtx-launch: growing: a node offered %lld rank(s) "
+                       "(join.%lld); pre-empting the %d rank(s) to start "
+                       "again with %d\n",
+                       static_cast<long long>(*offered),
+                       static_cast<long long>(offersTaken), ranks,
+                       ranks + growBy);
+          ++offersTaken;
+          stopping = growing = true;
+          stopAll(SIGTERM);
+          stopDeadline = std::chrono::steady_clock::now() +
+                         std::chrono::milliseconds(
+                             static_cast<int>(options.graceSeconds * 1000));
+        }
+      }
       if (stopping && std::chrono::steady_clock::now() > stopDeadline) {
         stopAll(SIGKILL);
         stopDeadline = std::chrono::steady_clock::time_point::max();
@@ -951,14 +1060,14 @@ int main(int argc, char **argv) {
       // A rank that did not commit and exit 0 (no --checkpoint, or the
       // run had finished its steps) is no growth.
       if (clean)
-        return RoundEnd{0, false, true};
+        return RoundEnd{0, false, true, growBy};
       std::fprintf(stderr, "rtx-launch: the ranks did not all exit 0 when "
                            "pre-empted to grow (does the program have "
                            "--checkpoint?)\n");
       return RoundEnd{1, true};
     }
     if (shrinking)
-      return RoundEnd{exitCode, true, false, true};
+      return RoundEnd{exitCode, true, false, 0, true};
     return RoundEnd{exitCode, failedRank >= 0};
   };
 
@@ -991,11 +1100,12 @@ int main(int argc, char **argv) {
                  ranks < options.ranks ? options.growAfter : -1.0, planned);
     exitCode = end.exitCode;
     if (end.grew) {
-      ++ranks;
+      ranks += end.grewBy;
       std::fprintf(stderr,
-                   "rtx-launch: restart %d with %d rank(s) (grown back), "
+                   "rtx-launch: restart %d with %d rank(s) (grown%s), "
                    "resuming from the newest checkpoint\n",
-                   round + 1, ranks * static_cast<int>(nodes));
+                   round + 1, ranks * static_cast<int>(nodes),
+                   ranks <= options.ranks ? " back" : "");
       continue;
     }
     if (end.shrunk && !forwardedSignal) {

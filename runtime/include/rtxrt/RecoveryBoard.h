@@ -20,6 +20,8 @@
 //   epoch-E.shrink    the agent shrinks the job after epoch E: the
 //                     survivors, "R1,R2,..."
 //   epoch-E.saved.R   survivor R wrote its part: "ok" or "error: WHAT"
+// and, under the job's own run id (not a round's), offers of ranks:
+//   join.N            the N-th offer (rtx-launch --join K): "K FROM"
 //
 //===----------------------------------------------------------------------===//
 
@@ -84,6 +86,12 @@ public:
   void saved(int64_t epoch, int64_t rank, const std::string &error);
   /// What survivor `rank` said: "" (written) or the error; nothing yet.
   std::optional<std::string> savedBy(int64_t epoch, int64_t rank);
+
+  /// A node offers `ranks` more ranks to the job (rtx-launch --join);
+  /// `from` names it for a person. Returns the offer's number.
+  int64_t offerRanks(int64_t ranks, const std::string &from);
+  /// The ranks offered by offer number `n`, once made.
+  std::optional<int64_t> offer(int64_t n);
 
   /// Rank `rank` met the others in `epoch` and healed.
   void joined(int64_t epoch, int64_t rank);

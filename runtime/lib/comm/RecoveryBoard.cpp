@@ -154,6 +154,38 @@ std::optional<std::string> RecoveryBoard::savedBy(int64_t epoch, int64_t rank) {
   return text->rfind("error: ", 0) == 0 ? text->substr(7) : *text;
 }
 
+int64_t RecoveryBoard::offerRanks(int64_t ranks, const std::string &from) {
+  // The stores have no atomic counter: take the first free number, and
+  // check a moment later that no other node took it at the same time.
+  std::string value = std::to_string(ranks) + " " + from;
+  for (int64_t n = 0;; ++n) {
+    std::string key = "join." + std::to_string(n);
+    if (board_->get(key))
+      continue;
+    if (!board_->put(key, value))
+      throw Error("cannot write the offer of " + std::to_string(ranks) +
+                  " rank(s) into the store " + store_);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (board_->get(key) == value)
+      return n;
+  }
+}
+
+std::optional<int64_t> RecoveryBoard::offer(int64_t n) {
+  std::optional<std::string> text = board_->get("join." + std::to_string(n));
+  if (!text)
+    return std::nullopt;
+  try {
+    int64_t ranks = std::stoll(text->substr(0, text->find(' ')));
+    if (ranks > 0)
+      return ranks;
+  } catch (const std::exception &) {
+  }
+  throw Error("the store " + store_ + " holds an offer join." +
+              std::to_string(n) + " that names no number of ranks: '" + *text +
+              "'");
+}
+
 void RecoveryBoard::joined(int64_t epoch, int64_t rank) {
   if (!board_->put(epochKey(epoch, "joined." + std::to_string(rank)), "1"))
     throw Error("cannot write into the store " + store_ + " that rank " +
