@@ -140,8 +140,25 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
                                     : readStepsDone(flags.state));
         };
     // --resume: the newest committed checkpoint, whatever plan wrote it.
-    auto [args, stepsBefore] =
-        loadArguments(openResumeCheckpoint(flags.checkpoint, self.rank));
+    // Each rank checks the CRC32C of the chunks it reads; one that finds a
+    // chunk corrupt starts from where the run started for now, and once
+    // the ranks meet they agree (agreeOnResume) to take an older one.
+    std::string corruptChunk, resumedDir;
+    std::vector<std::string> corruptCheckpoints;
+    auto resumeFrom = [&](const CheckpointFlags &resume) {
+      auto reader = openResumeCheckpoint(resume, self.rank, corruptCheckpoints);
+      resumedDir = reader ? reader->directory() : "";
+      corruptChunk.clear();
+      try {
+        return loadArguments(reader);
+      } catch (const checkpoint::CorruptChunk &corrupt) {
+        corruptChunk = corrupt.what();
+        return loadArguments(nullptr);
+      }
+    };
+    std::vector<Tensor> args;
+    int64_t stepsBefore = 0;
+    std::tie(args, stepsBefore) = resumeFrom(flags.checkpoint);
     std::optional<TokenData> data;
     if (!flags.data.empty())
       data.emplace(flags.data, spec, self.rank);
@@ -175,6 +192,30 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
               {"state_layout", layout}};
     };
 
+    // Once the ranks meet after a resume: when any rank found a chunk
+    // corrupt, every rank skips that checkpoint and reads the next older,
+    // until all read theirs whole.
+    auto agreeOnResume = [&](ProcessGroups &groups,
+                             const CheckpointFlags &resume) {
+      while (groups.firstFailedRank(corruptChunk.empty(),
+                                    "the chunks of the checkpoint --resume "
+                                    "read") >= 0) {
+        if (!corruptChunk.empty()) {
+          // The reader's message names the checkpoint first: once is enough.
+          std::string prefix = "checkpoint " + resumedDir + ": ";
+          if (corruptChunk.rfind(prefix, 0) == 0)
+            corruptChunk.erase(0, prefix.size());
+          std::fprintf(stderr,
+                       "warning: --resume: skipping checkpoint %s: %s\n",
+                       resumedDir.c_str(), corruptChunk.c_str());
+        }
+        corruptCheckpoints.push_back(resumedDir);
+        std::tie(args, stepsBefore) = resumeFrom(resume);
+      }
+      if (flags.untilStep <= 0)
+        untilStep = stepsBefore + flags.steps;
+    };
+
     // Epochs: one, unless in-job recovery meets again after a lost peer.
     for (int64_t epoch = recovery.epoch;; ++epoch) {
       std::string lost;
@@ -188,6 +229,10 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
         // Every rank measures its clock against rank 0's (a few tiny
         // all-gathers), so that traces of any subset of ranks line up.
         tracer.setClockOffset(groups.measureClockOffset());
+        // Every rank of the first epoch resumed (a replacement that joins
+        // survivors takes their state, or reads again with them below).
+        if (epoch == 0 && flags.checkpoint.resume)
+          agreeOnResume(groups, flags.checkpoint);
         if (recovery.inJob) {
           // The replacements take the survivors' state (or every rank the
           // newest checkpoint's) and the survivors' end.
@@ -204,8 +249,9 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
                           resume.resume ? "reads the newest checkpoint"
                                         : "starts again from where the run "
                                           "started (no --checkpoint)");
-            std::tie(args, stepsBefore) =
-                loadArguments(openResumeCheckpoint(resume, self.rank));
+            std::tie(args, stepsBefore) = resumeFrom(resume);
+            if (resume.resume)
+              agreeOnResume(groups, resume);
           } else {
             if (healed.received > 0)
               std::printf("recover: rank %lld received %lld pieces of state "

@@ -46,6 +46,13 @@
 
 namespace rtxrt::checkpoint {
 
+/// A chunk whose bytes fail their CRC32C (CheckpointReader::read): the
+/// checkpoint is corrupt, and a resume takes an older one.
+class CorruptChunk : public Error {
+public:
+  using Error::Error;
+};
+
 /// CRC32C (Castagnoli, as iSCSI and ext4 use it) of `size` bytes, continuing
 /// `crc` (0 starts one). Computed by ISA-L.
 uint32_t crc32c(const void *data, size_t size, uint32_t crc = 0);
@@ -150,9 +157,12 @@ enum class Verify {
 /// to `warnings`.
 std::vector<CheckpointRef> findCommitted(const std::string &root, Verify verify,
                                          std::vector<std::string> *warnings);
-/// The newest of findCommitted, if any.
-std::optional<CheckpointRef> findLatest(const std::string &root, Verify verify,
-                                        std::vector<std::string> *warnings);
+/// The newest of findCommitted, if any, other than those in `skip`
+/// (directories, as CheckpointReader::directory names them).
+std::optional<CheckpointRef>
+findLatest(const std::string &root, Verify verify,
+           std::vector<std::string> *warnings,
+           const std::vector<std::string> &skip = {});
 
 /// Keeps the newest `keep` committed checkpoints under `root`; removes the
 /// older ones and every uncommitted directory older than the newest
@@ -170,7 +180,8 @@ public:
 
   /// The block [offsets, offsets + shape) of tensor `name`, assembled from
   /// the chunks it overlaps. Each chunk read is checked against its CRC32C;
-  /// a mismatch throws naming the file, the tensor and the chunk's offsets.
+  /// a mismatch throws CorruptChunk naming the file, the tensor and the
+  /// chunk's offsets.
   Tensor read(const std::string &name, const std::vector<int64_t> &offsets,
               const Shape &shape) const;
   /// The whole tensor.

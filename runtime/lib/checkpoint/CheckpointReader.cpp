@@ -142,11 +142,12 @@ std::string CheckpointReader::readChunk(const Chunk &chunk) const {
   }
   close(fd);
   if (crc32c(bytes.data(), bytes.size()) != chunk.crc)
-    throw Error("checkpoint " + dir_ + ": the chunk of " + chunk.tensor +
-                " at " + shapeToString(chunk.offsets) + " in " + chunk.file +
-                " (bytes " + std::to_string(chunk.byteOffset) + "+" +
-                std::to_string(chunk.byteSize) +
-                ") fails its CRC32C: the file is corrupt");
+    throw CorruptChunk("checkpoint " + dir_ + ": the chunk of " + chunk.tensor +
+                       " at " + shapeToString(chunk.offsets) + " in " +
+                       chunk.file + " (bytes " +
+                       std::to_string(chunk.byteOffset) + "+" +
+                       std::to_string(chunk.byteSize) +
+                       ") fails its CRC32C: the file is corrupt");
   return bytes;
 }
 
@@ -233,11 +234,13 @@ checkpoint::findCommitted(const std::string &root, Verify verify,
 
 std::optional<CheckpointRef>
 checkpoint::findLatest(const std::string &root, Verify verify,
-                       std::vector<std::string> *warnings) {
+                       std::vector<std::string> *warnings,
+                       const std::vector<std::string> &skip) {
   // From the newest down, so that a good newest checkpoint costs one check.
   auto all = stepDirectories(durable::normalized(root));
   for (auto it = all.rbegin(); it != all.rend(); ++it)
-    if (isCommitted(it->first, it->second, verify, warnings))
+    if (std::find(skip.begin(), skip.end(), it->second) == skip.end() &&
+        isCommitted(it->first, it->second, verify, warnings))
       return CheckpointRef{it->second, it->first};
   return std::nullopt;
 }

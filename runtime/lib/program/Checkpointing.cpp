@@ -402,12 +402,15 @@ void CheckpointSaver::finish() {
 }
 
 std::shared_ptr<const CheckpointReader>
-rtxrt::program::openResumeCheckpoint(const CheckpointFlags &flags,
-                                     int64_t rank) {
+rtxrt::program::openResumeCheckpoint(const CheckpointFlags &flags, int64_t rank,
+                                     const std::vector<std::string> &corrupt) {
   if (!flags.resume)
     return nullptr;
+  // The manifest and the files' sizes only: each rank checks the CRC32C of
+  // the chunks it reads (CorruptChunk), and the ranks agree on the outcome
+  // (agreeOnResume), instead of every rank reading the whole checkpoint.
   std::vector<std::string> warnings;
-  auto latest = findLatest(flags.dir, Verify::Chunks, &warnings);
+  auto latest = findLatest(flags.dir, Verify::Manifest, &warnings, corrupt);
   if (rank == 0) {
     for (const std::string &w : warnings)
       std::fprintf(stderr, "warning: --resume: %s\n", w.c_str());

@@ -107,11 +107,13 @@ int64_t writeSurvivorPart(const ProgramSpec &spec, const ProgramDevice &device,
                           const std::string &root, int64_t step, int64_t rank,
                           const std::vector<int64_t> &writers);
 
-/// With --resume: the newest committed checkpoint under flags.dir (each
-/// one skipped is named on stderr by rank 0), or null when there is none
-/// (a first start).
+/// With --resume: the newest committed checkpoint under flags.dir other
+/// than the `corrupt` ones (each one skipped is named on stderr by rank 0),
+/// or null when there is none (a first start). Only its manifest and its
+/// files' sizes are checked here; its chunks' CRC32C when they are read.
 std::shared_ptr<const checkpoint::CheckpointReader>
-openResumeCheckpoint(const CheckpointFlags &flags, int64_t rank);
+openResumeCheckpoint(const CheckpointFlags &flags, int64_t rank,
+                     const std::vector<std::string> &corrupt = {});
 
 /// SIGTERM and SIGINT set a flag instead of ending the process (a
 /// pre-emption notice, as Slurm and Kubernetes send before they kill).
