@@ -3,7 +3,8 @@
 # only if every injected failure is recovered from and every resume matches
 # an uninterrupted run:
 #   - lit test/Reliability: kill -9, SIGSTOP (hang) with a shrink, in-job
-#     recovery, scaling 4 -> 3 -> 4, SIGTERM
+#     recovery (a replacement, or a shrink from the survivors' newest step),
+#     scaling 4 -> 3 -> 4, growing when a node offers ranks, SIGTERM
 #     pre-emption, the restart budget, a crash at every durability point of a
 #     save, a corrupt chunk, a full disk, N -> M restore, the write-ahead
 #     log's deterministic replay, its torn tail and a mismatch, the Redis
