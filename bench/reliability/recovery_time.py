@@ -86,7 +86,7 @@ def trial(work, program, failure, timeout, recover, shrink, index):
                                "--max-restarts", "1", "--recover", recover,
                                *(["--min-ranks", "1"] if shrink else []),
                                "--trace", str(run / "trace"), "--", *wrapped],
-                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                              stdout=subprocess.PIPE, stderr=open(run / "launch.err", "w"), text=True)
     resumed_at, steps = [], {"last": 0, "resumed": None}
     seen_resume = threading.Event()
     signalled_event = threading.Event()
@@ -121,7 +121,7 @@ def trial(work, program, failure, timeout, recover, shrink, index):
     launch.wait()
     reader.join()
     if not resumed_at:
-        sys.exit(f"trial {index}: the job did not resume")
+        sys.exit(f"trial {index}: the job did not resume (its stderr: {run / 'launch.err'})")
     redone = steps["last"] - steps["resumed"] if steps["resumed"] is not None else 0
     return resumed_at[0] - signalled, from_traces(run / "trace", recover, shrink), max(0, redone)
 
