@@ -65,10 +65,6 @@ public:
   /// The agent opens `epoch` for `world` ranks.
   void open(int64_t epoch, int64_t world);
   bool isOpen(int64_t epoch);
-  /// Waits until `epoch` is open; false after `seconds` or once
-  /// `cancelled` returns true (a signal to stop).
-  bool waitOpen(int64_t epoch, double seconds,
-                const std::function<bool()> &cancelled = {});
   /// After a loss in `epoch`: what the agent decided.
   enum class Decision {
     Replace, ///< it opened epoch + 1 with replacements

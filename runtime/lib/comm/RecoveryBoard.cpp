@@ -73,20 +73,6 @@ bool RecoveryBoard::isOpen(int64_t epoch) {
   return board_->get(epochKey(epoch, "open")).has_value();
 }
 
-bool RecoveryBoard::waitOpen(int64_t epoch, double seconds,
-                             const std::function<bool()> &cancelled) {
-  auto deadline =
-      std::chrono::steady_clock::now() +
-      std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
-  while (!isOpen(epoch)) {
-    if (std::chrono::steady_clock::now() > deadline ||
-        (cancelled && cancelled()))
-      return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return true;
-}
-
 RecoveryBoard::Decision
 RecoveryBoard::waitDecision(int64_t epoch, double seconds,
                             const std::function<bool()> &cancelled) {

@@ -127,9 +127,9 @@ TEST(InJobRecoveryTest, TheBoardCarriesReportsAndEpochs) {
   EXPECT_EQ(report->error, "rank 1: connection closed");
   EXPECT_FALSE(agent.lost(1, 1).has_value()); // another epoch
   EXPECT_FALSE(other.lost(0, 1).has_value()); // another run
-  EXPECT_FALSE(rank.waitOpen(1, 0.05));
+  EXPECT_EQ(rank.waitDecision(0, 0.05), RecoveryBoard::Decision::None);
   agent.open(1, 2);
-  EXPECT_TRUE(rank.waitOpen(1, 0.05));
+  EXPECT_EQ(rank.waitDecision(0, 0.05), RecoveryBoard::Decision::Replace);
   EXPECT_FALSE(other.isOpen(1));
   EXPECT_EQ(RecoveryBoard::epochRun("job-1", 0), "job-1");
   EXPECT_EQ(RecoveryBoard::epochRun("job-1", 2), "job-1-epoch2");
