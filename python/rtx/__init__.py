@@ -19,7 +19,7 @@ from .builder import BuildError, Module
 from .config import (AdamW, ConfigError, ElasticConfig, NotYetSupportedError, ParallelConfig, ProcessGroup, SGD,
                      ShardingConfig, init)
 from .errors import TorchImportError, UnsupportedOpError
-from .native import NativeProgram
+from .native import NativeProgram, offer_ranks
 from .params import UnknownParameterError
 from .program import Program, compile
 from .results import StepMetrics, TrainResult
@@ -37,5 +37,5 @@ __all__ = [
     "NotYetSupportedError",
     "ParallelConfig", "ProcessGroup", "Program", "RtxToolWarning", "SGD", "ShardingConfig", "StepMetrics",
     "ToolError", "TorchImportError", "TrainResult", "UnknownParameterError", "UnsupportedOpError",
-    "compile", "import_module", "init",
+    "compile", "import_module", "init", "offer_ranks",
 ]

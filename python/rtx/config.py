@@ -10,6 +10,7 @@ option, instead of ignoring them.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Any, FrozenSet, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
@@ -460,6 +461,15 @@ class ElasticConfig:
         2 or more ranks. With min_ranks the job shrinks instead while above
         min_ranks: the survivors save the newest step they hold as a
         checkpoint, and the smaller world resumes from it (no step redone).
+    max_ranks: the job may grow up to max_ranks when a node offers ranks
+        (rtx.offer_ranks, or rtx-launch --join): at its next step boundary
+        the ranks commit a checkpoint and start again, more of them, in the
+        program built for the larger world (the same global batch). Needs
+        rendezvous (where the offer is made), run_id (whom it is made to)
+        and preempt_policy="save" (the growth is a pre-emption). None: the
+        job does not grow beyond its ranks.
+    run_id: the job's name in the rendezvous store (rtx-launch --run-id);
+        an offer names it. None: a name of rtx-launch's choosing.
     """
     rendezvous: Optional[str] = None
     preempt_policy: str = "fail"
@@ -471,6 +481,8 @@ class ElasticConfig:
     deterministic: bool = False
     timeout: Union[str, float] = "auto"
     recover: str = "restart"
+    max_ranks: Optional[int] = None
+    run_id: Optional[str] = None
 
     def __post_init__(self) -> None:
         if self.rendezvous is not None:
@@ -505,6 +517,20 @@ class ElasticConfig:
         if self.recover == "in-job" and self.max_restarts == 0:
             raise ConfigError("elastic.recover='in-job' replaces failed ranks within the restart budget: "
                               "it needs max_restarts >= 1")
+        if self.run_id is not None and not (isinstance(self.run_id, str)
+                                            and re.fullmatch(r"[A-Za-z0-9._-]+", self.run_id)):
+            raise ConfigError(f"elastic.run_id must be letters, digits, '.', '_' or '-', got {self.run_id!r}")
+        _positive_int("elastic.max_ranks", self.max_ranks, allow_none=True)
+        if self.max_ranks is not None:
+            if self.rendezvous is None or self.run_id is None:
+                raise ConfigError("elastic.max_ranks grows the job when a node offers ranks through the "
+                                  "rendezvous store: it needs rendezvous='file:///PATH' or 'redis://HOST:PORT' "
+                                  "and run_id")
+            if self.preempt_policy != "save":
+                raise ConfigError("elastic.max_ranks grows the job by pre-empting its ranks at a step "
+                                  "boundary: it needs preempt_policy='save'")
+            if self.min_ranks is not None and self.min_ranks > self.max_ranks:
+                raise ConfigError(f"elastic.min_ranks={self.min_ranks} is more than max_ranks={self.max_ranks}")
 
     @property
     def checkpoints(self) -> bool:

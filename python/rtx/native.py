@@ -17,6 +17,7 @@ import os
 import re
 import shutil
 import signal
+import subprocess
 import tempfile
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Protocol, Tuple, Union
@@ -24,7 +25,7 @@ from typing import Any, Dict, List, Optional, Protocol, Tuple, Union
 from .batch import Batch, InputSpec, check_batch, save_arrays
 from .config import ConfigError, ParallelConfig, ProcessGroup, ShardingConfig
 from .results import TrainResult, losses_of, params_of, read_metrics, read_state, steps_of_run
-from .tools import call, find_tool
+from .tools import ToolError, call, find_tool
 
 DEVICES = ("cpu", "cuda")
 
@@ -188,15 +189,25 @@ class NativeProgram:
                 raise ConfigError("elastic.recover='in-job' needs survivors: a program of 2 or more ranks "
                                   f"(this one has {self.ranks})")
             launch += ["--recover", "in-job"]
-        if elastic.min_ranks is not None and elastic.min_ranks < self.ranks:
+        if elastic.run_id is not None:
+            launch += ["--run-id", elastic.run_id]
+        shrinks = elastic.min_ranks is not None and elastic.min_ranks < self.ranks
+        grows = elastic.max_ranks is not None and elastic.max_ranks > self.ranks
+        if shrinks or grows:
             # A program per world size, '{world}' choosing (rtx-launch).
-            for ranks in range(elastic.min_ranks, self.ranks):
-                self._shrunk_program(ranks)
+            low = elastic.min_ranks if shrinks else self.ranks
+            high = elastic.max_ranks if grows else self.ranks
+            for ranks in range(low, high + 1):
+                if ranks != self.ranks:
+                    self._world_program(ranks)
             (self.path.parent / f"world-{self.ranks}").mkdir(exist_ok=True)
             link = self.path.parent / f"world-{self.ranks}" / "program"
             if not link.exists():
                 link.symlink_to(self.path.resolve())
-            launch += ["--min-ranks", str(elastic.min_ranks)]
+            if shrinks:
+                launch += ["--min-ranks", str(elastic.min_ranks)]
+            if grows:
+                launch += ["--max-ranks", str(elastic.max_ranks)]
             program = str(self.path.parent / "world-{world}" / "program")
         args = [program, "--until-step", str(self._steps_done + steps)]
         if elastic.checkpoints:
@@ -211,8 +222,9 @@ class NativeProgram:
                 args += ["--deterministic"]
         return launch, args
 
-    def _shrunk_program(self, ranks: int) -> Path:
-        """The program for `ranks` ranks (built once, beside this one)."""
+    def _world_program(self, ranks: int) -> Path:
+        """The program for `ranks` ranks, fewer or more than this one's
+        (built once, beside it)."""
         directory = self.path.parent / f"world-{ranks}"
         executable = directory / "program"
         if not executable.exists():
@@ -244,6 +256,27 @@ class _Step:
     @property
     def inputs(self) -> List[InputSpec]:
         return self._inputs
+
+
+def offer_ranks(elastic: Any, ranks: int = 1) -> int:
+    """Offers `ranks` more ranks to the running job of `elastic` (an
+    ElasticConfig with rendezvous, run_id and max_ranks): rtx-launch --join.
+    The job grows at its next step boundary, up to its max_ranks; each offer
+    is taken once. Returns the offer's number (join.N in the store)."""
+    if isinstance(ranks, bool) or not isinstance(ranks, int) or ranks < 1:
+        raise ConfigError(f"ranks must be a positive integer, got {ranks!r}")
+    store = elastic.store() if elastic is not None else None
+    if store is None or elastic.run_id is None:
+        raise ConfigError("offer_ranks makes the offer through the job's rendezvous store under its run id: "
+                          "the ElasticConfig needs rendezvous and run_id")
+    argv = [find_tool("rtx-launch"), "--join", str(ranks), "--store", store, "--run-id", elastic.run_id]
+    # Not call(): its success message is the answer, not a warning.
+    done = subprocess.run(argv, capture_output=True, text=True)
+    match = re.search(r"\(join\.(\d+)\)", done.stderr)
+    if done.returncode != 0 or not match:
+        raise ToolError(f"rtx-launch --join failed (exit {done.returncode}): "
+                        f"{done.stderr.strip() or 'no message'}")
+    return int(match.group(1))
 
 
 def build(program: CompiledStep, directory: Union[str, os.PathLike, None] = None, *,

@@ -201,7 +201,7 @@ class Program:
     def train_ir_for(self, ranks: int) -> str:
         """The training step on `ranks` ranks, with the same global batch:
         what a native program's restarts run when ElasticConfig.min_ranks
-        shrinks the job. A program compiled with parallel="auto" is planned
+        shrinks the job or max_ranks grows it. A program compiled with parallel="auto" is planned
         again by the planner for `ranks` devices (the same hardware,
         objective and global batch); otherwise the rule "keep tp/pp, shrink
         dp" applies, to pure data parallelism only for now (a world of
@@ -216,8 +216,9 @@ class Program:
         p = self.parallel
         if p.tp * p.pp * p.sp != 1:
             raise NotYetSupportedError(
-                f"elastic.min_ranks with tp={p.tp} pp={p.pp} sp={p.sp} is not yet supported: a restart drops one "
-                "rank, and shrinking only dp keeps a multiple of tp*pp*sp ranks; use pure data parallelism, or "
+                f"elastic.min_ranks or max_ranks with tp={p.tp} pp={p.pp} sp={p.sp} is not yet supported: a "
+                "restart changes the ranks one by one, and changing only dp keeps a multiple of tp*pp*sp ranks; "
+                "use pure data parallelism, or "
                 "rtx-launch --min-ranks with a program per world size ('{world}', docs/checkpoint.md)")
         if self.sharding.auto_wrap is not None:
             raise NotYetSupportedError("elastic.min_ranks with sharding.auto_wrap is not yet supported")

@@ -7,6 +7,7 @@ import os
 import signal
 import threading
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -116,6 +117,41 @@ def test_in_job_recovery_with_min_ranks_shrinks_the_job(tmp_path, monkeypatch, r
     _assert_close_run(got, expected)
 
 
+def test_a_job_grows_when_a_node_offers_ranks(tmp_path, monkeypatch):
+    """max_ranks=3: an offer of two ranks (rtx.offer_ranks, made before the
+    call) grows the dp=2 job at a step boundary to three, its limit, in the
+    program built for three ranks (the MLP at a global batch of 12, which
+    2 and 3 divide). Every step runs once, within the design tolerance of
+    the uninterrupted dp=2 run; the offer is taken once, so the next call
+    of the same run id starts with two ranks and stays at two."""
+    def compiled(elastic=None):
+        return rtx.compile(models.mlp(batch=12), group=init("cpu", 2, env={}), parallel=ParallelConfig(dp=2),
+                           optimizer=rtx.AdamW(lr=1e-2), elastic=elastic)
+    program = compiled()
+    batch = random_batch(program)
+    expected = program.build(tmp_path / "reference").train(batch, steps=12)
+
+    elastic = rtx.ElasticConfig(rendezvous=f"file://{tmp_path / 'store'}", run_id="grow", max_ranks=3,
+                                preempt_policy="save", checkpoint_dir=str(tmp_path / "ck"))
+    native = compiled(elastic).build(tmp_path / "build")
+    assert rtx.offer_ranks(elastic, 2) == 0
+    # Rank 0 takes 150 ms a step, so the launch sees the offer mid-run.
+    monkeypatch.setenv("RTX_FAULT_SLOW_RANK", "0:150")
+    with pytest.warns(rtx.RtxToolWarning, match="growing: a node offered 2 rank") as warned:
+        first = native.train(batch, steps=6)
+    assert any("with 3 rank(s) (grown)" in str(w.message) for w in warned)
+    assert (tmp_path / "build" / "world-3" / "program").is_file()
+    assert [m.global_step for m in first.metrics] == [1, 2, 3, 4, 5, 6]
+    with warnings.catch_warnings(record=True) as again:
+        warnings.simplefilter("always")
+        second = native.train(batch, steps=6)
+    assert not any("growing" in str(w.message) for w in again), [str(w.message) for w in again]
+    assert [m.global_step for m in second.metrics] == [7, 8, 9, 10, 11, 12]
+    np.testing.assert_allclose(first.losses + second.losses, expected.losses, rtol=1e-4)
+    for name, value in expected.params.items():
+        assert rel_err(second.params[name], value) <= 1e-4, name
+
+
 def test_an_auto_planned_job_is_planned_again_when_it_shrinks(tmp_path, monkeypatch):
     """parallel="auto" with min_ranks=1: the program for one rank comes from
     the planner (asked for 1 device on the same profile), not from the
@@ -191,6 +227,14 @@ def test_elastic_options_are_checked():
         rtx.ElasticConfig(max_restarts=1, recover="sometimes")
     with pytest.raises(ConfigError, match="it needs max_restarts >= 1"):
         rtx.ElasticConfig(recover="in-job")
+    with pytest.raises(ConfigError, match="max_ranks grows the job when a node offers ranks"):
+        rtx.ElasticConfig(max_ranks=4, preempt_policy="save")
+    with pytest.raises(ConfigError, match="it needs preempt_policy='save'"):
+        rtx.ElasticConfig(max_ranks=4, rendezvous="file:///tmp/r", run_id="job")
+    with pytest.raises(ConfigError, match="elastic.run_id must be"):
+        rtx.ElasticConfig(run_id="a b")
+    with pytest.raises(ConfigError, match="needs rendezvous and run_id"):
+        rtx.offer_ranks(rtx.ElasticConfig(), 1)
     assert not rtx.ElasticConfig().checkpoints and rtx.ElasticConfig(preempt_policy="save").checkpoints
     assert rtx.ElasticConfig(rendezvous="file:///tmp/r").store() == "file:/tmp/r"
     program = _compiled(rtx.ElasticConfig(max_restarts=1))

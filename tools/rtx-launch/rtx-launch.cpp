@@ -60,6 +60,13 @@ constexpr int kShrinkSaveSeconds = 300;
 volatile sig_atomic_t forwardedSignal = 0;
 void onSignal(int signal) { forwardedSignal = signal; }
 
+/// "HOST:PID": this launch, as the store's offers name it for a person.
+std::string launcherName() {
+  char host[256] = "?";
+  gethostname(host, sizeof host - 1);
+  return std::string(host) + ":" + std::to_string(getpid());
+}
+
 } // namespace
 
 using namespace rtxlaunch;
@@ -69,11 +76,8 @@ int main(int argc, char **argv) {
   if (options.join > 0) {
     // A node offers ranks to a running job (it grows at a step boundary).
     try {
-      char host[256] = "?";
-      gethostname(host, sizeof host - 1);
       rtxrt::RecoveryBoard board(options.store, options.runId);
-      int64_t n = board.offerRanks(options.join, std::string(host) + ":" +
-                                                     std::to_string(getpid()));
+      int64_t n = board.offerRanks(options.join, launcherName());
       std::fprintf(
           stderr, "rtx-launch: offered %d rank(s) to run %s (join.%lld)\n",
           options.join, options.runId.c_str(), static_cast<long long>(n));
@@ -118,10 +122,26 @@ int main(int argc, char **argv) {
       usage("several nodes need one run id: pass --run-id ID (the same on "
             "every node) or set RTX_RUN_ID");
   }
+  // A later launch of one node under a run id it was given (a second
+  // train call, a restarted launcher) meets in rounds of its own: a file
+  // store keeps the keys of the earlier launch's rendezvous, which Gloo
+  // refuses to write again. Offers stay under the run id itself.
+  std::string roundsRunId = runId;
+  if (!runId.empty() && nodes == 1 && !options.store.empty()) {
+    try {
+      int64_t launch = rtxrt::RecoveryBoard(options.store, runId)
+                           .claimLaunch(launcherName());
+      if (launch > 0)
+        roundsRunId = runId + "-launch" + std::to_string(launch);
+    } catch (const rtxrt::Error &error) {
+      usage(error.what());
+    }
+  }
   if (runId.empty())
-    runId = std::to_string(getpid()) + "-" +
-            std::to_string(
-                std::chrono::system_clock::now().time_since_epoch().count());
+    runId = roundsRunId =
+        std::to_string(getpid()) + "-" +
+        std::to_string(
+            std::chrono::system_clock::now().time_since_epoch().count());
   // The program's arguments for a round: "{world}" becomes the number of
   // ranks; a restart resumes from the newest checkpoint.
   // `planned`: the program --replan built for this world (else empty). It
@@ -599,13 +619,22 @@ int main(int argc, char **argv) {
             std::chrono::steady_clock::now() + std::chrono::milliseconds(250);
         std::optional<int64_t> offered;
         try {
-          offered = joins->offer(offersTaken);
+          // Offers an earlier launch of this run id took are passed over.
+          while ((offered = joins->offer(offersTaken)) &&
+                 joins->offerTaken(offersTaken))
+            ++offersTaken;
         } catch (const rtxrt::Error &error) {
           std::fprintf(stderr, "rtx-launch: warning: %s; ignoring it\n",
                        error.what());
+          offered.reset();
           ++offersTaken;
         }
         if (offered && epochJoined()) {
+          try {
+            joins->takeOffer(offersTaken, launcherName());
+          } catch (const rtxrt::Error &error) {
+            std::fprintf(stderr, "rtx-launch: warning: %s\n", error.what());
+          }
           growBy = static_cast<int>(
               std::min<int64_t>(*offered, options.maxRanks - ranks));
           std::fprintf(stderr,
@@ -663,7 +692,8 @@ int main(int argc, char **argv) {
   std::string lastRunId = runId;
   for (int round = 0;; ++round) {
     std::string roundRunId =
-        round == 0 ? runId : runId + "-round" + std::to_string(round);
+        round == 0 ? roundsRunId
+                   : roundsRunId + "-round" + std::to_string(round);
     if (round > 0 && !options.trace.empty() && node == 0)
       archiveRoundTraces(options.trace, round - 1);
     lastRunId = roundRunId;

@@ -22,6 +22,9 @@
 //   epoch-E.saved.R   survivor R wrote its part: "ok" or "error: WHAT"
 // and, under the job's own run id (not a round's), offers of ranks:
 //   join.N            the N-th offer (rtx-launch --join K): "K FROM"
+//   launch.G          the G-th launch of the job under this run id
+//   join.N.taken      a launch of the job grew by it: "HOST:PID"; a later
+//                     launch under the same run id does not take it again
 //
 //===----------------------------------------------------------------------===//
 
@@ -83,11 +86,21 @@ public:
   /// What survivor `rank` said: "" (written) or the error; nothing yet.
   std::optional<std::string> savedBy(int64_t epoch, int64_t rank);
 
+  /// A launch of the job under this run id takes the next launch number
+  /// (0 for the first): a later launch of the same run id (a second
+  /// train call, a restarted launcher) meets in rounds of its own, since a
+  /// file store keeps the keys of the earlier launch's rendezvous.
+  int64_t claimLaunch(const std::string &by);
+
   /// A node offers `ranks` more ranks to the job (rtx-launch --join);
   /// `from` names it for a person. Returns the offer's number.
   int64_t offerRanks(int64_t ranks, const std::string &from);
   /// The ranks offered by offer number `n`, once made.
   std::optional<int64_t> offer(int64_t n);
+  /// Marks offer `n` taken by `by`, so that it grows the job once, also
+  /// across launches of the same run id (a second train call).
+  void takeOffer(int64_t n, const std::string &by);
+  bool offerTaken(int64_t n);
 
   /// Rank `rank` met the others in `epoch` and healed.
   void joined(int64_t epoch, int64_t rank);
@@ -98,6 +111,9 @@ public:
   static std::string epochRun(const std::string &run, int64_t epoch);
 
 private:
+  /// The first free number N of `prefix`N, written with `value`.
+  int64_t claimNumber(const std::string &prefix, const std::string &value);
+
   std::unique_ptr<detail::KeyBoard> board_;
   std::string store_;
 };

@@ -140,21 +140,28 @@ std::optional<std::string> RecoveryBoard::savedBy(int64_t epoch, int64_t rank) {
   return text->rfind("error: ", 0) == 0 ? text->substr(7) : *text;
 }
 
-int64_t RecoveryBoard::offerRanks(int64_t ranks, const std::string &from) {
+int64_t RecoveryBoard::claimNumber(const std::string &prefix,
+                                   const std::string &value) {
   // The stores have no atomic counter: take the first free number, and
-  // check a moment later that no other node took it at the same time.
-  std::string value = std::to_string(ranks) + " " + from;
+  // check a moment later that no other writer took it at the same time.
   for (int64_t n = 0;; ++n) {
-    std::string key = "join." + std::to_string(n);
+    std::string key = prefix + std::to_string(n);
     if (board_->get(key))
       continue;
     if (!board_->put(key, value))
-      throw Error("cannot write the offer of " + std::to_string(ranks) +
-                  " rank(s) into the store " + store_);
+      throw Error("cannot write " + key + " into the store " + store_);
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     if (board_->get(key) == value)
       return n;
   }
+}
+
+int64_t RecoveryBoard::offerRanks(int64_t ranks, const std::string &from) {
+  return claimNumber("join.", std::to_string(ranks) + " " + from);
+}
+
+int64_t RecoveryBoard::claimLaunch(const std::string &by) {
+  return claimNumber("launch.", by);
 }
 
 std::optional<int64_t> RecoveryBoard::offer(int64_t n) {
@@ -170,6 +177,16 @@ std::optional<int64_t> RecoveryBoard::offer(int64_t n) {
   throw Error("the store " + store_ + " holds an offer join." +
               std::to_string(n) + " that names no number of ranks: '" + *text +
               "'");
+}
+
+void RecoveryBoard::takeOffer(int64_t n, const std::string &by) {
+  if (!board_->put("join." + std::to_string(n) + ".taken", by))
+    throw Error("cannot write into the store " + store_ + " that offer join." +
+                std::to_string(n) + " was taken");
+}
+
+bool RecoveryBoard::offerTaken(int64_t n) {
+  return board_->get("join." + std::to_string(n) + ".taken").has_value();
 }
 
 void RecoveryBoard::joined(int64_t epoch, int64_t rank) {

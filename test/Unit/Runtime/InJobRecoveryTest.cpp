@@ -181,6 +181,29 @@ TEST(InJobRecoveryTest, TheBoardCarriesAShrink) {
   EXPECT_EQ(rank.waitDecision(1, 0.05), RecoveryBoard::Decision::Replace);
 }
 
+TEST(InJobRecoveryTest, OffersAndLaunchesAreNumberedInOrder) {
+  TempDir dir("rtx-recovery-offers");
+  RecoveryBoard node("file:" + dir.path.string(), "job-1");
+  RecoveryBoard launcher("file:" + dir.path.string(), "job-1");
+  EXPECT_FALSE(launcher.offer(0).has_value());
+  EXPECT_EQ(node.offerRanks(2, "node-a"), 0);
+  EXPECT_EQ(node.offerRanks(1, "node-b"), 1);
+  EXPECT_EQ(launcher.offer(0), std::optional<int64_t>(2));
+  EXPECT_EQ(launcher.offer(1), std::optional<int64_t>(1));
+  // A taken offer stays taken for the next launch of the run id.
+  EXPECT_FALSE(launcher.offerTaken(0));
+  launcher.takeOffer(0, "host:1");
+  EXPECT_TRUE(
+      RecoveryBoard("file:" + dir.path.string(), "job-1").offerTaken(0));
+  EXPECT_FALSE(launcher.offerTaken(1));
+  // Launches count apart from offers, and another run id has its own.
+  EXPECT_EQ(launcher.claimLaunch("host:1"), 0);
+  EXPECT_EQ(launcher.claimLaunch("host:2"), 1);
+  EXPECT_EQ(
+      RecoveryBoard("file:" + dir.path.string(), "job-2").claimLaunch("x"), 0);
+  EXPECT_FALSE(RecoveryBoard("file:" + dir.path.string(), "job-2").offer(0));
+}
+
 TEST(InJobRecoveryTest, SurvivorsSaveOneCopyOfEachBlock) {
   // dp=2 x tp=2, rank = dp * 2 + tp: the weight split over tp, the bias
   // whole on every rank. Rank 3 (dp 1, tp 1) is lost; rank 1 holds its
