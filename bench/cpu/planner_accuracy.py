@@ -22,7 +22,9 @@ Issue 17's acceptance check "against this machine". In one command:
    spread over all plans);
 4. it prints predicted ms, measured ms, the ratio predicted / measured, each
    plan's rank by predicted and by measured time, Spearman's rank
-   correlation and how many plans are within 25%; --json FILE writes it all.
+   correlation, how many plans are within 25%, and how many pairs of
+   plans measured more than --order-margin apart (5%) are predicted in the
+   other order; --json FILE writes it all.
 
 Every plan trains the same global batch per step (--global-batch, default
 the benchmark's batch of 8 sequences): dp and tp plans take it as one
@@ -292,7 +294,9 @@ def contraction_shape(name, line):
     head, _, types = line.rpartition(" : ")
     operands, _, results = types.partition("->")
     ins, outs = tensor_shapes(operands), tensor_shapes(results)
-    if not ins or not outs:
+    if not ins:
+        return None
+    if not outs and name != "rtx.attention_grad":
         return None
     numel = lambda shape: functools.reduce(lambda x, y: x * y, shape, 1)  # noqa: E731
     if name in ("rtx.matmul", "rtx.batch_matmul"):
@@ -303,7 +307,12 @@ def contraction_shape(name, line):
     if name == "rtx.linear" and len(ins) >= 2:
         out, inner = ins[1][0], ins[1][1]
         return numel(outs[0]) // max(1, out), out, inner
-    if name in ("rtx.attention", "rtx.attention_grad") and len(ins) >= 2:
+    if name == "rtx.attention_grad" and len(ins) >= 2:
+        # Its results (the gradients of q, k, v) take q's type: the line
+        # lists only the operands' types, no "->".
+        q, k = ins[0], ins[1]
+        return q[2], k[2], q[3]
+    if name == "rtx.attention" and len(ins) >= 2:
         q, k = ins[0], ins[1]
         return q[2], k[2], q[3]  # one batch element and head
     return None
@@ -491,6 +500,10 @@ def main():
                    help="rtx-auto-partition's balance-threshold (pp plans)")
     p.add_argument("--tolerance", type=float, default=0.25,
                    help="the band counted as accurate, |predicted/measured - 1| (0.25)")
+    p.add_argument("--order-margin", type=float, default=0.05,
+                   help="pairs of plans measured further apart than this share have an "
+                        "order the prediction must keep (0.05: the spread of one plan's "
+                        "measured step between runs here)")
     p.add_argument("--trace", action="store_true",
                    help="trace 2 steps of each plan in the last round and print the "
                         "measured split beside the predicted terms")
@@ -577,6 +590,16 @@ def main():
         row["rank_predicted"], row["rank_measured"] = rp, rm
     rho = spearman(predicted, measured)
     within = sum(row["within"] for row in measured_rows)
+    # The order: pairs of plans measured apart by more than --order-margin
+    # (the measurement's own spread between runs) that the model predicts
+    # in the other order. Closer pairs have no measured order to keep.
+    apart = discordant = 0
+    for i, x in enumerate(measured_rows):
+        for y in measured_rows[i + 1:]:
+            slow, fast = (x, y) if x["measured_ms"] > y["measured_ms"] else (y, x)
+            if slow["measured_ms"] > fast["measured_ms"] * (1 + a.order_margin):
+                apart += 1
+                discordant += slow["predicted_ms"] < fast["predicted_ms"]
     wall = time.time() - started
 
     print(f"GPT-2 benchmark model: {a.layers} layers, width {a.width}, {a.heads} heads, "
@@ -604,6 +627,8 @@ def main():
     print()
     print(f"Spearman's rank correlation (predicted vs measured): {rho:.3f}")
     print(f"within {100 * a.tolerance:.0f}% of measured: {within} of {len(measured_rows)} plans")
+    print(f"pairs measured more than {100 * a.order_margin:.0f}% apart and predicted in the other "
+          f"order: {discordant} of {apart}")
     busiest = max((max(row["background_cores"]) for row in measured_rows), default=0.0)
     print(f"other work on the machine during the kept runs: at most {busiest:.2f} cores")
     print(f"wall time: {wall:.0f} s")
@@ -653,6 +678,8 @@ def main():
                        "calibration": json.load(open(profile)).get("calibration"),
                        "calibration_background_cores": a.calibration_background,
                        "spearman": rho, "within": within, "plans": rows,
+                       "order_margin": a.order_margin, "pairs_apart": apart,
+                       "pairs_discordant": discordant,
                        "wall_s": wall}, f, indent=2)
         say(f"wrote {a.json}")
     return 0

@@ -6,7 +6,7 @@
 // path that calls Gloo's ring all-reduce and all-gather directly), at each
 // message size, for each group size that divides the world. All groups of a
 // size run at once, as a mesh axis's groups do in a step. The time of a
-// call is the slowest rank's; a size's time is the median over repetitions.
+// call is the slowest rank's; a size's time is the mean over every call timed.
 //
 // Message size n is the bytes of the full tensor: all_reduce's operand,
 // all_gather's result, reduce_scatter's operand, send's message (the cost

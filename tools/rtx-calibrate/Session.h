@@ -93,8 +93,8 @@ void computeFor(double seconds);
 /// connections), one probe call, then `plan.repetitions` batches whose size
 /// follows from the slowest rank's probe. Before each batch `beforeBatch`
 /// runs, untimed (a group barrier, so the ranks start together). Returns
-/// the slowest rank's median time per call (over every call when calls are
-/// long enough to time one by one, else over the batches' means).
+/// the slowest rank's mean time per call (what a step that makes such calls
+/// pays for them, stretched calls included).
 /// `participates` false: this rank makes no calls but takes part in the
 /// agreement (a rank without a send/recv partner). `beforeCall`, when set,
 /// runs untimed before every call (the warm-up and the probe included),
