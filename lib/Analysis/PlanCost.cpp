@@ -297,6 +297,8 @@ CostModel::unitTimes(const Plan &plan) const {
       t.forward += time;
       if (op.cheapToRecompute)
         t.selectiveRecompute += time;
+      if (op.recomputedWhenFull)
+        t.fullRecompute += time;
     }
     for (const OpCost &op : u.backward)
       t.backward += opTime(op, plan.tp, batchScale, m.dtype);
@@ -354,10 +356,10 @@ CostModel::stageSplit(const Plan &plan) const {
   // Per unit: forward and backward time of one micro-batch, recompute in.
   std::vector<double> unitForward, unitBackward, unitTotal;
   for (const UnitTimes &t : times) {
-    double extra = plan.recompute == Recompute::Full ? t.forward + t.forwardComm
-                   : plan.recompute == Recompute::Selective
-                       ? t.selectiveRecompute
-                       : 0;
+    double extra =
+        plan.recompute == Recompute::Full ? t.fullRecompute + t.forwardComm
+        : plan.recompute == Recompute::Selective ? t.selectiveRecompute
+                                                 : 0;
     split.recompute += extra;
     split.tensorComm += t.forwardComm + t.backwardComm;
     split.compute += t.forward + t.backward;
@@ -696,13 +698,12 @@ Estimate CostModel::estimate(const Plan &plan) const {
   e.modelFlopsPerDevice =
       m.trainingFlops * perModelBatch / e.stepTime / devices;
   double recomputeFlops = 0;
-  if (plan.recompute == Recompute::Full)
-    recomputeFlops = m.forwardFlops;
-  else if (plan.recompute == Recompute::Selective)
-    for (const UnitCost &u : m.units)
-      for (const OpCost &op : u.forward)
-        if (op.cheapToRecompute)
-          recomputeFlops += op.flops.at(1, 1);
+  for (const UnitCost &u : m.units)
+    for (const OpCost &op : u.forward)
+      if (plan.recompute == Recompute::Full        ? op.recomputedWhenFull
+          : plan.recompute == Recompute::Selective ? op.cheapToRecompute
+                                                   : false)
+        recomputeFlops += op.flops.at(1, 1);
   e.hardwareFlopsPerDevice = (m.trainingFlops + recomputeFlops) *
                              perModelBatch / e.stepTime / devices;
 

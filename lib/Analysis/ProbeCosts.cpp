@@ -86,6 +86,33 @@ ProbeProgram planner::readProbe(func::FuncOp function, int64_t units,
   for (Operation &op : body.without_terminator())
     if (stageOf(&op) >= 0)
       lastStaged = &op;
+  // What rtx-recompute=full computes again (Recompute.cpp): each forward
+  // value a backward op reads, and what it is computed from, up to the
+  // values kept, those that leave their unit for a later one (the layer
+  // boundaries the pass keeps).
+  llvm::DenseSet<Operation *> recomputedWhenFull;
+  {
+    auto isForward = [&](Operation *op) {
+      return op && stageOf(op) >= 0 && !isBackward(op) &&
+             !isa<ParamOp, InputOp, ConstantOp>(op);
+    };
+    auto kept = [&](Value v) {
+      return llvm::any_of(v.getUsers(), [&](Operation *user) {
+        return !isBackward(user) && stageOf(user) > stageOf(v.getDefiningOp());
+      });
+    };
+    SmallVector<Value> needed;
+    for (Operation &op : body.without_terminator())
+      if (isBackward(&op))
+        needed.append(op.operand_begin(), op.operand_end());
+    while (!needed.empty()) {
+      Value v = needed.pop_back_val();
+      Operation *def = v.getDefiningOp();
+      if (!isForward(def) || kept(v) || !recomputedWhenFull.insert(def).second)
+        continue;
+      needed.append(def->operand_begin(), def->operand_end());
+    }
+  }
   bool pastLast = false;
   for (Operation &op : body.without_terminator()) {
     if (&op == lastStaged)
@@ -153,6 +180,7 @@ ProbeProgram planner::readProbe(func::FuncOp function, int64_t units,
       if (auto type = dyn_cast<RankedTensorType>(op.getResult(0).getType()))
         p.shape.assign(type.getShape().begin(), type.getShape().end());
     p.cheapToRecompute = isCheapToRecompute(&op);
+    p.recomputedWhenFull = recomputedWhenFull.contains(&op);
     if (!p.mnk.empty() && probe.dtype == "f32") {
       Type element =
           cast<RankedTensorType>(op.getOperand(0).getType()).getElementType();
@@ -305,6 +333,7 @@ struct Combiner {
       c.flops = splitOf(x.flops, y ? y->flops : x.flops, batch);
       c.bytes = splitOf(x.bytes, y ? y->bytes : x.bytes, batch);
       c.cheapToRecompute = x.cheapToRecompute;
+      c.recomputedWhenFull = x.recomputedWhenFull;
       if (x.mnk.size() == 3) {
         c.contraction = true;
         c.transposedLhs = x.transposedLhs;

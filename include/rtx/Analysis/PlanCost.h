@@ -88,6 +88,7 @@ struct OpCost {
   bool contraction = false;
   bool transposedLhs = false; // a weight gradient's layout, X^T dY
   bool cheapToRecompute = false;
+  bool recomputedWhenFull = false; // see ProbeOp
 };
 
 /// A collective tensor parallelism inserts: bytes of the whole tensor.
@@ -257,7 +258,7 @@ public:
 private:
   struct UnitTimes {
     double forward = 0, backward = 0, forwardComm = 0, backwardComm = 0;
-    double selectiveRecompute = 0;
+    double selectiveRecompute = 0, fullRecompute = 0;
   };
   const std::vector<UnitTimes> &unitTimes(const Plan &plan) const;
   std::pair<const LinkClass *, bool> findGroupLink(const Plan &plan,

@@ -30,6 +30,11 @@ struct ProbeOp {
   bool transposedLhs = false; // CostOpInterface::isContractionLhsTransposed
   SmallVector<int64_t> shape; // of the first result
   bool cheapToRecompute = false;
+  /// rtx-recompute=full computes it again in the backward pass: a backward
+  /// op reads its result, or that of an op computed again from it, up to
+  /// the values that leave a unit (kept). Ops none of whose results the
+  /// backward reads (a projection that feeds a residual add) are not.
+  bool recomputedWhenFull = false;
 };
 
 struct ProbeComm {
