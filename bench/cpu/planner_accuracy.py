@@ -294,9 +294,9 @@ def contraction_shape(name, line):
     head, _, types = line.rpartition(" : ")
     operands, _, results = types.partition("->")
     ins, outs = tensor_shapes(operands), tensor_shapes(results)
-    if not ins:
-        return None
-    if not outs and name != "rtx.attention_grad":
+    # rtx.attention_grad's results take q's type: its line lists only the
+    # operands' types, no "->".
+    if not ins or (not outs and name != "rtx.attention_grad"):
         return None
     numel = lambda shape: functools.reduce(lambda x, y: x * y, shape, 1)  # noqa: E731
     if name in ("rtx.matmul", "rtx.batch_matmul"):
@@ -307,12 +307,7 @@ def contraction_shape(name, line):
     if name == "rtx.linear" and len(ins) >= 2:
         out, inner = ins[1][0], ins[1][1]
         return numel(outs[0]) // max(1, out), out, inner
-    if name == "rtx.attention_grad" and len(ins) >= 2:
-        # Its results (the gradients of q, k, v) take q's type: the line
-        # lists only the operands' types, no "->".
-        q, k = ins[0], ins[1]
-        return q[2], k[2], q[3]
-    if name == "rtx.attention" and len(ins) >= 2:
+    if name in ("rtx.attention", "rtx.attention_grad") and len(ins) >= 2:
         q, k = ins[0], ins[1]
         return q[2], k[2], q[3]  # one batch element and head
     return None

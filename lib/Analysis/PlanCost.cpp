@@ -34,6 +34,20 @@ const char *planner::axisOrderName(AxisOrder order) {
 }
 
 /// The axes of `order` outermost first: 0 dp, 1 tp, 2 pp.
+/// Whether `policy` computes forward op `op` again in the backward pass
+/// (rtx-recompute).
+static bool isRecomputed(Recompute policy, const OpCost &op) {
+  switch (policy) {
+  case Recompute::None:
+    return false;
+  case Recompute::Selective:
+    return op.cheapToRecompute;
+  case Recompute::Full:
+    return op.recomputedWhenFull;
+  }
+  return false;
+}
+
 static std::array<int, 3> axesOf(AxisOrder order) {
   switch (order) {
   case AxisOrder::PpDpTp:
@@ -700,9 +714,7 @@ Estimate CostModel::estimate(const Plan &plan) const {
   double recomputeFlops = 0;
   for (const UnitCost &u : m.units)
     for (const OpCost &op : u.forward)
-      if (plan.recompute == Recompute::Full        ? op.recomputedWhenFull
-          : plan.recompute == Recompute::Selective ? op.cheapToRecompute
-                                                   : false)
+      if (isRecomputed(plan.recompute, op))
         recomputeFlops += op.flops.at(1, 1);
   e.hardwareFlopsPerDevice = (m.trainingFlops + recomputeFlops) *
                              perModelBatch / e.stepTime / devices;

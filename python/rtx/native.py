@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Protocol, Tuple, Union
 
 from .batch import Batch, InputSpec, check_batch, save_arrays
-from .config import ConfigError, ParallelConfig, ProcessGroup, ShardingConfig
+from .config import ConfigError, ElasticConfig, ParallelConfig, ProcessGroup, ShardingConfig
 from .results import TrainResult, losses_of, params_of, read_metrics, read_state, steps_of_run
 from .tools import ToolError, call, find_tool
 
@@ -258,11 +258,11 @@ class _Step:
         return self._inputs
 
 
-def offer_ranks(elastic: Any, ranks: int = 1) -> int:
-    """Offers `ranks` more ranks to the running job of `elastic` (an
-    ElasticConfig with rendezvous, run_id and max_ranks): rtx-launch --join.
-    The job grows at its next step boundary, up to its max_ranks; each offer
-    is taken once. Returns the offer's number (join.N in the store)."""
+def offer_ranks(elastic: ElasticConfig, ranks: int = 1) -> int:
+    """Offers `ranks` more ranks to the running job that `elastic` names
+    (its rendezvous and run_id): rtx-launch --join. The job grows at its
+    next step boundary, up to its own max_ranks; each offer is taken once.
+    Returns the offer's number (join.N in the store)."""
     if isinstance(ranks, bool) or not isinstance(ranks, int) or ranks < 1:
         raise ConfigError(f"ranks must be a positive integer, got {ranks!r}")
     store = elastic.store() if elastic is not None else None

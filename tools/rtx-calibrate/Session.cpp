@@ -162,12 +162,11 @@ double rtx::calibrate::timeCall(Session &session, const TimingPlan &plan,
   // machine a wake-up can take a scheduler tick, milliseconds). The
   // median, used before, dropped them, and the programs' collectives then
   // cost about 1.4x their calibrated fit and their GEMMs ran 10-15% below
-  // their calibrated rates (docs/calibration.md). Calls long enough for the
-  // clock are still timed one by one; with work before each call they
-  // must be.
-  bool perCall = probe >= plan.minPerCallSeconds || beforeCall;
+  // their calibrated rates (docs/calibration.md). A batch's mean is that
+  // of its calls, so calls are timed one by one only where untimed work
+  // comes between them.
   for (int r = 0; r < plan.repetitions; ++r)
-    batch(calls, perCall);
+    batch(calls, static_cast<bool>(beforeCall));
   double sum = 0;
   for (double t : times)
     sum += t;

@@ -80,8 +80,6 @@ struct TimingPlan {
   /// from a probe call.
   double minRepetitionSeconds = 0.05;
   int64_t maxCallsPerRepetition = 100000;
-  /// Calls at least this long are timed one by one (see timeCall).
-  double minPerCallSeconds = 20e-6;
 };
 
 /// Computes (small GEMMs of the runtime) on this rank for `seconds`: the
