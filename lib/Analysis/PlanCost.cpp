@@ -33,7 +33,6 @@ const char *planner::axisOrderName(AxisOrder order) {
   return names[int(order)];
 }
 
-/// The axes of `order` outermost first: 0 dp, 1 tp, 2 pp.
 /// Whether `policy` computes forward op `op` again in the backward pass
 /// (rtx-recompute).
 static bool isRecomputed(Recompute policy, const OpCost &op) {
@@ -48,6 +47,30 @@ static bool isRecomputed(Recompute policy, const OpCost &op) {
   return false;
 }
 
+/// The flat buffers rtx-shard-state makes on pipeline rank `rank` of `p`:
+/// the bytes per rank of each, for tp ranks. Parameters tp splits and those
+/// it replicates go into separate buffers (their shardings differ).
+static std::vector<double> shardBuffers(const ModelCosts &m,
+                                        const std::vector<int64_t> &stageOf,
+                                        int64_t p, int64_t rank, int64_t tp) {
+  std::map<std::string, Quantity> buffers;
+  for (size_t u = 0; u < m.units.size(); ++u)
+    if (stageOf[u] % p == rank)
+      for (const auto &[name, bytes] : m.units[u].shardBufferBytes)
+        buffers[name] += bytes;
+  std::vector<double> sizes;
+  for (const auto &[name, bytes] : buffers) {
+    if (tp > 1 && bytes.replicated > 0 && bytes.split > 0) {
+      sizes.push_back(bytes.replicated);
+      sizes.push_back(bytes.split / double(tp));
+    } else if (bytes.at(tp, 1) > 0) {
+      sizes.push_back(bytes.at(tp, 1));
+    }
+  }
+  return sizes;
+}
+
+/// The axes of `order` outermost first: 0 dp, 1 tp, 2 pp.
 static std::array<int, 3> axesOf(AxisOrder order) {
   switch (order) {
   case AxisOrder::PpDpTp:
@@ -585,10 +608,7 @@ Estimate CostModel::estimate(const Plan &plan) const {
       buckets = std::max(1.0, std::ceil(gradBytes / settings.bucketBytes));
       bucket = collective(CommPattern::AllReduce, gradBytes / buckets);
     }
-    for (size_t u = 0; u < m.units.size(); ++u) {
-      double bytes = m.units[u].paramBytes.at(plan.tp, 1);
-      if (stageOf[u] % p != worst || bytes <= 0)
-        continue;
+    for (double bytes : shardBuffers(m, stageOf, p, worst, plan.tp)) {
       if (plan.zero >= 2)
         sharded += collective(CommPattern::ReduceScatter, bytes).total();
       if (plan.zero == 1 || plan.zero == 2)

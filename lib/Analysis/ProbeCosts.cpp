@@ -7,6 +7,7 @@
 #include "rtx/Analysis/ProbeCosts.h"
 
 #include "rtx/Analysis/ActivationMemory.h"
+#include "rtx/Analysis/ShardUnit.h"
 #include "rtx/Dialect/RTX/IR/RTXDialect.h"
 
 #include "llvm/ADT/DenseSet.h"
@@ -429,6 +430,7 @@ ModelCosts planner::combineProbes(const ProbeProgram &one,
     Quantity state = splitOf(param.stateBytes, tpState, false);
     if (param.unit < int64_t(n)) {
       m.units[param.unit].paramBytes += bytes;
+      m.units[param.unit].shardBufferBytes[shardUnitOf(name, "block")] += bytes;
       m.units[param.unit].stateBytes += state;
     }
     m.paramBytes += bytes;

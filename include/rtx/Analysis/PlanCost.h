@@ -102,6 +102,11 @@ struct UnitCost {
   std::vector<OpCost> forward, backward;
   std::vector<CommCost> forwardComm, backwardComm;
   Quantity paramBytes, stateBytes;
+  /// paramBytes by the flat buffer of rtx-shard-state (unit=block) each
+  /// parameter joins: ZeRO moves each buffer of a pipeline rank with one
+  /// collective, and a buffer can span units (a layer's attention and MLP,
+  /// the embedding and the head).
+  std::map<std::string, Quantity> shardBufferBytes;
   /// Forward values the backward reads, per micro-batch: all of them, and
   /// those that selective recompute keeps.
   Quantity savedBytes, savedSelectiveBytes;

@@ -13,6 +13,7 @@
 #include "gtest/gtest.h"
 
 #include <algorithm>
+#include <array>
 #include <functional>
 #include <random>
 
@@ -188,7 +189,10 @@ TEST(PlanCost, CalibratedMatmulRates) {
 
 /// Two units of one non-GEMM op each (`flops` forward and backward, no
 /// bytes) and `paramBytes` of parameters each, batch 1.
-ModelCosts twoUnits(double paramBytes, double flops = 1e9) {
+/// Two units of `paramBytes` each, in rtx-shard-state's flat buffers
+/// `buffers[i]` (by default one per unit).
+ModelCosts twoUnits(double paramBytes, double flops = 1e9,
+                    std::array<const char *, 2> buffers = {"h.0", "h.1"}) {
   ModelCosts m;
   for (int i = 0; i < 2; ++i) {
     UnitCost u;
@@ -198,6 +202,7 @@ ModelCosts twoUnits(double paramBytes, double flops = 1e9) {
     u.forward.push_back(op);
     u.backward.push_back(op);
     u.paramBytes.replicated = paramBytes;
+    u.shardBufferBytes[buffers[i]].replicated = paramBytes;
     u.stateBytes.replicated = 2 * paramBytes;
     m.units.push_back(u);
   }
@@ -224,7 +229,7 @@ TEST(PlanCost, VectorRate) {
 }
 
 /// Data parallelism as the programs run it: buckets of bucket-bytes, the
-/// last one exposed; ZeRO's per-unit collectives synchronous; on a CPU only
+/// last one exposed; ZeRO's collectives, one per flat buffer, synchronous; on a CPU only
 /// an asynchronous collective's latency hides.
 TEST(PlanCost, DataParallelExposure) {
   llvm::Expected<HardwareProfile> gpu = loadHardwareProfile("dgx-a100");
@@ -251,7 +256,7 @@ TEST(PlanCost, DataParallelExposure) {
   plan.overlap = false;
   EXPECT_NEAR(onGpu.estimate(plan).exposedDataCommTime, 4 * bucket, 1e-12);
 
-  // ZeRO-2: a reduce-scatter and an all-gather per unit, all exposed.
+  // ZeRO-2: a reduce-scatter and an all-gather per buffer, all exposed.
   plan.overlap = true;
   plan.zero = 2;
   double rs = onGpu.collectiveTime(CommPattern::ReduceScatter, 2e6, 8, *link,
@@ -261,6 +266,17 @@ TEST(PlanCost, DataParallelExposure) {
   e = onGpu.estimate(plan);
   EXPECT_NEAR(e.dataCommTime, 2 * (rs + ag), 1e-12);
   EXPECT_NEAR(e.exposedDataCommTime, e.dataCommTime, 1e-12);
+
+  // A buffer that spans both units (a layer's attention and MLP) moves with
+  // one reduce-scatter and one all-gather, as rtx-shard-state packs it.
+  ModelCosts shared = twoUnits(2e6, 1e13, {"h.0", "h.0"});
+  CostModel oneBuffer(shared, nullptr, *gpu, settings);
+  EXPECT_NEAR(oneBuffer.estimate(plan).dataCommTime,
+              onGpu.collectiveTime(CommPattern::ReduceScatter, 4e6, 8, *link,
+                                   oneNode) +
+                  onGpu.collectiveTime(CommPattern::AllGather, 4e6, 8, *link,
+                                       oneNode),
+              1e-12);
 
   // On a CPU the early buckets hide only their latency.
   plan.zero = 0;

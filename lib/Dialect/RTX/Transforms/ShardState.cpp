@@ -9,6 +9,7 @@
 #include "rtx/Dialect/RTX/Transforms/Passes.h"
 
 #include "rtx/Analysis/ProgramDescription.h"
+#include "rtx/Analysis/ShardUnit.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -61,27 +62,6 @@ struct Buffer {
   int64_t length = 0, padded = 0, shard = 0;
   Type elementType;
 };
-
-/// The unit a parameter belongs to: `block` groups `….N.…` names by the
-/// prefix up to the first layer index.
-static std::string unitOf(StringRef name, StringRef policy) {
-  if (policy == "param")
-    return name.str();
-  if (policy == "all")
-    return "all";
-  // The name up to its first all-digit component that is neither the first
-  // nor the last ("transformer.h.3.attn.c_attn.weight" -> "transformer.h.3").
-  SmallVector<StringRef> parts;
-  name.split(parts, '.');
-  size_t length = 0;
-  for (size_t i = 0; i + 1 < parts.size(); ++i) {
-    length += parts[i].size() + (i ? 1 : 0);
-    if (i > 0 && !parts[i].empty() &&
-        llvm::all_of(parts[i], [](char c) { return llvm::isDigit(c); }))
-      return name.take_front(length).str();
-  }
-  return "root";
-}
 
 struct RTXShardStatePass
     : mlir::rtx::impl::RTXShardStateBase<RTXShardStatePass> {
@@ -179,7 +159,7 @@ RTXShardStatePass::unitsOf(const std::vector<Member> &members) {
   }
   if (unit != "size") {
     for (const Member &m : members)
-      units.push_back(unitOf(m.name, unit));
+      units.push_back(shardUnitOf(m.name, unit));
     return units;
   }
   // FSDP's size-based policy, bottom up over the dotted name tree: a prefix
