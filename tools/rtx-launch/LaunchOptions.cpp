@@ -265,9 +265,6 @@ Options rtxlaunch::parse(int argc, char **argv) {
   if (options.growAfter >= 0 && options.minRanks == 0)
     usage("--grow-after grows back a job that --min-ranks shrank: it needs "
           "--min-ranks M");
-  if (options.maxRestarts > 0 && options.nodes > 1)
-    usage("--max-restarts restarts the ranks of one node; a job of several "
-          "nodes is restarted by its outer launcher");
   if (options.inJob) {
     if (options.maxRestarts == 0)
       usage("--recover in-job replaces failed ranks within the restart "
@@ -297,4 +294,19 @@ Options rtxlaunch::parse(int argc, char **argv) {
     usage("--store must be file:DIR or redis://HOST:PORT, got '" +
           options.store + "'");
   return options;
+}
+
+void rtxlaunch::checkNodes(const Options &options, int64_t nodes) {
+  if (nodes <= 1 || options.maxRestarts == 0)
+    return;
+  if (options.store.empty())
+    usage("--max-restarts on several nodes restarts them together through a "
+          "store every node reaches: it needs --store redis://HOST:PORT (or "
+          "file:DIR on a file system every node mounts)");
+  if (options.minRanks > 0)
+    usage("--min-ranks shrinks the ranks of one node; a job of several nodes "
+          "restarts with the same number of ranks");
+  if (options.inJob)
+    usage("--recover in-job heals the ranks of one node; a job of several "
+          "nodes restarts every rank (--recover restart)");
 }

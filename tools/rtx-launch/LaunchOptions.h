@@ -11,6 +11,7 @@
 
 #include "Replan.h"
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,10 @@ struct Options {
 
 /// The command line, checked; refusals go through usage().
 Options parse(int argc, char **argv);
+
+/// The checks that need the number of nodes, which may come from the
+/// outer launcher's environment (Slurm, mpirun) rather than --nnodes.
+void checkNodes(const Options &options, int64_t nodes);
 
 } // namespace rtxlaunch
 

@@ -45,6 +45,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -101,6 +102,7 @@ int main(int argc, char **argv) {
       usage(error.what());
     }
   }
+  checkNodes(options, nodes);
 
   struct sigaction action {};
   action.sa_handler = onSignal;
@@ -202,6 +204,18 @@ int main(int argc, char **argv) {
       usage(error.what());
     }
   }
+  // A job of several nodes that restarts (one agent per node): a round
+  // that fails on one node ends on every node, and all start the next
+  // round together (round-R.failed in the store).
+  std::optional<rtxrt::RecoveryBoard> rounds;
+  if (nodes > 1 && options.maxRestarts > 0) {
+    try {
+      rounds.emplace(options.store, runId);
+    } catch (const rtxrt::Error &error) {
+      usage(error.what());
+    }
+  }
+  const pid_t launcherPid = getpid();
   auto runRound = [&](int ranks, int round, const std::string &roundRunId,
                       double growAfter,
                       const std::string &planned) -> RoundEnd {
@@ -227,6 +241,11 @@ int main(int argc, char **argv) {
       if (pid == 0) {
         // Its own process group, so stopping a rank stops what it started.
         setpgid(0, 0);
+        // A rank ends with its agent: the ranks of a lost node's agent go
+        // with it, and none runs on unsupervised.
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != launcherPid)
+          _exit(1);
         dup2(out[1], STDOUT_FILENO);
         dup2(err[1], STDERR_FILENO);
         close(out[0]);
@@ -303,6 +322,8 @@ int main(int argc, char **argv) {
     int exitCode = 0;
     int failedRank = -1;
     bool stopping = false, growing = false, shrinking = false;
+    bool peerFailed = false; // the round failed on another node
+    auto nextRoundLook = std::chrono::steady_clock::now();
     int growBy = 1;
     auto nextOfferLook = std::chrono::steady_clock::now();
     auto stopDeadline = std::chrono::steady_clock::time_point::max();
@@ -573,11 +594,24 @@ int main(int argc, char **argv) {
         if (code != 0 && failedRank < 0 && !stopping) {
           failedRank = c.rank;
           exitCode = code;
-          std::fprintf(
-              stderr, "rtx-launch: rank %d %s %d; stopping the other ranks\n",
-              c.rank,
-              WIFEXITED(status) ? "exited with status" : "was killed by signal",
-              WIFEXITED(status) ? code : WTERMSIG(status));
+          std::string what =
+              std::string(WIFEXITED(status) ? "exited with status"
+                                            : "was killed by signal") +
+              " " + std::to_string(WIFEXITED(status) ? code : WTERMSIG(status));
+          std::fprintf(stderr,
+                       "rtx-launch: rank %d %s; stopping the other ranks\n",
+                       c.rank, what.c_str());
+          if (rounds) {
+            try {
+              rounds->failRound(round, "rank " + std::to_string(c.rank) +
+                                           " on node " + std::to_string(node) +
+                                           " " + what);
+            } catch (const rtxrt::Error &error) {
+              // The other nodes' ranks fail on their own (their
+              // collectives time out) and restart into this round's next.
+              std::fprintf(stderr, "rtx-launch: warning: %s\n", error.what());
+            }
+          }
           stopping = true;
           stopAll(SIGTERM);
           stopDeadline = std::chrono::steady_clock::now() +
@@ -587,6 +621,29 @@ int main(int argc, char **argv) {
       }
       if (board && !stopping && failedRank < 0)
         collectLoss();
+      if (rounds && !stopping &&
+          std::chrono::steady_clock::now() >= nextRoundLook) {
+        nextRoundLook =
+            std::chrono::steady_clock::now() + std::chrono::milliseconds(250);
+        std::optional<std::string> why;
+        try {
+          why = rounds->roundFailure(round);
+        } catch (const rtxrt::Error &) {
+          // The store is out for now: look again later.
+        }
+        if (why) {
+          std::fprintf(stderr,
+                       "rtx-launch: node %lld: round %d failed (%s); stopping "
+                       "this node's ranks\n",
+                       static_cast<long long>(node), round, why->c_str());
+          peerFailed = stopping = true;
+          exitCode = 1;
+          stopAll(SIGTERM);
+          stopDeadline = std::chrono::steady_clock::now() +
+                         std::chrono::milliseconds(
+                             static_cast<int>(options.graceSeconds * 1000));
+        }
+      }
       if (forwardedSignal && !stopping) {
         std::fprintf(stderr, "rtx-launch: forwarding signal %d to every rank\n",
                      static_cast<int>(forwardedSignal));
@@ -682,7 +739,7 @@ int main(int argc, char **argv) {
     }
     if (shrinking)
       return RoundEnd{exitCode, true, false, 0, true};
-    return RoundEnd{exitCode, failedRank >= 0};
+    return RoundEnd{exitCode, failedRank >= 0 || peerFailed};
   };
 
   // Rounds: the first, then a restart after each rank failure while the
@@ -690,7 +747,31 @@ int main(int argc, char **argv) {
   int ranks = options.ranks;
   int exitCode = 0;
   std::string lastRunId = runId;
-  for (int round = 0;; ++round) {
+  // Several nodes: this agent starts in the round the others are in (an
+  // agent that came back after its node was lost joins them).
+  int firstRound = 0;
+  if (rounds) {
+    try {
+      firstRound =
+          static_cast<int>(rounds->enterRound(node, nodes, launcherName()));
+    } catch (const rtxrt::Error &error) {
+      std::fprintf(stderr, "rtx-launch: error: %s\n", error.what());
+      return 1;
+    }
+    if (firstRound > 0)
+      std::fprintf(stderr,
+                   "rtx-launch: node %lld joins restart round %d of run %s, "
+                   "resuming from the newest checkpoint\n",
+                   static_cast<long long>(node), firstRound, runId.c_str());
+  }
+  for (int round = firstRound;; ++round) {
+    if (rounds && round > firstRound) {
+      try {
+        rounds->startRound(round, node, launcherName());
+      } catch (const rtxrt::Error &error) {
+        std::fprintf(stderr, "rtx-launch: warning: %s\n", error.what());
+      }
+    }
     std::string roundRunId =
         round == 0 ? roundsRunId
                    : roundsRunId + "-round" + std::to_string(round);
@@ -742,6 +823,16 @@ int main(int argc, char **argv) {
                    "than --max-restarts %d allows; stopping (the newest "
                    "committed checkpoint is kept)\n",
                    recent, options.restartWindow, options.maxRestarts);
+      if (rounds) {
+        // The other nodes stop too, rather than wait in the next round's
+        // rendezvous for this node.
+        try {
+          rounds->failRound(round + 1, "node " + std::to_string(node) +
+                                           " stopped: its restart budget "
+                                           "ran out");
+        } catch (const rtxrt::Error &) {
+        }
+      }
       break;
     }
     if (options.minRanks > 0 && ranks > options.minRanks)

@@ -25,6 +25,10 @@
 //   launch.G          the G-th launch of the job under this run id
 //   join.N.taken      a launch of the job grew by it: "HOST:PID"; a later
 //                     launch under the same run id does not take it again
+// and, for a job of several nodes (one rtx-launch each) that restarts:
+//   round-R.node-I    node I's agent started restart round R: "HOST:PID"
+//   round-R.failed    round R failed: why (a rank's exit, a node that came
+//                     back); every agent stops its ranks and starts R + 1
 //
 //===----------------------------------------------------------------------===//
 
@@ -101,6 +105,22 @@ public:
   /// across launches of the same run id (a second train call).
   void takeOffer(int64_t n, const std::string &by);
   bool offerTaken(int64_t n);
+
+  /// Several nodes restart together (rtx-launch --nnodes M --max-restarts
+  /// R): the agent of node `node` starts restart round `round`.
+  void startRound(int64_t round, int64_t node, const std::string &by);
+  /// Round `round` failed (`why` names the rank and node, for a person):
+  /// every agent stops its ranks and starts the next round. The first
+  /// reason written stays.
+  void failRound(int64_t round, const std::string &why);
+  std::optional<std::string> roundFailure(int64_t round);
+  /// The round an agent of node `node` of `nodes` starts in when it
+  /// starts (the first launch, or an agent that came back after its node
+  /// was lost): the newest round any node started, when its own node has
+  /// not started it yet and it has not failed; otherwise the one after it,
+  /// and the newest is marked failed so that every node restarts into
+  /// that one. 0 for a new job. Marks the round started by `by`.
+  int64_t enterRound(int64_t node, int64_t nodes, const std::string &by);
 
   /// Rank `rank` met the others in `epoch` and healed.
   void joined(int64_t epoch, int64_t rank);

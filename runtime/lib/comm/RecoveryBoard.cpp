@@ -189,6 +189,59 @@ bool RecoveryBoard::offerTaken(int64_t n) {
   return board_->get("join." + std::to_string(n) + ".taken").has_value();
 }
 
+static std::string roundKey(int64_t round, const std::string &rest) {
+  return "round-" + std::to_string(round) + "." + rest;
+}
+
+void RecoveryBoard::startRound(int64_t round, int64_t node,
+                               const std::string &by) {
+  if (!board_->put(roundKey(round, "node-" + std::to_string(node)), by))
+    throw Error("cannot write into the store " + store_ + " that node " +
+                std::to_string(node) + " started restart round " +
+                std::to_string(round));
+}
+
+void RecoveryBoard::failRound(int64_t round, const std::string &why) {
+  if (roundFailure(round))
+    return;
+  if (!board_->put(roundKey(round, "failed"), why))
+    throw Error("cannot write into the store " + store_ + " that restart " +
+                "round " + std::to_string(round) + " failed (" + why + ")");
+}
+
+std::optional<std::string> RecoveryBoard::roundFailure(int64_t round) {
+  return board_->get(roundKey(round, "failed"));
+}
+
+int64_t RecoveryBoard::enterRound(int64_t node, int64_t nodes,
+                                  const std::string &by) {
+  auto started = [&](int64_t round) {
+    for (int64_t i = 0; i < nodes; ++i)
+      if (board_->get(roundKey(round, "node-" + std::to_string(i))))
+        return true;
+    return false;
+  };
+  int64_t newest = -1;
+  while (started(newest + 1))
+    ++newest;
+  int64_t round = 0;
+  if (newest >= 0) {
+    bool mine = board_->get(roundKey(newest, "node-" + std::to_string(node)))
+                    .has_value();
+    if (mine || roundFailure(newest)) {
+      // This node ran in that round already (it was lost and came back):
+      // the others hold state of a round it left; all start the next.
+      failRound(newest,
+                "node " + std::to_string(node) + " (" + by + ") came back");
+      round = newest + 1;
+    } else {
+      round = newest; // the others wait for this node in its rendezvous
+    }
+  }
+  startRound(round, node, by);
+  return round;
+}
+
 void RecoveryBoard::joined(int64_t epoch, int64_t rank) {
   if (!board_->put(epochKey(epoch, "joined." + std::to_string(rank)), "1"))
     throw Error("cannot write into the store " + store_ + " that rank " +

@@ -204,6 +204,35 @@ TEST(InJobRecoveryTest, OffersAndLaunchesAreNumberedInOrder) {
   EXPECT_FALSE(RecoveryBoard("file:" + dir.path.string(), "job-2").offer(0));
 }
 
+/// Several nodes restart together: an agent enters the round the others
+/// are in, unless its node ran in it already (it was lost and came back):
+/// then that round is failed for every node and all start the next.
+TEST(InJobRecoveryTest, AgentsOfSeveralNodesEnterTheSameRound) {
+  TempDir dir("rtx-recovery-rounds");
+  std::string store = "file:" + dir.path.string();
+  RecoveryBoard node0(store, "job-1"), node1(store, "job-1");
+  EXPECT_EQ(node0.enterRound(0, 2, "a:1"), 0);
+  EXPECT_EQ(node1.enterRound(1, 2, "b:1"), 0);
+  EXPECT_FALSE(node0.roundFailure(0));
+  // A rank fails: the first reason stays; both agents start round 1.
+  node1.failRound(0, "rank 1 on node 1 was killed by signal 9");
+  node0.failRound(0, "rank 0 on node 0 exited with status 1");
+  EXPECT_EQ(
+      node0.roundFailure(0),
+      std::optional<std::string>("rank 1 on node 1 was killed by signal 9"));
+  node0.startRound(1, 0, "a:1");
+  // Node 1's agent is lost and started again: it joins round 1, which
+  // node 0 waits in.
+  EXPECT_EQ(RecoveryBoard(store, "job-1").enterRound(1, 2, "b:2"), 1);
+  EXPECT_FALSE(node0.roundFailure(1));
+  // Lost again after it ran in round 1: round 1 fails, everyone goes to 2.
+  EXPECT_EQ(RecoveryBoard(store, "job-1").enterRound(1, 2, "b:3"), 2);
+  EXPECT_EQ(node0.roundFailure(1),
+            std::optional<std::string>("node 1 (b:3) came back"));
+  // Another run id starts afresh.
+  EXPECT_EQ(RecoveryBoard(store, "job-2").enterRound(1, 2, "b:4"), 0);
+}
+
 TEST(InJobRecoveryTest, SurvivorsSaveOneCopyOfEachBlock) {
   // dp=2 x tp=2, rank = dp * 2 + tp: the weight split over tp, the bias
   // whole on every rank. Rank 3 (dp 1, tp 1) is lost; rank 1 holds its
