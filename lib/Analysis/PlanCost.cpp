@@ -53,13 +53,14 @@ static bool isRecomputed(Recompute policy, const OpCost &op) {
 static std::vector<double> shardBuffers(const ModelCosts &m,
                                         const std::vector<int64_t> &stageOf,
                                         int64_t p, int64_t rank, int64_t tp) {
-  std::map<std::string, Quantity> buffers;
+  // Indexed, not by name: the search prices ~10^5 plans.
+  std::vector<Quantity> buffers(m.shardBufferNames.size());
   for (size_t u = 0; u < m.units.size(); ++u)
     if (stageOf[u] % p == rank)
-      for (const auto &[name, bytes] : m.units[u].shardBufferBytes)
-        buffers[name] += bytes;
+      for (const auto &[index, bytes] : m.units[u].shardBuffers)
+        buffers[index] += bytes;
   std::vector<double> sizes;
-  for (const auto &[name, bytes] : buffers) {
+  for (const Quantity &bytes : buffers) {
     if (tp > 1 && bytes.replicated > 0 && bytes.split > 0) {
       sizes.push_back(bytes.replicated);
       sizes.push_back(bytes.split / double(tp));

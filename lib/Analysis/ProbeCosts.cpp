@@ -430,7 +430,18 @@ ModelCosts planner::combineProbes(const ProbeProgram &one,
     Quantity state = splitOf(param.stateBytes, tpState, false);
     if (param.unit < int64_t(n)) {
       m.units[param.unit].paramBytes += bytes;
-      m.units[param.unit].shardBufferBytes[shardUnitOf(name, "block")] += bytes;
+      std::string buffer = shardUnitOf(name, "block");
+      auto known = llvm::find(m.shardBufferNames, buffer);
+      int64_t index = known - m.shardBufferNames.begin();
+      if (known == m.shardBufferNames.end())
+        m.shardBufferNames.push_back(buffer);
+      auto &buffers = m.units[param.unit].shardBuffers;
+      auto entry = llvm::find_if(
+          buffers, [&](const auto &b) { return b.first == index; });
+      if (entry == buffers.end())
+        buffers.push_back({index, bytes});
+      else
+        entry->second += bytes;
       m.units[param.unit].stateBytes += state;
     }
     m.paramBytes += bytes;

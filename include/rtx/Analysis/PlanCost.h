@@ -103,10 +103,11 @@ struct UnitCost {
   std::vector<CommCost> forwardComm, backwardComm;
   Quantity paramBytes, stateBytes;
   /// paramBytes by the flat buffer of rtx-shard-state (unit=block) each
-  /// parameter joins: ZeRO moves each buffer of a pipeline rank with one
-  /// collective, and a buffer can span units (a layer's attention and MLP,
-  /// the embedding and the head).
-  std::map<std::string, Quantity> shardBufferBytes;
+  /// parameter joins, as (index into ModelCosts::shardBufferNames, bytes):
+  /// ZeRO moves each buffer of a pipeline rank with one collective, and a
+  /// buffer can span units (a layer's attention and MLP, the embedding and
+  /// the head).
+  std::vector<std::pair<int64_t, Quantity>> shardBuffers;
   /// Forward values the backward reads, per micro-batch: all of them, and
   /// those that selective recompute keeps.
   Quantity savedBytes, savedSelectiveBytes;
@@ -121,6 +122,8 @@ struct ModelCosts {
   std::vector<OpCost> optimizer;
   std::vector<CommCost> optimizerComm;
   Quantity paramBytes; // all units
+  /// rtx-shard-state's flat buffers ("transformer.h.3", "root").
+  std::vector<std::string> shardBufferNames;
   /// Sequences per micro-batch the model is written for, and tokens each.
   int64_t modelBatch = 1;
   int64_t sequenceLength = 1;

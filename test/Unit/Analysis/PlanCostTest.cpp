@@ -202,7 +202,13 @@ ModelCosts twoUnits(double paramBytes, double flops = 1e9,
     u.forward.push_back(op);
     u.backward.push_back(op);
     u.paramBytes.replicated = paramBytes;
-    u.shardBufferBytes[buffers[i]].replicated = paramBytes;
+    auto known = std::find(m.shardBufferNames.begin(), m.shardBufferNames.end(),
+                           buffers[i]);
+    if (known == m.shardBufferNames.end())
+      known = m.shardBufferNames.insert(known, buffers[i]);
+    Quantity bytes;
+    bytes.replicated = paramBytes;
+    u.shardBuffers.push_back({known - m.shardBufferNames.begin(), bytes});
     u.stateBytes.replicated = 2 * paramBytes;
     m.units.push_back(u);
   }
