@@ -444,6 +444,10 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
         writeTrace(tracer, spec, self.rank);
         return 0;
       }
+      if (next != RecoveryBoard::Decision::Replace && preemptionRequested())
+        throw Error("in-job recovery: stopped by a signal while waiting for "
+                    "epoch " +
+                    std::to_string(epoch + 1) + " (rtx-launch gave up on it)");
       if (next != RecoveryBoard::Decision::Replace)
         throw Error("in-job recovery: rtx-launch did not open epoch " +
                     std::to_string(epoch + 1) + " within " +

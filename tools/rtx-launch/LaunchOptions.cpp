@@ -80,8 +80,11 @@ using namespace rtxlaunch;
       "seconds (default 3) of the first is replaced\n  too. With "
       "--min-ranks M the job shrinks instead while above M: the\n  "
       "survivors save the newest step they hold as a checkpoint and the "
-      "job\n  resumes from it with one rank fewer. --recover restart (the "
-      "default):\n  every rank is restarted.\n");
+      "job\n  resumes from it with one rank fewer. On several nodes "
+      "(--nnodes), each\n  agent collects its own ranks and node 0's "
+      "decides; a node that does not\n  answer within --recover-window + "
+      "10 s restarts every rank. --recover\n  restart (the default): every "
+      "rank is restarted.\n");
   std::exit(2);
 }
 
@@ -272,9 +275,6 @@ Options rtxlaunch::parse(int argc, char **argv) {
     if (options.store.empty())
       usage("--recover in-job meets the survivors again through the store: "
             "it needs --store file:DIR or redis://HOST:PORT");
-    if (options.ranks < 2)
-      usage("--recover in-job needs survivors: -n 2 or more (one rank is "
-            "restarted)");
   }
   if ((options.nodes > 0) != (options.nodeRank >= 0))
     usage("--nnodes and --node-rank go together");
@@ -297,6 +297,9 @@ Options rtxlaunch::parse(int argc, char **argv) {
 }
 
 void rtxlaunch::checkNodes(const Options &options, int64_t nodes) {
+  if (options.inJob && options.ranks * nodes < 2)
+    usage("--recover in-job needs survivors: 2 ranks or more in the job (one "
+          "rank is restarted)");
   if (nodes <= 1 || options.maxRestarts == 0)
     return;
   if (options.store.empty())
@@ -306,7 +309,4 @@ void rtxlaunch::checkNodes(const Options &options, int64_t nodes) {
   if (options.minRanks > 0)
     usage("--min-ranks shrinks the ranks of one node; a job of several nodes "
           "restarts with the same number of ranks");
-  if (options.inJob)
-    usage("--recover in-job heals the ranks of one node; a job of several "
-          "nodes restarts every rank (--recover restart)");
 }

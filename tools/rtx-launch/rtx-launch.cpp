@@ -347,6 +347,16 @@ int main(int argc, char **argv) {
       exitCode = code;
       stopping = true;
       stopAll(signal);
+      if (rounds) {
+        // The other nodes' agents restart with this one.
+        try {
+          rounds->failRound(round,
+                            "in-job recovery on node " + std::to_string(node) +
+                                " gave up (rank " + std::to_string(rank) + ")");
+        } catch (const rtxrt::Error &error) {
+          std::fprintf(stderr, "rtx-launch: warning: %s\n", error.what());
+        }
+      }
       stopDeadline = std::chrono::steady_clock::now() +
                      std::chrono::milliseconds(
                          static_cast<int>(options.graceSeconds * 1000));
@@ -374,10 +384,140 @@ int main(int argc, char **argv) {
       if (collecting)
         return;
       collecting = true;
+      if (nodes > 1) {
+        try {
+          board->beginLoss(epoch);
+        } catch (const rtxrt::Error &error) {
+          // The others' ranks report on their own (their collectives fail).
+          std::fprintf(stderr, "rtx-launch: warning: %s\n", error.what());
+        }
+      }
       reportDeadline = std::chrono::steady_clock::now() +
                        std::chrono::milliseconds(
                            static_cast<int64_t>(options.recoverWindow * 1000));
     };
+    // Opens nothing: starts replacements for this node's `lost` local ranks
+    // in the (already opened) current epoch.
+    auto replaceLost = [&](const std::vector<int> &lost, int survivors,
+                           int recent) {
+      for (int local : lost) {
+        Child fresh;
+        std::string failed = startRank(fresh, local, epoch, false);
+        for (Child &c : children)
+          if (c.local == local && c.lost)
+            c.replaced = true;
+        int rank = static_cast<int>(node * ranks + local);
+        if (!failed.empty()) {
+          std::fprintf(stderr,
+                       "rtx-launch: error: cannot start a replacement for "
+                       "rank %d (%s); stopping the other ranks\n",
+                       rank, failed.c_str());
+          giveUp(rank, 1, SIGTERM);
+          return;
+        }
+        std::fprintf(stderr,
+                     "rtx-launch: in-job recovery: epoch %lld: replaced rank "
+                     "%d; %d survivor(s) keep their state (%d of %d in the "
+                     "window)\n",
+                     static_cast<long long>(epoch), rank, survivors, recent,
+                     options.maxRestarts);
+        children.push_back(fresh);
+      }
+    };
+    // Several nodes: each agent settles its own ranks' part of a loss
+    // (epoch-E.node-I); node 0's agent decides for the job once every node
+    // has, and every agent replaces its own lost ranks once epoch E + 1 is
+    // open. A node that does not settle in time (lost with its agent), or
+    // no decision in time (node 0 lost), fails the round: every rank of
+    // every node restarts from the newest checkpoint.
+    bool settled = false;
+    std::vector<int> settledLost; // this node's lost local ranks
+    int settledFirst = -1;        // a rank to name when giving up
+    auto decideBy = std::chrono::steady_clock::time_point::max();
+    auto nextLossLook = std::chrono::steady_clock::now();
+    auto awaitDecision = [&] {
+      auto now = std::chrono::steady_clock::now();
+      // Every node's settlement, or the first node missing.
+      int64_t survivorsAll = 0, lostAll = 0, missing = -1;
+      for (int64_t i = 0; i < nodes && missing < 0; ++i) {
+        std::optional<rtxrt::RecoveryBoard::NodeLoss> loss;
+        try {
+          loss = board->settledLoss(epoch, i);
+        } catch (const rtxrt::Error &) {
+          // The store is out for now, or the entry is not whole yet.
+        }
+        if (!loss)
+          missing = i;
+        else {
+          survivorsAll += loss->survivors;
+          lostAll += static_cast<int64_t>(loss->lost.size());
+        }
+      }
+      bool open = false;
+      try {
+        open = board->isOpen(epoch + 1);
+      } catch (const rtxrt::Error &) {
+      }
+      if (!open && node == 0 && missing < 0) {
+        const char *why = survivorsAll == 0 ? "no rank survived"
+                          : lostAll == 0
+                              ? "every rank reported a lost peer and none "
+                                "failed (a cut link?)"
+                          : recentFailures() + 1 > options.maxRestarts
+                              ? "the restart budget is spent"
+                              : nullptr;
+        if (why) {
+          std::fprintf(stderr,
+                       "rtx-launch: in-job recovery: %s; every rank of "
+                       "every node restarts\n",
+                       why);
+          giveUp(settledFirst, 1, SIGTERM);
+          return;
+        }
+        try {
+          board->open(epoch + 1, world);
+          open = true;
+        } catch (const rtxrt::Error &error) {
+          std::fprintf(stderr, "rtx-launch: error: %s; every rank restarts\n",
+                       error.what());
+          giveUp(settledFirst, 1, SIGTERM);
+          return;
+        }
+      }
+      if (!open) {
+        // Node 0 waits for the others' settlements until decideBy; the
+        // others wait for its decision a while longer.
+        int later = node == 0 ? 0 : 10;
+        if (now > decideBy + std::chrono::seconds(later)) {
+          std::fprintf(
+              stderr,
+              "rtx-launch: in-job recovery: %s within %.0f s of the loss; "
+              "every rank of every node restarts\n",
+              missing >= 0 ? ("node " + std::to_string(missing) +
+                              "'s agent did not settle it (node lost?)")
+                                 .c_str()
+                           : "node 0's agent did not open the next epoch",
+              options.recoverWindow + 10 + later);
+          giveUp(settledFirst, 1, SIGTERM);
+        }
+        return;
+      }
+      failures.push_back(now);
+      int recent = recentFailures();
+      settled = false;
+      ++epoch;
+      std::vector<int> lost = std::move(settledLost);
+      settledLost.clear();
+      if (lost.empty())
+        std::fprintf(stderr,
+                     "rtx-launch: in-job recovery: epoch %lld: node %lld "
+                     "lost no rank; its ranks keep their state (%d of %d in "
+                     "the window)\n",
+                     static_cast<long long>(epoch),
+                     static_cast<long long>(node), recent, options.maxRestarts);
+      replaceLost(lost, static_cast<int>(survivorsAll), recent);
+    };
+
     // In-job recovery: once a rank died or a survivor reported a lost peer,
     // every other running rank has --recover-window seconds to report too
     // (a stopped process cannot: it counts as lost at once). Then those
@@ -385,6 +525,21 @@ int main(int argc, char **argv) {
     // are replaced. With no survivor, or no rank lost (every one reported:
     // a cut link), every rank restarts as without --recover in-job.
     auto collectLoss = [&] {
+      if (settled) {
+        awaitDecision();
+        return;
+      }
+      if (nodes > 1 && !collecting &&
+          std::chrono::steady_clock::now() >= nextLossLook) {
+        // Another node's agent saw a loss: collect this node's ranks too.
+        nextLossLook =
+            std::chrono::steady_clock::now() + std::chrono::milliseconds(250);
+        try {
+          if (board->lossBegun(epoch))
+            startCollecting();
+        } catch (const rtxrt::Error &) {
+        }
+      }
       // The running ranks that have not reported (yet), read once.
       std::vector<Child *> silent;
       int running = 0;
@@ -433,6 +588,33 @@ int main(int argc, char **argv) {
           lost.push_back(c.local);
           firstLost = firstLost < 0 ? c.rank : firstLost;
         }
+      if (nodes > 1) {
+        rtxrt::RecoveryBoard::NodeLoss mine;
+        mine.survivors = survivors;
+        for (int local : lost)
+          mine.lost.push_back(node * ranks + local);
+        settledFirst = firstLost >= 0 ? firstLost : children.front().rank;
+        try {
+          board->settleLoss(epoch, node, mine);
+        } catch (const rtxrt::Error &error) {
+          std::fprintf(stderr, "rtx-launch: error: %s; every rank restarts\n",
+                       error.what());
+          giveUp(settledFirst, 1, SIGTERM);
+          return;
+        }
+        std::fprintf(stderr,
+                     "rtx-launch: node %lld: in-job recovery: %d survivor(s) "
+                     "and %zu lost rank(s) here; %s\n",
+                     static_cast<long long>(node), survivors, lost.size(),
+                     node == 0 ? "deciding once every node has collected"
+                               : "waiting for node 0's decision");
+        settled = true;
+        settledLost = lost;
+        decideBy = now + std::chrono::milliseconds(static_cast<int64_t>(
+                             (options.recoverWindow + 10) * 1000));
+        awaitDecision();
+        return;
+      }
       if (survivors == 0) {
         std::fprintf(stderr, "rtx-launch: in-job recovery: no rank survived; "
                              "every rank restarts\n");
@@ -492,29 +674,7 @@ int main(int argc, char **argv) {
         return;
       }
       ++epoch;
-      for (int local : lost) {
-        Child fresh;
-        std::string failed = startRank(fresh, local, epoch, false);
-        for (Child &c : children)
-          if (c.local == local && c.lost)
-            c.replaced = true;
-        int rank = static_cast<int>(node * ranks + local);
-        if (!failed.empty()) {
-          std::fprintf(stderr,
-                       "rtx-launch: error: cannot start a replacement for "
-                       "rank %d (%s); stopping the other ranks\n",
-                       rank, failed.c_str());
-          giveUp(rank, 1, SIGTERM);
-          return;
-        }
-        std::fprintf(stderr,
-                     "rtx-launch: in-job recovery: epoch %lld: replaced rank "
-                     "%d; %d survivor(s) keep their state (%d of %d in the "
-                     "window)\n",
-                     static_cast<long long>(epoch), rank, survivors, recent,
-                     options.maxRestarts);
-        children.push_back(fresh);
-      }
+      replaceLost(lost, survivors, recent);
     };
 
     while (true) {
@@ -713,7 +873,9 @@ int main(int argc, char **argv) {
         stopAll(SIGKILL);
         stopDeadline = std::chrono::steady_clock::time_point::max();
       }
-      bool allDone = true;
+      // A node whose every rank was lost waits for the decision to replace
+      // them (several nodes).
+      bool allDone = !settled || stopping;
       for (Child &c : children)
         allDone = allDone && c.exited && c.out < 0 && c.err < 0;
       if (allDone)

@@ -29,6 +29,13 @@
 //   round-R.node-I    node I's agent started restart round R: "HOST:PID"
 //   round-R.failed    round R failed: why (a rank's exit, a node that came
 //                     back); every agent stops its ranks and starts R + 1
+// and, for in-job recovery across several nodes (under the round's run id):
+//   epoch-E.loss      some agent saw a loss in epoch E: every agent collects
+//                     its ranks' reports (or kills the silent ones)
+//   epoch-E.node-I    node I's agent settled the loss: "SURVIVORS R1,R2,..."
+//                     (its running ranks, and its lost ones to replace);
+//                     node 0's agent then opens epoch E + 1, or fails the
+//                     round
 //
 //===----------------------------------------------------------------------===//
 
@@ -121,6 +128,18 @@ public:
   /// and the newest is marked failed so that every node restarts into
   /// that one. 0 for a new job. Marks the round started by `by`.
   int64_t enterRound(int64_t node, int64_t nodes, const std::string &by);
+
+  /// In-job recovery across several nodes: some agent saw a loss in
+  /// `epoch` (a death, or a rank's report), and every agent collects.
+  void beginLoss(int64_t epoch);
+  bool lossBegun(int64_t epoch);
+  /// What node `node`'s agent found once its loss was collected.
+  struct NodeLoss {
+    int64_t survivors = 0;     ///< its ranks still running
+    std::vector<int64_t> lost; ///< its ranks to replace (global ranks)
+  };
+  void settleLoss(int64_t epoch, int64_t node, const NodeLoss &loss);
+  std::optional<NodeLoss> settledLoss(int64_t epoch, int64_t node);
 
   /// Rank `rank` met the others in `epoch` and healed.
   void joined(int64_t epoch, int64_t rank);

@@ -242,6 +242,52 @@ int64_t RecoveryBoard::enterRound(int64_t node, int64_t nodes,
   return round;
 }
 
+void RecoveryBoard::beginLoss(int64_t epoch) {
+  if (!board_->put(epochKey(epoch, "loss"), "1"))
+    throw Error("cannot write into the store " + store_ +
+                " that a loss began in epoch " + std::to_string(epoch));
+}
+
+bool RecoveryBoard::lossBegun(int64_t epoch) {
+  return board_->get(epochKey(epoch, "loss")).has_value();
+}
+
+void RecoveryBoard::settleLoss(int64_t epoch, int64_t node,
+                               const NodeLoss &loss) {
+  std::string text = std::to_string(loss.survivors) + " ";
+  for (size_t i = 0; i < loss.lost.size(); ++i)
+    text += (i ? "," : "") + std::to_string(loss.lost[i]);
+  if (!board_->put(epochKey(epoch, "node-" + std::to_string(node)), text))
+    throw Error("cannot write into the store " + store_ + " what node " +
+                std::to_string(node) + " found of the loss in epoch " +
+                std::to_string(epoch));
+}
+
+std::optional<RecoveryBoard::NodeLoss>
+RecoveryBoard::settledLoss(int64_t epoch, int64_t node) {
+  std::optional<std::string> text =
+      board_->get(epochKey(epoch, "node-" + std::to_string(node)));
+  if (!text)
+    return std::nullopt;
+  NodeLoss loss;
+  try {
+    size_t space = text->find(' ');
+    loss.survivors = std::stoll(text->substr(0, space));
+    std::string list =
+        space == std::string::npos ? "" : text->substr(space + 1);
+    for (size_t at = 0; at < list.size();) {
+      size_t comma = list.find(',', at);
+      loss.lost.push_back(std::stoll(list.substr(at, comma - at)));
+      at = comma == std::string::npos ? list.size() : comma + 1;
+    }
+  } catch (const std::exception &) {
+    throw Error("the store " + store_ + " holds a malformed settlement of " +
+                "node " + std::to_string(node) + " in epoch " +
+                std::to_string(epoch) + ": '" + *text + "'");
+  }
+  return loss;
+}
+
 void RecoveryBoard::joined(int64_t epoch, int64_t rank) {
   if (!board_->put(epochKey(epoch, "joined." + std::to_string(rank)), "1"))
     throw Error("cannot write into the store " + store_ + " that rank " +

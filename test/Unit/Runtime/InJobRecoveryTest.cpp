@@ -233,6 +233,28 @@ TEST(InJobRecoveryTest, AgentsOfSeveralNodesEnterTheSameRound) {
   EXPECT_EQ(RecoveryBoard(store, "job-2").enterRound(1, 2, "b:4"), 0);
 }
 
+TEST(InJobRecoveryTest, NodesSettleTheirPartOfALoss) {
+  TempDir dir("rtx-recovery-settle");
+  std::string store = "file:" + dir.path.string();
+  RecoveryBoard node0(store, "job-1"), node1(store, "job-1");
+  EXPECT_FALSE(node0.lossBegun(0));
+  node1.beginLoss(0);
+  EXPECT_TRUE(node0.lossBegun(0));
+  EXPECT_FALSE(node0.lossBegun(1));
+  // Node 1 lost ranks 5 and 7; node 0 lost none.
+  node1.settleLoss(0, 1, {2, {5, 7}});
+  node0.settleLoss(0, 0, {4, {}});
+  std::optional<RecoveryBoard::NodeLoss> one = node0.settledLoss(0, 1);
+  ASSERT_TRUE(one);
+  EXPECT_EQ(one->survivors, 2);
+  EXPECT_EQ(one->lost, (std::vector<int64_t>{5, 7}));
+  std::optional<RecoveryBoard::NodeLoss> zero = node1.settledLoss(0, 0);
+  ASSERT_TRUE(zero);
+  EXPECT_EQ(zero->survivors, 4);
+  EXPECT_TRUE(zero->lost.empty());
+  EXPECT_FALSE(node0.settledLoss(1, 1));
+}
+
 TEST(InJobRecoveryTest, SurvivorsSaveOneCopyOfEachBlock) {
   // dp=2 x tp=2, rank = dp * 2 + tp: the weight split over tp, the bias
   // whole on every rank. Rank 3 (dp 1, tp 1) is lost; rank 1 holds its
