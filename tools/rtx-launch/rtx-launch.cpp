@@ -846,12 +846,18 @@ int main(int argc, char **argv) {
           offered.reset();
           ++offersTaken;
         }
+        bool mine = true;
         if (offered && epochJoined()) {
           try {
-            joins->takeOffer(offersTaken, launcherName());
+            mine = joins->takeOffer(offersTaken, launcherName());
           } catch (const rtxrt::Error &error) {
             std::fprintf(stderr, "rtx-launch: warning: %s\n", error.what());
           }
+        }
+        if (offered && epochJoined() && !mine) {
+          // Another launch of this run id took it a moment before.
+          ++offersTaken;
+        } else if (offered && epochJoined()) {
           growBy = static_cast<int>(
               std::min<int64_t>(*offered, options.maxRanks - ranks));
           std::fprintf(stderr,

@@ -109,8 +109,9 @@ public:
   /// The ranks offered by offer number `n`, once made.
   std::optional<int64_t> offer(int64_t n);
   /// Marks offer `n` taken by `by`, so that it grows the job once, also
-  /// across launches of the same run id (a second train call).
-  void takeOffer(int64_t n, const std::string &by);
+  /// across launches of the same run id (a second train call). Returns
+  /// false when another launch took it first (atomic in the store).
+  bool takeOffer(int64_t n, const std::string &by);
   bool offerTaken(int64_t n);
 
   /// Several nodes restart together (rtx-launch --nnodes M --max-restarts

@@ -4,11 +4,17 @@
 
 #include "RedisStore.h"
 
+#include "rtxrt/Tensor.h"
+
+#include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <sys/stat.h>
+#include <unistd.h>
 
 using namespace rtxrt;
 using namespace rtxrt::detail;
@@ -35,6 +41,31 @@ public:
         return false;
     }
     return std::rename(partial.c_str(), path.c_str()) == 0;
+  }
+  bool putIfAbsent(const std::string &name, const std::string &value) override {
+    // Written whole under a name of this writer's own, then hard-linked to
+    // `name`: link() fails with EEXIST when another writer was first, and
+    // a reader never sees half a value.
+    std::string path = dir_ + "/" + name;
+    static std::atomic<int64_t> counter{0};
+    std::string aside = path + ".aside-" + std::to_string(getpid()) + "-" +
+                        std::to_string(counter++);
+    {
+      std::ofstream out(aside, std::ios::trunc);
+      out << value;
+      if (!out.flush()) {
+        std::remove(aside.c_str());
+        throw Error("cannot write " + aside);
+      }
+    }
+    int linked = link(aside.c_str(), path.c_str());
+    int error = errno;
+    std::remove(aside.c_str());
+    if (linked == 0)
+      return true;
+    if (error == EEXIST)
+      return false;
+    throw Error("cannot create " + path + ": " + std::strerror(error));
   }
   std::optional<std::string> get(const std::string &name) override {
     std::ifstream in(dir_ + "/" + name);
@@ -64,6 +95,9 @@ public:
   bool put(const std::string &name, const std::string &value) override {
     store_->put(prefix_ + name, value);
     return true;
+  }
+  bool putIfAbsent(const std::string &name, const std::string &value) override {
+    return store_->add(prefix_ + name, value);
   }
   std::optional<std::string> get(const std::string &name) override {
     return store_->find(prefix_ + name);

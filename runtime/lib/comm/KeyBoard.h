@@ -27,6 +27,11 @@ public:
   /// Sets `name` to `value`; returns false when it could not be written
   /// (a file board's disk; a Redis board throws rtxrt::Error instead).
   virtual bool put(const std::string &name, const std::string &value) = 0;
+  /// Sets `name` to `value` only when no writer has set it yet, atomically
+  /// among all writers of the store: returns whether this call set it.
+  /// Throws rtxrt::Error when it could not be written.
+  virtual bool putIfAbsent(const std::string &name,
+                           const std::string &value) = 0;
   /// The value of `name`, if set.
   virtual std::optional<std::string> get(const std::string &name) = 0;
 };

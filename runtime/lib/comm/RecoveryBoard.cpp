@@ -142,16 +142,13 @@ std::optional<std::string> RecoveryBoard::savedBy(int64_t epoch, int64_t rank) {
 
 int64_t RecoveryBoard::claimNumber(const std::string &prefix,
                                    const std::string &value) {
-  // The stores have no atomic counter: take the first free number, and
-  // check a moment later that no other writer took it at the same time.
+  // The first number no writer has taken; two writers at once take two
+  // (putIfAbsent is atomic in the store).
   for (int64_t n = 0;; ++n) {
     std::string key = prefix + std::to_string(n);
     if (board_->get(key))
       continue;
-    if (!board_->put(key, value))
-      throw Error("cannot write " + key + " into the store " + store_);
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    if (board_->get(key) == value)
+    if (board_->putIfAbsent(key, value))
       return n;
   }
 }
@@ -179,10 +176,8 @@ std::optional<int64_t> RecoveryBoard::offer(int64_t n) {
               "'");
 }
 
-void RecoveryBoard::takeOffer(int64_t n, const std::string &by) {
-  if (!board_->put("join." + std::to_string(n) + ".taken", by))
-    throw Error("cannot write into the store " + store_ + " that offer join." +
-                std::to_string(n) + " was taken");
+bool RecoveryBoard::takeOffer(int64_t n, const std::string &by) {
+  return board_->putIfAbsent("join." + std::to_string(n) + ".taken", by);
 }
 
 bool RecoveryBoard::offerTaken(int64_t n) {
@@ -202,11 +197,8 @@ void RecoveryBoard::startRound(int64_t round, int64_t node,
 }
 
 void RecoveryBoard::failRound(int64_t round, const std::string &why) {
-  if (roundFailure(round))
-    return;
-  if (!board_->put(roundKey(round, "failed"), why))
-    throw Error("cannot write into the store " + store_ + " that restart " +
-                "round " + std::to_string(round) + " failed (" + why + ")");
+  // The first reason written stays.
+  board_->putIfAbsent(roundKey(round, "failed"), why);
 }
 
 std::optional<std::string> RecoveryBoard::roundFailure(int64_t round) {

@@ -136,6 +136,11 @@ void RedisStore::put(const std::string &key, const std::string &value) {
   command({"SET", key, value});
 }
 
+bool RedisStore::add(const std::string &key, const std::string &value) {
+  Reply reply = command({"SETNX", key, value});
+  return reply->type == REDIS_REPLY_INTEGER && reply->integer == 1;
+}
+
 std::optional<std::string> RedisStore::find(const std::string &key) {
   Reply reply = command({"GET", key});
   if (reply->type != REDIS_REPLY_STRING)

@@ -43,6 +43,9 @@ public:
 
   /// Sets `key`, replacing any value (heartbeats, Liveness.h).
   void put(const std::string &key, const std::string &value);
+  /// Sets `key` only when it is not set (SETNX, atomic in the server);
+  /// returns whether this call set it.
+  bool add(const std::string &key, const std::string &value);
   /// The value of `key`, or none when it is not set.
   std::optional<std::string> find(const std::string &key);
 

@@ -18,6 +18,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <set>
+#include <sys/wait.h>
+#include <unistd.h>
 
 using namespace rtxrt;
 using namespace rtxrt::program;
@@ -192,7 +196,9 @@ TEST(InJobRecoveryTest, OffersAndLaunchesAreNumberedInOrder) {
   EXPECT_EQ(launcher.offer(1), std::optional<int64_t>(1));
   // A taken offer stays taken for the next launch of the run id.
   EXPECT_FALSE(launcher.offerTaken(0));
-  launcher.takeOffer(0, "host:1");
+  EXPECT_TRUE(launcher.takeOffer(0, "host:1"));
+  EXPECT_FALSE(RecoveryBoard("file:" + dir.path.string(), "job-1")
+                   .takeOffer(0, "host:2"));
   EXPECT_TRUE(
       RecoveryBoard("file:" + dir.path.string(), "job-1").offerTaken(0));
   EXPECT_FALSE(launcher.offerTaken(1));
@@ -202,6 +208,58 @@ TEST(InJobRecoveryTest, OffersAndLaunchesAreNumberedInOrder) {
   EXPECT_EQ(
       RecoveryBoard("file:" + dir.path.string(), "job-2").claimLaunch("x"), 0);
   EXPECT_FALSE(RecoveryBoard("file:" + dir.path.string(), "job-2").offer(0));
+}
+
+/// Offers and launches are numbered by writers that race (nodes offering
+/// at once, two launches of one run id): each number goes to one writer.
+/// The processes start together at a barrier file, so their claims
+/// overlap.
+TEST(InJobRecoveryTest, WritersAtOnceClaimDistinctNumbers) {
+  TempDir dir("rtx-recovery-claims");
+  std::string store = "file:" + dir.path.string();
+  std::string go = (dir.path / "go").string();
+  constexpr int kWriters = 8;
+  std::vector<pid_t> writers;
+  for (int w = 0; w < kWriters; ++w) {
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      // The child only claims and exits: no gtest assertion, no exception
+      // out of it (it would run the rest of the suite in the child).
+      int code = 0;
+      try {
+        while (access(go.c_str(), F_OK) != 0)
+          usleep(100);
+        int64_t n = RecoveryBoard(store, "job-1")
+                        .offerRanks(1, "writer-" + std::to_string(w));
+        std::ofstream(dir.path / ("claimed-" + std::to_string(w))) << n;
+      } catch (...) {
+        code = 1;
+      }
+      _exit(code);
+    }
+    writers.push_back(pid);
+  }
+  std::ofstream(go) << "1";
+  for (pid_t pid : writers) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  std::set<int64_t> numbers;
+  for (int w = 0; w < kWriters; ++w) {
+    std::ifstream in(dir.path / ("claimed-" + std::to_string(w)));
+    int64_t n = -1;
+    in >> n;
+    numbers.insert(n);
+  }
+  EXPECT_EQ(numbers.size(), size_t(kWriters));
+  EXPECT_EQ(*numbers.begin(), 0);
+  EXPECT_EQ(*numbers.rbegin(), kWriters - 1);
+  // Each number's offer is its writer's.
+  RecoveryBoard reader(store, "job-1");
+  for (int64_t n = 0; n < kWriters; ++n)
+    EXPECT_EQ(reader.offer(n), std::optional<int64_t>(1));
 }
 
 /// Several nodes restart together: an agent enters the round the others
