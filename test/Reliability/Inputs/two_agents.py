@@ -9,6 +9,7 @@ Starts, for node I = 0 and 1,
 with RTX_BIND_ADDR=127.0.0.1 and the agent's output in WORKDIR/node-I.out and
 node-I.err. EVENT, once its FILE exists (a checkpoint's manifest):
   rank-kill:FILE  kill -9 rank 1 (node 1's rank of the first round);
+  rank-kill=R:FILE  kill -9 rank R (0 or 1) instead;
   node-loss:FILE  kill -9 node 1's agent (its rank ends with it), then, a
                   second later, start node 1's agent again, as an outer
                   launcher brings a lost node back (WORKDIR/node-1b.*).
@@ -29,7 +30,10 @@ def main():
     split = rest.index("--", 1)
     launch_args, program = rest[1:split], rest[split + 1:]
     kind, _, trigger = event.partition(":")
-    assert kind in ("rank-kill", "node-loss"), "EVENT is rank-kill:FILE or node-loss:FILE"
+    kind, _, victim = kind.partition("=")
+    victim = victim or "1"
+    assert kind in ("rank-kill", "node-loss") and victim in ("0", "1"), \
+        "EVENT is rank-kill[=R]:FILE or node-loss:FILE"
     wrapped = ["sh", "-c", 'echo $$ > "$0/pid.$RANK.$RTX_RESTART_ROUND"; exec "$@"', work,
                *program]
     env = dict(os.environ, RTX_BIND_ADDR="127.0.0.1")
@@ -51,7 +55,7 @@ def main():
                      f"exits {[a.poll() for a in agents]}")
         time.sleep(0.02)
     if kind == "rank-kill":
-        os.kill(int(open(os.path.join(work, "pid.1.0")).read()), signal.SIGKILL)
+        os.kill(int(open(os.path.join(work, f"pid.{victim}.0")).read()), signal.SIGKILL)
     else:
         agents[1].kill()
         agents[1].wait()
