@@ -361,6 +361,12 @@ int main(int argc, char **argv) {
                      std::chrono::milliseconds(
                          static_cast<int>(options.graceSeconds * 1000));
     };
+    // The store refused a recovery step: every rank restarts, `rank` named.
+    auto storeFailed = [&](const rtxrt::Error &error, int rank) {
+      std::fprintf(stderr, "rtx-launch: error: %s; every rank restarts\n",
+                   error.what());
+      giveUp(rank, 1, SIGTERM);
+    };
     // Whether every rank met in the current epoch (epoch 0: the first
     // rendezvous, which fails as without in-job recovery).
     auto epochJoined = [&] {
@@ -478,9 +484,7 @@ int main(int argc, char **argv) {
           board->open(epoch + 1, world);
           open = true;
         } catch (const rtxrt::Error &error) {
-          std::fprintf(stderr, "rtx-launch: error: %s; every rank restarts\n",
-                       error.what());
-          giveUp(settledFirst, 1, SIGTERM);
+          storeFailed(error, settledFirst);
           return;
         }
       }
@@ -597,9 +601,7 @@ int main(int argc, char **argv) {
         try {
           board->settleLoss(epoch, node, mine);
         } catch (const rtxrt::Error &error) {
-          std::fprintf(stderr, "rtx-launch: error: %s; every rank restarts\n",
-                       error.what());
-          giveUp(settledFirst, 1, SIGTERM);
+          storeFailed(error, settledFirst);
           return;
         }
         std::fprintf(stderr,
@@ -647,9 +649,7 @@ int main(int argc, char **argv) {
         try {
           board->shrink(epoch, alive);
         } catch (const rtxrt::Error &error) {
-          std::fprintf(stderr, "rtx-launch: error: %s; every rank restarts\n",
-                       error.what());
-          giveUp(firstLost, 1, SIGTERM);
+          storeFailed(error, firstLost);
           return;
         }
         std::fprintf(stderr,
@@ -668,9 +668,7 @@ int main(int argc, char **argv) {
       try {
         board->open(epoch + 1, world);
       } catch (const rtxrt::Error &error) {
-        std::fprintf(stderr, "rtx-launch: error: %s; every rank restarts\n",
-                     error.what());
-        giveUp(firstLost, 1, SIGTERM);
+        storeFailed(error, firstLost);
         return;
       }
       ++epoch;
