@@ -23,7 +23,8 @@ using namespace rtxlaunch;
       "[--store file:DIR | redis://HOST:PORT]\n"
       "                  [--devices LIST] [--run-id ID] [--grace SECONDS]\n"
       "                  [--max-restarts R [--restart-window S] "
-      "[--min-ranks M [--grow-after S]]]\n"
+      "[--min-ranks M [--grow-after S]]\n"
+      "                   [--min-nodes K [--node-wait S]]]\n"
       "                  [--max-ranks X]\n"
       "                  [--recover in-job|restart [--recover-window S]]\n"
       "                  [--trace DIR [--trace-steps A:B]] -- "
@@ -55,6 +56,12 @@ using namespace rtxlaunch;
       "  --min-ranks M: each restart has one rank fewer, down to M; "
       "'{world}' in the\n  program's arguments becomes the number of "
       "ranks (a program per world size).\n"
+      "  --min-nodes K: several nodes (--nnodes M) restart on the nodes "
+      "whose agent\n  starts the restart round within --node-wait S "
+      "seconds (default 10), if\n  at least K ('{world}' or --replan as for "
+      "--min-ranks); a node back later\n  is taken in at the next step "
+      "boundary (the ranks are pre-empted: the\n  program needs "
+      "--checkpoint), which counts as no failure.\n"
       "  --grow-after S: a shrunk job grows back one rank at a time: after "
       "S seconds\n  with fewer than N ranks, the ranks are pre-empted "
       "(they commit a checkpoint\n  at a step boundary: the program needs "
@@ -129,6 +136,17 @@ double parseSeconds(const std::string &flag, const std::string &value,
   return seconds;
 }
 
+/// Whether another world size runs another program: '{world}' in its
+/// arguments, or one --replan plans.
+bool hasProgramPerWorld(const Options &options) {
+  if (!options.replan.model.empty())
+    return true;
+  for (const std::string &arg : options.program)
+    if (arg.find("{world}") != std::string::npos)
+      return true;
+  return false;
+}
+
 } // namespace
 
 Options rtxlaunch::parse(int argc, char **argv) {
@@ -170,7 +188,13 @@ Options rtxlaunch::parse(int argc, char **argv) {
       options.restartWindow = parseSeconds(arg, value(), false, 86400 * 7);
     else if (arg == "--min-ranks")
       options.minRanks = parseRanks(arg, value());
-    else if (arg == "--replan")
+    else if (arg == "--min-nodes")
+      options.minNodes =
+          parseNumber(arg, value(), 1, "a positive number of nodes");
+    else if (arg == "--node-wait") {
+      options.nodeWait = parseSeconds(arg, value(), false, 3600);
+      options.nodeWaitGiven = true;
+    } else if (arg == "--replan")
       options.replan.model = value();
     else if (arg == "--replan-profile")
       options.replan.profile = value();
@@ -241,9 +265,10 @@ Options rtxlaunch::parse(int argc, char **argv) {
     usage("--replan-profile, --replan-options and --replan-cache go with "
           "--replan MODEL.mlir");
   if (!options.replan.model.empty()) {
-    if (options.minRanks == 0 && options.maxRanks <= options.ranks)
+    if (options.minRanks == 0 && options.minNodes == 0 &&
+        options.maxRanks <= options.ranks)
       usage("--replan plans the program of a shrunk or grown job: it needs "
-            "--min-ranks M or --max-ranks X");
+            "--min-ranks M, --min-nodes K or --max-ranks X");
     if (access(options.replan.model.c_str(), R_OK) != 0)
       usage("--replan: cannot read the model " + options.replan.model + ": " +
             std::strerror(errno));
@@ -252,10 +277,7 @@ Options rtxlaunch::parse(int argc, char **argv) {
     usage("--max-ranks " + std::to_string(options.maxRanks) +
           " is less than -n " + std::to_string(options.ranks));
   if (options.maxRanks > options.ranks) {
-    bool perWorld = !options.replan.model.empty();
-    for (const std::string &arg : options.program)
-      perWorld = perWorld || arg.find("{world}") != std::string::npos;
-    if (!perWorld)
+    if (!hasProgramPerWorld(options))
       usage("--max-ranks grows the job beyond -n: the program's arguments "
             "need '{world}' (a program per world size) or --replan MODEL");
     if (options.store.empty() || options.runId.empty())
@@ -264,6 +286,25 @@ Options rtxlaunch::parse(int argc, char **argv) {
     if (options.nodes > 1)
       usage("--max-ranks grows the ranks of one node; a job of several nodes "
             "is grown by its outer launcher");
+  }
+  if (options.nodeWaitGiven && options.minNodes == 0)
+    usage("--node-wait is how long a restart waits for the nodes of a job "
+          "that shrinks by nodes: it needs --min-nodes K");
+  if (options.minNodes > 0) {
+    if (options.minRanks > 0)
+      usage("--min-nodes shrinks a job of several nodes by whole nodes, "
+            "--min-ranks one node by ranks: give one of them");
+    if (options.maxRestarts == 0)
+      usage("--min-nodes shrinks the job at a restart: it needs "
+            "--max-restarts R");
+    if (options.inJob)
+      usage("--min-nodes shrinks the job at a restart; --recover in-job "
+            "keeps every node (a lost node restarts every rank on all of "
+            "them): use --recover restart");
+    if (!hasProgramPerWorld(options))
+      usage("--min-nodes runs the job on fewer nodes: the program's "
+            "arguments need '{world}' (a program per world size) or "
+            "--replan MODEL");
   }
   if (options.growAfter >= 0 && options.minRanks == 0)
     usage("--grow-after grows back a job that --min-ranks shrank: it needs "
@@ -297,6 +338,12 @@ Options rtxlaunch::parse(int argc, char **argv) {
 }
 
 void rtxlaunch::checkNodes(const Options &options, int64_t nodes) {
+  if (options.minNodes > 0 && nodes < 2)
+    usage("--min-nodes shrinks a job of several nodes (--nnodes M, or an "
+          "outer launcher's); this one runs on one node: use --min-ranks");
+  if (options.minNodes > nodes)
+    usage("--min-nodes " + std::to_string(options.minNodes) +
+          " is more than the job's " + std::to_string(nodes) + " nodes");
   if (options.inJob && options.ranks * nodes < 2)
     usage("--recover in-job needs survivors: 2 ranks or more in the job (one "
           "rank is restarted)");
@@ -308,5 +355,5 @@ void rtxlaunch::checkNodes(const Options &options, int64_t nodes) {
           "file:DIR on a file system every node mounts)");
   if (options.minRanks > 0)
     usage("--min-ranks shrinks the ranks of one node; a job of several nodes "
-          "restarts with the same number of ranks");
+          "shrinks by whole nodes (--min-nodes K)");
 }

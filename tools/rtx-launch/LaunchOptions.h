@@ -49,6 +49,13 @@ struct Options {
   /// Offers of ranks (rtx-launch --join K, through the store): a job below
   /// maxRanks (default: -n) grows by the ranks offered, at a step boundary.
   int maxRanks = 0;
+  /// Several nodes that shrink and grow by nodes (--min-nodes K): a restart
+  /// round waits up to nodeWait seconds for every node's agent, then runs
+  /// on those that came, if at least K; a node back later joins at the
+  /// members' next step boundary.
+  int minNodes = 0;
+  double nodeWait = 10;
+  bool nodeWaitGiven = false;
   /// --join K: this launcher only offers K ranks to the job --run-id.
   int join = 0;
   std::vector<std::string> program;

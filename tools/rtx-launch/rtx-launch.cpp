@@ -103,6 +103,10 @@ int main(int argc, char **argv) {
     }
   }
   checkNodes(options, nodes);
+  // The agent's own node, its name in the store. `node` and `nodes` are
+  // those of the current round: a job that shrinks by nodes (--min-nodes)
+  // numbers a round's members 0, 1, ... in their order.
+  const int64_t agentNode = node, agentNodes = nodes;
 
   struct sigaction action {};
   action.sa_handler = onSignal;
@@ -216,6 +220,57 @@ int main(int argc, char **argv) {
     }
   }
   const pid_t launcherPid = getpid();
+  // A job that shrank by nodes: the node that asked to be taken back into
+  // round `round` (run on `roundNodes` of the job's nodes), if one has.
+  auto nodeBack = [&](int round,
+                      int64_t roundNodes) -> std::optional<std::string> {
+    if (options.minNodes == 0 || roundNodes >= agentNodes)
+      return std::nullopt;
+    try {
+      return rounds->joinRequest(round);
+    } catch (const rtxrt::Error &) {
+      return std::nullopt; // the store is out for now: look again later
+    }
+  };
+  // An agent that came back after round `round`'s members were chosen
+  // without it asks them to take it in, and waits outside: -1 once they
+  // start the next round (it joins), else its exit status (the job ended,
+  // or a signal).
+  auto waitOutside = [&](int round, const std::string &members) -> int {
+    std::fprintf(stderr,
+                 "rtx-launch: node %lld: restart round %d runs on node(s) "
+                 "%s without it; asking them to take it in at their next "
+                 "step boundary\n",
+                 static_cast<long long>(agentNode), round, members.c_str());
+    try {
+      rounds->askToJoin(round, agentNode, launcherName());
+    } catch (const rtxrt::Error &error) {
+      std::fprintf(stderr, "rtx-launch: error: %s\n", error.what());
+      return 1;
+    }
+    while (!forwardedSignal) {
+      try {
+        if (rounds->roundStarted(round + 1, agentNodes))
+          return -1;
+        if (std::optional<int> code = rounds->jobEnded(round)) {
+          std::fprintf(stderr,
+                       "rtx-launch: node %lld: the job ended (status %d) "
+                       "before it took this node in\n",
+                       static_cast<long long>(agentNode), *code);
+          return *code;
+        }
+        if (std::optional<std::string> why = rounds->roundFailure(round + 1)) {
+          std::fprintf(stderr, "rtx-launch: error: the job stopped: %s\n",
+                       why->c_str());
+          return 1;
+        }
+      } catch (const rtxrt::Error &) {
+        // The store is out for now: look again.
+      }
+      usleep(100000);
+    }
+    return 128 + forwardedSignal;
+  };
   auto runRound = [&](int ranks, int round, const std::string &roundRunId,
                       double growAfter,
                       const std::string &planned) -> RoundEnd {
@@ -340,6 +395,14 @@ int main(int argc, char **argv) {
       }
     };
 
+    // Stops every rank: `signal` now, SIGKILL after --grace.
+    auto stopRanks = [&](int signal) {
+      stopping = true;
+      stopAll(signal);
+      stopDeadline = std::chrono::steady_clock::now() +
+                     std::chrono::milliseconds(
+                         static_cast<int>(options.graceSeconds * 1000));
+    };
     // Ends the round as a failure of `rank` with `code`: `signal` to every
     // rank (SIGKILL after --grace), and the restart path decides.
     auto giveUp = [&](int rank, int code, int signal) {
@@ -350,9 +413,9 @@ int main(int argc, char **argv) {
       if (rounds) {
         // The other nodes' agents restart with this one.
         try {
-          rounds->failRound(round,
-                            "in-job recovery on node " + std::to_string(node) +
-                                " gave up (rank " + std::to_string(rank) + ")");
+          rounds->failRound(
+              round, "in-job recovery on node " + std::to_string(agentNode) +
+                         " gave up (rank " + std::to_string(rank) + ")");
         } catch (const rtxrt::Error &error) {
           std::fprintf(stderr, "rtx-launch: warning: %s\n", error.what());
         }
@@ -761,20 +824,16 @@ int main(int argc, char **argv) {
                        c.rank, what.c_str());
           if (rounds) {
             try {
-              rounds->failRound(round, "rank " + std::to_string(c.rank) +
-                                           " on node " + std::to_string(node) +
-                                           " " + what);
+              rounds->failRound(round,
+                                "rank " + std::to_string(c.rank) + " on node " +
+                                    std::to_string(agentNode) + " " + what);
             } catch (const rtxrt::Error &error) {
               // The other nodes' ranks fail on their own (their
               // collectives time out) and restart into this round's next.
               std::fprintf(stderr, "rtx-launch: warning: %s\n", error.what());
             }
           }
-          stopping = true;
-          stopAll(SIGTERM);
-          stopDeadline = std::chrono::steady_clock::now() +
-                         std::chrono::milliseconds(
-                             static_cast<int>(options.graceSeconds * 1000));
+          stopRanks(SIGTERM);
         }
       }
       if (board && !stopping && failedRank < 0)
@@ -793,24 +852,25 @@ int main(int argc, char **argv) {
           std::fprintf(stderr,
                        "rtx-launch: node %lld: round %d failed (%s); stopping "
                        "this node's ranks\n",
-                       static_cast<long long>(node), round, why->c_str());
-          peerFailed = stopping = true;
+                       static_cast<long long>(agentNode), round, why->c_str());
+          peerFailed = true;
           exitCode = 1;
-          stopAll(SIGTERM);
-          stopDeadline = std::chrono::steady_clock::now() +
-                         std::chrono::milliseconds(
-                             static_cast<int>(options.graceSeconds * 1000));
+          stopRanks(SIGTERM);
+        } else if (std::optional<std::string> back = nodeBack(round, nodes)) {
+          std::fprintf(stderr,
+                       "rtx-launch: node %lld: growing: node %s is back; "
+                       "pre-empting this node's ranks to restart with it\n",
+                       static_cast<long long>(agentNode), back->c_str());
+          growing = true;
+          growBy = 0;
+          stopRanks(SIGTERM);
         }
       }
       if (forwardedSignal && !stopping) {
         std::fprintf(stderr, "rtx-launch: forwarding signal %d to every rank\n",
                      static_cast<int>(forwardedSignal));
-        stopping = true;
         exitCode = 128 + forwardedSignal;
-        stopAll(forwardedSignal);
-        stopDeadline = std::chrono::steady_clock::now() +
-                       std::chrono::milliseconds(
-                           static_cast<int>(options.graceSeconds * 1000));
+        stopRanks(forwardedSignal);
       }
       if (growAfter >= 0 && !stopping &&
           std::chrono::steady_clock::now() - started >
@@ -820,11 +880,8 @@ int main(int argc, char **argv) {
                      "rtx-launch: growing: %d rank(s) for %g s; pre-empting "
                      "them to start again with %d\n",
                      ranks, growAfter, ranks + 1);
-        stopping = growing = true;
-        stopAll(SIGTERM);
-        stopDeadline = std::chrono::steady_clock::now() +
-                       std::chrono::milliseconds(
-                           static_cast<int>(options.graceSeconds * 1000));
+        growing = true;
+        stopRanks(SIGTERM);
       }
       // A node offered ranks: grow at the next step boundary (the ranks
       // are pre-empted as for --grow-after), up to --max-ranks.
@@ -866,11 +923,8 @@ int main(int argc, char **argv) {
                        static_cast<long long>(offersTaken), ranks,
                        ranks + growBy);
           ++offersTaken;
-          stopping = growing = true;
-          stopAll(SIGTERM);
-          stopDeadline = std::chrono::steady_clock::now() +
-                         std::chrono::milliseconds(
-                             static_cast<int>(options.graceSeconds * 1000));
+          growing = true;
+          stopRanks(SIGTERM);
         }
       }
       if (stopping && std::chrono::steady_clock::now() > stopDeadline) {
@@ -893,6 +947,13 @@ int main(int argc, char **argv) {
                         (WIFEXITED(c.status) && WEXITSTATUS(c.status) == 0));
     if (failedRank < 0 && forwardedSignal && clean)
       exitCode = 0;
+    // The ranks of a shrunk job may stop at the step boundary that the other
+    // nodes' pre-emption chose before this agent saw the node that is back.
+    if (!growing && !stopping && exitCode == 0 && !forwardedSignal &&
+        nodeBack(round, nodes)) {
+      growing = true;
+      growBy = 0;
+    }
     if (growing && failedRank < 0 && !forwardedSignal) {
       // A rank that did not commit and exit 0 (no --checkpoint, or the
       // run had finished its steps) is no growth.
@@ -918,8 +979,8 @@ int main(int argc, char **argv) {
   int firstRound = 0;
   if (rounds) {
     try {
-      firstRound =
-          static_cast<int>(rounds->enterRound(node, nodes, launcherName()));
+      firstRound = static_cast<int>(
+          rounds->enterRound(agentNode, agentNodes, launcherName()));
     } catch (const rtxrt::Error &error) {
       std::fprintf(stderr, "rtx-launch: error: %s\n", error.what());
       return 1;
@@ -928,15 +989,65 @@ int main(int argc, char **argv) {
       std::fprintf(stderr,
                    "rtx-launch: node %lld joins restart round %d of run %s, "
                    "resuming from the newest checkpoint\n",
-                   static_cast<long long>(node), firstRound, runId.c_str());
+                   static_cast<long long>(agentNode), firstRound,
+                   runId.c_str());
   }
+  int lastRound = firstRound;
   for (int round = firstRound;; ++round) {
+    lastRound = round;
     if (rounds && round > firstRound) {
       try {
-        rounds->startRound(round, node, launcherName());
+        rounds->startRound(round, agentNode, launcherName());
       } catch (const rtxrt::Error &error) {
         std::fprintf(stderr, "rtx-launch: warning: %s\n", error.what());
       }
+    }
+    if (options.minNodes > 0 && round > 0) {
+      // A restart runs on the nodes whose agents came within --node-wait.
+      std::vector<int64_t> members;
+      try {
+        members = rounds->meetNodes(round, agentNodes, options.nodeWait,
+                                    [] { return forwardedSignal != 0; });
+      } catch (const rtxrt::Error &error) {
+        std::fprintf(stderr, "rtx-launch: error: %s\n", error.what());
+        exitCode = 1;
+        break;
+      }
+      if (forwardedSignal) {
+        exitCode = 128 + forwardedSignal;
+        break;
+      }
+      std::string list;
+      for (int64_t m : members)
+        list += (list.empty() ? "" : ",") + std::to_string(m);
+      auto at = std::find(members.begin(), members.end(), agentNode);
+      if (at == members.end()) {
+        exitCode = waitOutside(round, list);
+        if (exitCode < 0)
+          continue; // the members start the next round with this node
+        break;
+      }
+      if (static_cast<int64_t>(members.size()) < options.minNodes) {
+        std::fprintf(stderr,
+                     "rtx-launch: error: restart round %d: node(s) %s came "
+                     "within %g s, fewer than --min-nodes %d; stopping (the "
+                     "newest committed checkpoint is kept)\n",
+                     round, list.c_str(), options.nodeWait, options.minNodes);
+        exitCode = 1;
+        break;
+      }
+      node = at - members.begin();
+      nodes = static_cast<int64_t>(members.size());
+      std::fprintf(stderr,
+                   "rtx-launch: node %lld: restart round %d runs on %lld of "
+                   "%lld node(s) (%s) with %lld rank(s); this node's are "
+                   "ranks %lld to %lld\n",
+                   static_cast<long long>(agentNode), round,
+                   static_cast<long long>(nodes),
+                   static_cast<long long>(agentNodes), list.c_str(),
+                   static_cast<long long>(nodes * ranks),
+                   static_cast<long long>(node * ranks),
+                   static_cast<long long>(node * ranks + ranks - 1));
     }
     std::string roundRunId =
         round == 0 ? roundsRunId
@@ -961,6 +1072,13 @@ int main(int argc, char **argv) {
         runRound(ranks, round, roundRunId,
                  ranks < options.ranks ? options.growAfter : -1.0, planned);
     exitCode = end.exitCode;
+    if (end.grew && end.grewBy == 0) {
+      std::fprintf(stderr,
+                   "rtx-launch: restart %d with the node that is back, "
+                   "resuming from the newest checkpoint\n",
+                   round + 1);
+      continue;
+    }
     if (end.grew) {
       ranks += end.grewBy;
       std::fprintf(stderr,
@@ -993,7 +1111,7 @@ int main(int argc, char **argv) {
         // The other nodes stop too, rather than wait in the next round's
         // rendezvous for this node.
         try {
-          rounds->failRound(round + 1, "node " + std::to_string(node) +
+          rounds->failRound(round + 1, "node " + std::to_string(agentNode) +
                                            " stopped: its restart budget "
                                            "ran out");
         } catch (const rtxrt::Error &) {
@@ -1006,16 +1124,29 @@ int main(int argc, char **argv) {
     // Backoff: 0.5 s, doubling per recent failure, at most 8 s; a signal
     // ends it (and the launch).
     double backoff = std::min(8.0, 0.5 * double(1 << std::min(recent - 1, 4)));
+    char on[96];
+    if (options.minNodes > 0)
+      std::snprintf(on, sizeof on, "on the nodes that come within %g s",
+                    options.nodeWait);
+    else
+      std::snprintf(on, sizeof on, "with %d rank(s)",
+                    ranks * static_cast<int>(nodes));
     std::fprintf(stderr,
                  "rtx-launch: restart %d (%d of %d in the window) in %.1f s "
-                 "with %d rank(s), resuming from the newest checkpoint\n",
-                 round + 1, recent, options.maxRestarts, backoff,
-                 ranks * static_cast<int>(nodes));
+                 "%s, resuming from the newest checkpoint\n",
+                 round + 1, recent, options.maxRestarts, backoff, on);
     for (double waited = 0; waited < backoff && !forwardedSignal;
          waited += 0.05)
       usleep(50000);
     if (forwardedSignal)
       break;
+  }
+  if (rounds && options.minNodes > 0) {
+    // An agent waiting outside the last round stops with the job.
+    try {
+      rounds->endJob(lastRound, exitCode);
+    } catch (const rtxrt::Error &) {
+    }
   }
   int64_t world = int64_t(ranks) * nodes;
   // One timeline of the ranks' traces, also after a failure (the trace of

@@ -29,6 +29,13 @@
 //   round-R.node-I    node I's agent started restart round R: "HOST:PID"
 //   round-R.failed    round R failed: why (a rank's exit, a node that came
 //                     back); every agent stops its ranks and starts R + 1
+// and, when such a job shrinks and grows by nodes (rtx-launch --min-nodes):
+//   round-R.members   the nodes that run round R: "I1,I2,..." (the first
+//                     agent whose wait for the others ended wrote it)
+//   round-R.join      a node outside round R's members is back: "I HOST:PID";
+//                     the members pre-empt their ranks and start R + 1
+//   round-R.ended     the job ended in round R with this exit status; an
+//                     agent waiting outside it stops
 // and, for in-job recovery across several nodes (under the round's run id):
 //   epoch-E.loss      some agent saw a loss in epoch E: every agent collects
 //                     its ranks' reports (or kills the silent ones)
@@ -129,6 +136,26 @@ public:
   /// and the newest is marked failed so that every node restarts into
   /// that one. 0 for a new job. Marks the round started by `by`.
   int64_t enterRound(int64_t node, int64_t nodes, const std::string &by);
+
+  /// A job that shrinks and grows by nodes (rtx-launch --min-nodes): the
+  /// nodes that run round `round`. Waits until every one of `nodes` started
+  /// the round (startRound) or `waitSeconds` passed, then claims the nodes
+  /// started by then as its members. The first claim stays: an agent whose
+  /// wait ended later gets the same list. Empty when `cancelled`.
+  std::vector<int64_t> meetNodes(int64_t round, int64_t nodes,
+                                 double waitSeconds,
+                                 const std::function<bool()> &cancelled = {});
+  std::optional<std::vector<int64_t>> roundMembers(int64_t round);
+  /// Whether any of `nodes` started round `round`.
+  bool roundStarted(int64_t round, int64_t nodes);
+  /// Node `node`, back after round `round`'s members were claimed without
+  /// it, asks them to take it in (`by` names it for a person); the first
+  /// request stays.
+  void askToJoin(int64_t round, int64_t node, const std::string &by);
+  std::optional<std::string> joinRequest(int64_t round);
+  /// The job ended in round `round` with exit status `code`.
+  void endJob(int64_t round, int code);
+  std::optional<int> jobEnded(int64_t round);
 
   /// In-job recovery across several nodes: some agent saw a loss in
   /// `epoch` (a death, or a rank's report), and every agent collects.

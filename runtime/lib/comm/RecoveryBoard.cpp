@@ -8,6 +8,7 @@
 #include "KeyBoard.h"
 #endif
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -91,12 +92,33 @@ RecoveryBoard::waitDecision(int64_t epoch, double seconds,
   }
 }
 
+/// "1,2,5" as numbers; nothing when it is no such list.
+static std::optional<std::vector<int64_t>> parseList(const std::string &text) {
+  std::vector<int64_t> numbers;
+  for (size_t start = 0; start < text.size();) {
+    size_t comma = text.find(',', start);
+    if (comma == std::string::npos)
+      comma = text.size();
+    try {
+      numbers.push_back(std::stoll(text.substr(start, comma - start)));
+    } catch (const std::exception &) {
+      return std::nullopt;
+    }
+    start = comma + 1;
+  }
+  return numbers;
+}
+
+static std::string listText(const std::vector<int64_t> &numbers) {
+  std::string list;
+  for (int64_t n : numbers)
+    list += (list.empty() ? "" : ",") + std::to_string(n);
+  return list;
+}
+
 void RecoveryBoard::shrink(int64_t epoch,
                            const std::vector<int64_t> &survivors) {
-  std::string list;
-  for (int64_t r : survivors)
-    list += (list.empty() ? "" : ",") + std::to_string(r);
-  if (!board_->put(epochKey(epoch, "shrink"), list))
+  if (!board_->put(epochKey(epoch, "shrink"), listText(survivors)))
     throw Error("cannot write the shrink after epoch " + std::to_string(epoch) +
                 " into the store " + store_);
 }
@@ -105,21 +127,11 @@ std::optional<std::vector<int64_t>> RecoveryBoard::shrinking(int64_t epoch) {
   std::optional<std::string> text = board_->get(epochKey(epoch, "shrink"));
   if (!text)
     return std::nullopt;
-  std::vector<int64_t> survivors;
-  size_t start = 0;
-  while (start < text->size()) {
-    size_t comma = text->find(',', start);
-    if (comma == std::string::npos)
-      comma = text->size();
-    try {
-      survivors.push_back(std::stoll(text->substr(start, comma - start)));
-    } catch (const std::exception &) {
-      throw Error("the store " + store_ + " holds a shrink after epoch " +
-                  std::to_string(epoch) + " that is no list of ranks: '" +
-                  *text + "'");
-    }
-    start = comma + 1;
-  }
+  std::optional<std::vector<int64_t>> survivors = parseList(*text);
+  if (!survivors)
+    throw Error("the store " + store_ + " holds a shrink after epoch " +
+                std::to_string(epoch) + " that is no list of ranks: '" + *text +
+                "'");
   return survivors;
 }
 
@@ -205,21 +217,27 @@ std::optional<std::string> RecoveryBoard::roundFailure(int64_t round) {
   return board_->get(roundKey(round, "failed"));
 }
 
+bool RecoveryBoard::roundStarted(int64_t round, int64_t nodes) {
+  for (int64_t i = 0; i < nodes; ++i)
+    if (board_->get(roundKey(round, "node-" + std::to_string(i))))
+      return true;
+  return false;
+}
+
 int64_t RecoveryBoard::enterRound(int64_t node, int64_t nodes,
                                   const std::string &by) {
-  auto started = [&](int64_t round) {
-    for (int64_t i = 0; i < nodes; ++i)
-      if (board_->get(roundKey(round, "node-" + std::to_string(i))))
-        return true;
-    return false;
-  };
   int64_t newest = -1;
-  while (started(newest + 1))
+  while (roundStarted(newest + 1, nodes))
     ++newest;
   int64_t round = 0;
   if (newest >= 0) {
+    // It ran in that round: it started it and was one of its members (an
+    // agent that only waited outside a shrunk round left nothing behind).
+    std::optional<std::vector<int64_t>> members = roundMembers(newest);
     bool mine = board_->get(roundKey(newest, "node-" + std::to_string(node)))
-                    .has_value();
+                    .has_value() &&
+                (!members || std::find(members->begin(), members->end(),
+                                       node) != members->end());
     if (mine || roundFailure(newest)) {
       // This node ran in that round already (it was lost and came back):
       // the others hold state of a round it left; all start the next.
@@ -232,6 +250,73 @@ int64_t RecoveryBoard::enterRound(int64_t node, int64_t nodes,
   }
   startRound(round, node, by);
   return round;
+}
+
+std::vector<int64_t>
+RecoveryBoard::meetNodes(int64_t round, int64_t nodes, double waitSeconds,
+                         const std::function<bool()> &cancelled) {
+  auto deadline =
+      std::chrono::steady_clock::now() +
+      std::chrono::milliseconds(static_cast<int64_t>(waitSeconds * 1000));
+  while (!roundMembers(round)) {
+    std::vector<int64_t> started;
+    for (int64_t i = 0; i < nodes; ++i)
+      if (board_->get(roundKey(round, "node-" + std::to_string(i))))
+        started.push_back(i);
+    if (static_cast<int64_t>(started.size()) == nodes ||
+        std::chrono::steady_clock::now() > deadline) {
+      board_->putIfAbsent(roundKey(round, "members"), listText(started));
+      break;
+    }
+    if (cancelled && cancelled())
+      return {};
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  std::optional<std::vector<int64_t>> members = roundMembers(round);
+  if (!members)
+    throw Error("cannot write the nodes of restart round " +
+                std::to_string(round) + " into the store " + store_);
+  return *members;
+}
+
+std::optional<std::vector<int64_t>> RecoveryBoard::roundMembers(int64_t round) {
+  std::optional<std::string> text = board_->get(roundKey(round, "members"));
+  if (!text)
+    return std::nullopt;
+  std::optional<std::vector<int64_t>> members = parseList(*text);
+  if (!members)
+    throw Error("the store " + store_ + " holds members of restart round " +
+                std::to_string(round) + " that are no list of nodes: '" +
+                *text + "'");
+  return members;
+}
+
+void RecoveryBoard::askToJoin(int64_t round, int64_t node,
+                              const std::string &by) {
+  board_->putIfAbsent(roundKey(round, "join"), std::to_string(node) + " " + by);
+  if (!joinRequest(round))
+    throw Error("cannot write into the store " + store_ + " that node " +
+                std::to_string(node) + " asks to join restart round " +
+                std::to_string(round));
+}
+
+std::optional<std::string> RecoveryBoard::joinRequest(int64_t round) {
+  return board_->get(roundKey(round, "join"));
+}
+
+void RecoveryBoard::endJob(int64_t round, int code) {
+  board_->putIfAbsent(roundKey(round, "ended"), std::to_string(code));
+}
+
+std::optional<int> RecoveryBoard::jobEnded(int64_t round) {
+  std::optional<std::string> text = board_->get(roundKey(round, "ended"));
+  if (!text)
+    return std::nullopt;
+  try {
+    return std::stoi(*text);
+  } catch (const std::exception &) {
+    return 1;
+  }
 }
 
 void RecoveryBoard::beginLoss(int64_t epoch) {

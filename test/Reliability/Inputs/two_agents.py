@@ -12,7 +12,10 @@ node-I.err. EVENT, once its FILE exists (a checkpoint's manifest):
   rank-kill=R:FILE  kill -9 rank R (0 or 1) instead;
   node-loss:FILE  kill -9 node 1's agent (its rank ends with it), then, a
                   second later, start node 1's agent again, as an outer
-                  launcher brings a lost node back (WORKDIR/node-1b.*).
+                  launcher brings a lost node back (WORKDIR/node-1b.*);
+  node-loss:FILE@BACK  the same, but node 1's agent starts again only once
+                  BACK exists (a later checkpoint of the shrunk job);
+  node-gone:FILE  kill -9 node 1's agent for good.
 Prints one line `node I exit N` per agent (node 1: its last one). A safety
 limit ends agents that hang (a defect) instead of hanging the suite.
 """
@@ -30,10 +33,11 @@ def main():
     split = rest.index("--", 1)
     launch_args, program = rest[1:split], rest[split + 1:]
     kind, _, trigger = event.partition(":")
+    trigger, _, back = trigger.partition("@")
     kind, _, victim = kind.partition("=")
     victim = victim or "1"
-    assert kind in ("rank-kill", "node-loss") and victim in ("0", "1"), \
-        "EVENT is rank-kill[=R]:FILE or node-loss:FILE"
+    assert kind in ("rank-kill", "node-loss", "node-gone") and victim in ("0", "1"), \
+        "EVENT is rank-kill[=R]:FILE, node-loss:FILE[@BACK] or node-gone:FILE"
     wrapped = ["sh", "-c", 'echo $$ > "$0/pid.$RANK.$RTX_RESTART_ROUND"; exec "$@"', work,
                *program]
     env = dict(os.environ, RTX_BIND_ADDR="127.0.0.1")
@@ -59,8 +63,14 @@ def main():
     else:
         agents[1].kill()
         agents[1].wait()
-        time.sleep(1.0)
-        agents[1] = agent(1, "node-1b")
+        if kind == "node-loss":
+            time.sleep(1.0)
+            while back and not os.path.exists(back):
+                if agents[0].poll() is not None or time.time() > deadline:
+                    sys.exit(f"node 0 ended or hung before {back} existed: "
+                             f"exit {agents[0].poll()}")
+                time.sleep(0.02)
+            agents[1] = agent(1, "node-1b")
     for node, a in enumerate(agents):
         try:
             code = a.wait(timeout=max(1, deadline - time.time()))

@@ -291,6 +291,44 @@ TEST(InJobRecoveryTest, AgentsOfSeveralNodesEnterTheSameRound) {
   EXPECT_EQ(RecoveryBoard(store, "job-2").enterRound(1, 2, "b:4"), 0);
 }
 
+TEST(InJobRecoveryTest, NodesMeetWithoutTheLostOneAndTakeItBack) {
+  TempDir dir("rtx-recovery-members");
+  std::string store = "file:" + dir.path.string();
+  RecoveryBoard node0(store, "job-1"), node1(store, "job-1"),
+      node2(store, "job-1");
+  for (int64_t i = 0; i < 3; ++i)
+    node0.startRound(0, i, "x:" + std::to_string(i));
+  // Every node started round 0: the meeting does not wait.
+  EXPECT_EQ(node0.meetNodes(0, 3, 60), (std::vector<int64_t>{0, 1, 2}));
+  // Node 1 is lost: nodes 0 and 2 start round 1 and wait 0.2 s for it.
+  node0.startRound(1, 0, "a:1");
+  node2.startRound(1, 2, "c:1");
+  EXPECT_EQ(node2.meetNodes(1, 3, 0.2), (std::vector<int64_t>{0, 2}));
+  // Node 1 comes back after the members were claimed: the first claim
+  // stays, and it enters round 1 outside it (its earlier start was in
+  // round 0, which is not the newest).
+  EXPECT_EQ(RecoveryBoard(store, "job-1").enterRound(1, 3, "b:2"), 1);
+  EXPECT_EQ(node1.meetNodes(1, 3, 0.2), (std::vector<int64_t>{0, 2}));
+  EXPECT_FALSE(node0.roundFailure(1));
+  EXPECT_FALSE(node0.joinRequest(1));
+  node1.askToJoin(1, 1, "b:2");
+  node1.askToJoin(1, 1, "b:3");
+  EXPECT_EQ(node0.joinRequest(1), std::optional<std::string>("1 b:2"));
+  // Started again while it waits outside: still outside, no failure.
+  EXPECT_EQ(RecoveryBoard(store, "job-1").enterRound(1, 3, "b:4"), 1);
+  EXPECT_FALSE(node0.roundFailure(1));
+  // The members take it in: round 2 has all three.
+  EXPECT_FALSE(node1.roundStarted(2, 3));
+  node0.startRound(2, 0, "a:1");
+  EXPECT_TRUE(node1.roundStarted(2, 3));
+  node1.startRound(2, 1, "b:4");
+  node2.startRound(2, 2, "c:1");
+  EXPECT_EQ(node1.meetNodes(2, 3, 60), (std::vector<int64_t>{0, 1, 2}));
+  EXPECT_FALSE(node1.jobEnded(2));
+  node0.endJob(2, 0);
+  EXPECT_EQ(node1.jobEnded(2), std::optional<int>(0));
+}
+
 TEST(InJobRecoveryTest, NodesSettleTheirPartOfALoss) {
   TempDir dir("rtx-recovery-settle");
   std::string store = "file:" + dir.path.string();
