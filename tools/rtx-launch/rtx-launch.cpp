@@ -238,7 +238,7 @@ int main(int argc, char **argv) {
   // or a signal).
   auto waitOutside = [&](int round, const std::string &members) -> int {
     std::fprintf(stderr,
-                 "rtx-launch: node %lld: restart round %d runs on node(s) "
+                 "rtx-launch: node %lld: round %d runs on node(s) "
                  "%s without it; asking them to take it in at their next "
                  "step boundary\n",
                  static_cast<long long>(agentNode), round, members.c_str());
@@ -1002,8 +1002,9 @@ int main(int argc, char **argv) {
         std::fprintf(stderr, "rtx-launch: warning: %s\n", error.what());
       }
     }
-    if (options.minNodes > 0 && round > 0) {
-      // A restart runs on the nodes whose agents came within --node-wait.
+    if (options.minNodes > 0) {
+      // A round runs on the nodes whose agents came within --node-wait; the
+      // first too, so a job starts on fewer nodes and the others join it.
       std::vector<int64_t> members;
       try {
         members = rounds->meetNodes(round, agentNodes, options.nodeWait,
@@ -1029,7 +1030,7 @@ int main(int argc, char **argv) {
       }
       if (static_cast<int64_t>(members.size()) < options.minNodes) {
         std::fprintf(stderr,
-                     "rtx-launch: error: restart round %d: node(s) %s came "
+                     "rtx-launch: error: round %d: node(s) %s came "
                      "within %g s, fewer than --min-nodes %d; stopping (the "
                      "newest committed checkpoint is kept)\n",
                      round, list.c_str(), options.nodeWait, options.minNodes);
@@ -1039,7 +1040,7 @@ int main(int argc, char **argv) {
       node = at - members.begin();
       nodes = static_cast<int64_t>(members.size());
       std::fprintf(stderr,
-                   "rtx-launch: node %lld: restart round %d runs on %lld of "
+                   "rtx-launch: node %lld: round %d runs on %lld of "
                    "%lld node(s) (%s) with %lld rank(s); this node's are "
                    "ranks %lld to %lld\n",
                    static_cast<long long>(agentNode), round,

@@ -15,7 +15,9 @@ node-I.err. EVENT, once its FILE exists (a checkpoint's manifest):
                   launcher brings a lost node back (WORKDIR/node-1b.*);
   node-loss:FILE@BACK  the same, but node 1's agent starts again only once
                   BACK exists (a later checkpoint of the shrunk job);
-  node-gone:FILE  kill -9 node 1's agent for good.
+  node-gone:FILE  kill -9 node 1's agent for good;
+  node-late:FILE  start node 1's agent only then (a job that started on
+                  fewer nodes, and a new node that joins it).
 Prints one line `node I exit N` per agent (node 1: its last one). A safety
 limit ends agents that hang (a defect) instead of hanging the suite.
 """
@@ -36,8 +38,9 @@ def main():
     trigger, _, back = trigger.partition("@")
     kind, _, victim = kind.partition("=")
     victim = victim or "1"
-    assert kind in ("rank-kill", "node-loss", "node-gone") and victim in ("0", "1"), \
-        "EVENT is rank-kill[=R]:FILE, node-loss:FILE[@BACK] or node-gone:FILE"
+    assert kind in ("rank-kill", "node-loss", "node-gone", "node-late") and \
+        victim in ("0", "1"), \
+        "EVENT is rank-kill[=R]:FILE, node-loss:FILE[@BACK], node-gone:FILE or node-late:FILE"
     wrapped = ["sh", "-c", 'echo $$ > "$0/pid.$RANK.$RTX_RESTART_ROUND"; exec "$@"', work,
                *program]
     env = dict(os.environ, RTX_BIND_ADDR="127.0.0.1")
@@ -51,14 +54,17 @@ def main():
             ["rtx-launch", "--nnodes", "2", "--node-rank", str(node), "-n", "1",
              *launch_args, "--", *wrapped], stdout=out, stderr=err, env=env)
 
-    agents = [agent(0, "node-0"), agent(1, "node-1")]
+    late = kind == "node-late"
+    agents = [agent(0, "node-0"), None if late else agent(1, "node-1")]
     deadline = time.time() + 300
     while not os.path.exists(trigger):
-        if any(a.poll() is not None for a in agents) or time.time() > deadline:
+        if any(a.poll() is not None for a in agents if a) or time.time() > deadline:
             sys.exit(f"the job ended or hung before {trigger} existed: "
                      f"exits {[a.poll() for a in agents]}")
         time.sleep(0.02)
-    if kind == "rank-kill":
+    if late:
+        agents[1] = agent(1, "node-1")
+    elif kind == "rank-kill":
         os.kill(int(open(os.path.join(work, f"pid.{victim}.0")).read()), signal.SIGKILL)
     else:
         agents[1].kill()
