@@ -22,6 +22,7 @@
 #include "program/StepLoop.h"
 #include "program/TokenData.h"
 
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
@@ -58,6 +59,10 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
   ProgramSpec spec = whole;
   Placement self;
   Tracer tracer;
+  // A write to a peer that died (Gloo's TCP pairs) must fail with EPIPE,
+  // which the collective reports, not kill this rank with SIGPIPE: a
+  // survivor of in-job recovery keeps its process.
+  std::signal(SIGPIPE, SIG_IGN);
   try {
     self = placementFromEnvironment();
     Flags flags = parseFlags(argv[0], argc, argv);
@@ -104,10 +109,6 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
     // Offloaded buffers (rtx-shard-state{offload}) go to their tier, one
     // at a time; the step gets a reference (an undefined tensor).
     std::unique_ptr<OffloadStore> offload = openOffload(spec, flags, self.rank);
-    if (offload && recovery.inJob)
-      throw Error("in-job recovery does not cover offloaded state yet (this "
-                  "program was compiled with offload): use rtx-launch "
-                  "--recover restart");
     // The arguments and the steps done, from a checkpoint (`from`) or from
     // where the run first started.
     std::map<std::string, std::string> resumedMetadata;
@@ -238,14 +239,24 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
           // newest checkpoint's) and the survivors' end.
           Healing healed =
               healFromPeers(whole, spec, groups, device, args, stepsBefore);
+          // Offloaded state is written back into its tier during the step,
+          // so the step that failed may have left part of its new values
+          // there: after a loss every rank reads the newest checkpoint.
+          // (Offloaded buffers are ZeRO flat buffers, of which no peer holds
+          // a replica: healFromPeers sent none of them.)
+          bool tornTiers = epoch > 0 && anyStageOffloads(whole);
+          healed.needsCheckpoint = healed.needsCheckpoint || tornTiers;
           untilStep = groups.exchangeFlags(
               untilStep, "the step the run ends after")[healed.leader];
           if (healed.needsCheckpoint) {
             CheckpointFlags resume = flags.checkpoint;
             resume.resume = !resume.dir.empty();
             if (self.rank == 0)
-              std::printf("recover: no surviving rank holds every lost "
-                          "block of the state: every rank %s\n",
+              std::printf("recover: %s: every rank %s\n",
+                          tornTiers ? "the offloaded state may hold part of "
+                                      "the step that failed"
+                                    : "no surviving rank holds every lost "
+                                      "block of the state",
                           resume.resume ? "reads the newest checkpoint"
                                         : "starts again from where the run "
                                           "started (no --checkpoint)");

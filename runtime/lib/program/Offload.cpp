@@ -16,6 +16,16 @@ std::string rtxrt::program::offloadTierOf(const ProgramSpec &spec) {
   return "";
 }
 
+bool rtxrt::program::anyStageOffloads(const ProgramSpec &whole) {
+  if (!offloadTierOf(whole).empty())
+    return true;
+  for (const PipelineStage &stage : whole.stages)
+    for (const ArgSpec &arg : stage.args)
+      if (!arg.offload.empty())
+        return true;
+  return false;
+}
+
 int64_t rtxrt::program::offloadSlotsOf(const ProgramSpec &spec) {
   return std::max<int64_t>(spec.offloadSlots, 2);
 }

@@ -24,6 +24,10 @@ namespace rtxrt::program {
 /// it offloads nothing.
 std::string offloadTierOf(const ProgramSpec &spec);
 
+/// Whether any pipeline stage of `whole` (the whole program, every stage)
+/// offloads state: every rank decides the same.
+bool anyStageOffloads(const ProgramSpec &whole);
+
 /// The buffers in flight the store allows: what the step's own order needs
 /// (ProgramSpec::offloadSlots), never fewer than two (double buffering).
 int64_t offloadSlotsOf(const ProgramSpec &spec);
