@@ -560,6 +560,8 @@ std::shared_future<Tensor> Store::fetch(const std::string &key) {
 }
 
 void Store::store(const std::string &key, const Tensor &value) {
+  if (beforeStore_)
+    beforeStore_(key);
   Lock lock(mutex_);
   throwIfFailed();
   Entry &e = entryOf(key, "store");

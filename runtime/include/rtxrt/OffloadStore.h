@@ -89,7 +89,8 @@ struct OffloadStats {
 };
 
 /// One rank's offloaded buffers. One caller thread per store; transfers
-/// complete on an internal thread.
+/// complete on an internal thread. read() may also be called from a second
+/// thread for keys the caller does not store() meanwhile (setBeforeStore).
 class OffloadStore {
 public:
   /// Throws Error for bad options or a directory that cannot hold files.
@@ -120,6 +121,16 @@ public:
   /// write of key in progress.
   virtual Tensor read(const std::string &key) = 0;
   virtual OffloadStats stats() const = 0;
+  /// Called by store() on the caller's thread before it replaces key's
+  /// value (null: nothing). An asynchronous checkpoint holds it there until
+  /// its writer has read the old value, which it may do with read() from
+  /// its own thread meanwhile (the hook keeps the two off one key).
+  void setBeforeStore(std::function<void(const std::string &key)> hook) {
+    beforeStore_ = std::move(hook);
+  }
+
+protected:
+  std::function<void(const std::string &)> beforeStore_;
 };
 
 /// A rank's store for the offloaded arguments of a step (ArgSpec::offload,

@@ -10,6 +10,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 #include <thread>
 
 using namespace rtxrt;
@@ -140,28 +141,14 @@ struct RankBlock {
   const std::string &detail;
 };
 
-/// Calls `visit` with each block of the state in `args` that this rank
-/// writes (BlockChooser): a plain sharding's local block, or the boxes of
-/// each member range of a ZeRO flat shard. The blocks are views of the host
-/// copies: valid during the call only. Without `withBytes`, only where
-/// the blocks are (`bytes` null, nothing copied from the device).
-void forEachRankBlock(const ProgramSpec &spec, const ProgramDevice &device,
-                      const std::vector<Tensor> &args,
-                      const BlockChooser &choose,
-                      const std::function<void(const RankBlock &)> &visit,
-                      bool withBytes = true, OffloadStore *offload = nullptr) {
-  if (offload && withBytes)
-    offload->flush(); // the step's writes are the state
-  for (size_t i = 0; i < spec.args.size(); ++i) {
-    const ArgSpec &arg = spec.args[i];
-    if (!arg.offload.empty() && withBytes && !offload)
-      throw Error("the state " + arg.name + " lives in the " + arg.offload +
-                  " offload tier, and this run has no offload store");
-    // An offloaded buffer is read from its tier, one at a time.
-    auto value = [&] {
-      return arg.offload.empty() ? device.toHost(args[i])
-                                 : offload->read(stateKeyOf(arg));
-    };
+/// forEachRankBlock for one argument `arg`, whose host value `value()`
+/// gives (called at most once, and only `withBytes`).
+void forEachBlockOf(const ProgramSpec &spec, const ArgSpec &arg,
+                    const std::function<Tensor()> &value,
+                    const BlockChooser &choose,
+                    const std::function<void(const RankBlock &)> &visit,
+                    bool withBytes) {
+  {
     if (!arg.flat.empty()) {
       // This rank's shard [lo, hi) of the members' concatenated local
       // blocks: each member's part is a range of its local block.
@@ -201,20 +188,52 @@ void forEachRankBlock(const ProgramSpec &spec, const ProgramDevice &device,
                  static_cast<size_t>(numElements(box.shape)) * elem, detail});
         }
       }
-      continue;
+      return;
     }
     std::string key = stateKeyOf(arg);
     if (key.empty() || !choose.writes(key, arg.sharding, ""))
-      continue;
+      return;
     LocalBlock block = choose.block(arg);
     TensorInfo info{key, arg.dtype, block.globalShape};
     static const std::string none;
     if (!withBytes) {
       visit({info, block.offsets, arg.shape, nullptr, 0, none});
-      continue;
+      return;
     }
     Tensor host = value();
     visit({info, block.offsets, host.shape(), host.raw(), host.nbytes(), none});
+  }
+}
+
+/// Calls `visit` with each block of the state in `args` that this rank
+/// writes (BlockChooser): a plain sharding's local block, or the boxes of
+/// each member range of a ZeRO flat shard. The blocks are views of the host
+/// copies: valid during the call only. Without `withBytes`, only where
+/// the blocks are (`bytes` null, nothing copied from the device).
+/// `offloaded`: false skips the arguments that live in an offload tier.
+void forEachRankBlock(const ProgramSpec &spec, const ProgramDevice &device,
+                      const std::vector<Tensor> &args,
+                      const BlockChooser &choose,
+                      const std::function<void(const RankBlock &)> &visit,
+                      bool withBytes = true, OffloadStore *offload = nullptr,
+                      bool offloaded = true) {
+  if (offload && withBytes && offloaded)
+    offload->flush(); // the step's writes are the state
+  for (size_t i = 0; i < spec.args.size(); ++i) {
+    const ArgSpec &arg = spec.args[i];
+    if (!arg.offload.empty() && !offloaded)
+      continue;
+    if (!arg.offload.empty() && withBytes && !offload)
+      throw Error("the state " + arg.name + " lives in the " + arg.offload +
+                  " offload tier, and this run has no offload store");
+    // An offloaded buffer is read from its tier, one at a time.
+    forEachBlockOf(
+        spec, arg,
+        [&] {
+          return arg.offload.empty() ? device.toHost(args[i])
+                                     : offload->read(stateKeyOf(arg));
+        },
+        choose, visit, withBytes);
   }
 }
 
@@ -228,15 +247,19 @@ Tensor copyOf(const RankBlock &b) {
 
 /// This rank's chunks of the state in `args`, copied (the next steps
 /// replace the state while a background thread writes them).
+/// (Offloaded arguments are skipped: the writer reads them from their tier.)
 std::vector<PendingChunk> collectRankChunks(const ProgramSpec &spec,
                                             const ProgramDevice &device,
                                             const std::vector<Tensor> &args,
                                             const BlockChooser &choose) {
   std::vector<PendingChunk> chunks;
-  forEachRankBlock(spec, device, args, choose, [&](const RankBlock &b) {
-    chunks.push_back({b.info, b.offsets, copyOf(b),
-                      placementOf(spec, choose.rank(), b.detail)});
-  });
+  forEachRankBlock(
+      spec, device, args, choose,
+      [&](const RankBlock &b) {
+        chunks.push_back({b.info, b.offsets, copyOf(b),
+                          placementOf(spec, choose.rank(), b.detail)});
+      },
+      /*withBytes=*/true, /*offload=*/nullptr, /*offloaded=*/false);
   return chunks;
 }
 
@@ -304,6 +327,8 @@ CheckpointSaver::~CheckpointSaver() {
   // state goes (its checkpoint stays uncommitted).
   if (writer_.joinable())
     writer_.join();
+  if (offload_)
+    offload_->setBeforeStore(nullptr); // the store outlives this saver
 }
 
 void CheckpointSaver::start(int64_t stepsDone,
@@ -312,45 +337,93 @@ void CheckpointSaver::start(int64_t stepsDone,
   finish();
   std::string root = flags_.dir;
   int64_t rank = groups_.rank();
-  if (offload_) {
-    // Offloaded state does not fit in memory at once, and the next step
-    // rewrites its tier: this save writes now, one block at a time, and the
-    // steps wait for it (it is committed at the next boundary, as others).
-    inFlight_ = stepsDone;
-    error_.clear();
-    try {
-      ShardWriter writer(root, stepsDone, rank);
-      BlockChooser chooser(spec_, rank);
-      forEachRankBlock(
-          spec_, device_, args, chooser,
-          [&](const RankBlock &b) {
-            writer.add(b.info, b.offsets, copyOf(b),
-                       placementOf(spec_, rank, b.detail));
-          },
-          /*withBytes=*/true, offload_);
-      writer.finish();
-    } catch (const std::exception &e) {
-      error_ = e.what();
-    }
-    written_ = true;
-    return;
-  }
+  // The blocks in device or host memory are copied now; offloaded buffers
+  // stay in their tier, which need not fit in memory at once.
   auto chunks = std::make_shared<std::vector<PendingChunk>>(collectRankChunks(
       spec_, device_, args, BlockChooser(spec_, groups_.rank())));
   inFlight_ = stepsDone;
   written_ = false;
   error_.clear();
+  if (offload_) {
+    // The last step's writes are the state. The writer reads each buffer
+    // from the tier while the next steps run; a step's store() of a buffer
+    // not read yet waits until it is (the writer takes that one next), so
+    // the save holds one buffer at a time and the tier is never copied
+    // whole.
+    offload_->flush();
+    std::lock_guard<std::mutex> lock(unsaved_.mutex);
+    unsaved_.keys.clear();
+    for (const ArgSpec &arg : spec_.args)
+      if (!arg.offload.empty())
+        unsaved_.keys.push_back(stateKeyOf(arg));
+    unsaved_.wanted.clear();
+    offload_->setBeforeStore(
+        [this](const std::string &key) { waitUntilSaved(key); });
+  }
   writer_ = std::thread([this, chunks, root, stepsDone, rank] {
     try {
       ShardWriter writer(root, stepsDone, rank);
       for (const PendingChunk &c : *chunks)
         writer.add(c.info, c.offsets, c.block, c.placement);
+      if (offload_)
+        writeOffloaded(writer, rank);
       writer.finish();
     } catch (const std::exception &e) {
       error_ = e.what();
     }
+    if (offload_) {
+      // A failed save releases the steps that wait for it.
+      std::lock_guard<std::mutex> lock(unsaved_.mutex);
+      unsaved_.keys.clear();
+      unsaved_.changed.notify_all();
+    }
     written_ = true; // after error_: the main thread reads it once true
   });
+}
+
+void CheckpointSaver::writeOffloaded(ShardWriter &writer, int64_t rank) {
+  BlockChooser chooser(spec_, rank);
+  while (true) {
+    std::string key;
+    {
+      // The buffer a step waits for first, else the next in order.
+      std::lock_guard<std::mutex> lock(unsaved_.mutex);
+      if (unsaved_.keys.empty())
+        return;
+      auto next = std::find(unsaved_.keys.begin(), unsaved_.keys.end(),
+                            unsaved_.wanted);
+      key = next != unsaved_.keys.end() ? *next : unsaved_.keys.front();
+    }
+    // Once read, the step may replace it: the write goes on from memory.
+    Tensor value = offload_->read(key);
+    {
+      std::lock_guard<std::mutex> lock(unsaved_.mutex);
+      unsaved_.keys.erase(
+          std::find(unsaved_.keys.begin(), unsaved_.keys.end(), key));
+      unsaved_.changed.notify_all();
+    }
+    for (const ArgSpec &arg : spec_.args)
+      if (!arg.offload.empty() && stateKeyOf(arg) == key)
+        forEachBlockOf(
+            spec_, arg, [&] { return value; }, chooser,
+            [&](const RankBlock &b) {
+              writer.add(b.info, b.offsets, copyOf(b),
+                         placementOf(spec_, rank, b.detail));
+            },
+            /*withBytes=*/true);
+  }
+}
+
+void CheckpointSaver::waitUntilSaved(const std::string &key) {
+  std::unique_lock<std::mutex> lock(unsaved_.mutex);
+  auto unsaved = [&] {
+    return std::find(unsaved_.keys.begin(), unsaved_.keys.end(), key) !=
+           unsaved_.keys.end();
+  };
+  if (!unsaved())
+    return;
+  unsaved_.wanted = key;
+  unsaved_.changed.wait(lock, [&] { return !unsaved(); });
 }
 
 bool CheckpointSaver::atStepBoundary(bool stopRequested) {
@@ -373,7 +446,7 @@ bool CheckpointSaver::atStepBoundary(bool stopRequested) {
 void CheckpointSaver::finish() {
   if (inFlight_ < 0)
     return;
-  if (writer_.joinable()) // not for an offloaded save: written already
+  if (writer_.joinable())
     writer_.join();
   int64_t step = inFlight_;
   inFlight_ = -1;

@@ -19,9 +19,11 @@
 #include "rtxrt/Checkpoint.h"
 
 #include <atomic>
+#include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -67,11 +69,18 @@ public:
   }
   /// The step of the last checkpoint this run committed (-1: none).
   int64_t lastCommitted() const { return committed_; }
-  /// The run's offloaded state lives in `offload`: saves read it from
-  /// there, one buffer at a time, and write before the next step.
+  /// The run's offloaded state lives in `offload`: a save's writer reads
+  /// it from there, one buffer at a time, while the next steps run; a
+  /// step's store() of a buffer the save has not read yet waits for it.
   void setOffload(OffloadStore *offload) { offload_ = offload; }
 
 private:
+  /// The writer's part for the offloaded buffers, in the order the steps
+  /// want them.
+  void writeOffloaded(checkpoint::ShardWriter &writer, int64_t rank);
+  /// A step's store() of `key`: waits until the save in flight wrote it.
+  void waitUntilSaved(const std::string &key);
+
   const ProgramSpec &spec_;
   ProcessGroups &groups_;
   const ProgramDevice &device_;
@@ -82,6 +91,14 @@ private:
   std::string error_;
   int64_t inFlight_ = -1, committed_ = -1;
   OffloadStore *offload_ = nullptr;
+  /// The offloaded buffers the save in flight has not read yet, and the one
+  /// a step waits for.
+  struct {
+    std::mutex mutex;
+    std::condition_variable changed;
+    std::vector<std::string> keys;
+    std::string wanted;
+  } unsaved_;
 };
 
 /// This rank's part of the hash of the state in `args` (rtxrt/Wal.h's
