@@ -297,10 +297,6 @@ Options rtxlaunch::parse(int argc, char **argv) {
     if (options.maxRestarts == 0)
       usage("--min-nodes shrinks the job at a restart: it needs "
             "--max-restarts R");
-    if (options.inJob)
-      usage("--min-nodes shrinks the job at a restart; --recover in-job "
-            "keeps every node (a lost node restarts every rank on all of "
-            "them): use --recover restart");
     if (!hasProgramPerWorld(options))
       usage("--min-nodes runs the job on fewer nodes: the program's "
             "arguments need '{world}' (a program per world size) or "
