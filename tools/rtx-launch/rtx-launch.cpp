@@ -993,6 +993,7 @@ int main(int argc, char **argv) {
                    runId.c_str());
   }
   int lastRound = firstRound;
+  bool member = true; // this agent's ranks ran in the last round
   for (int round = firstRound;; ++round) {
     lastRound = round;
     if (rounds && round > firstRound) {
@@ -1022,7 +1023,8 @@ int main(int argc, char **argv) {
       for (int64_t m : members)
         list += (list.empty() ? "" : ",") + std::to_string(m);
       auto at = std::find(members.begin(), members.end(), agentNode);
-      if (at == members.end()) {
+      member = at != members.end();
+      if (!member) {
         exitCode = waitOutside(round, list);
         if (exitCode < 0)
           continue; // the members start the next round with this node
@@ -1057,7 +1059,9 @@ int main(int argc, char **argv) {
       archiveRoundTraces(options.trace, round - 1);
     lastRunId = roundRunId;
     std::string planned;
-    if (!options.replan.model.empty() && ranks != options.ranks) {
+    // Another world than the one given (fewer or more ranks, or nodes).
+    if (!options.replan.model.empty() &&
+        ranks * nodes != options.ranks * agentNodes) {
       if (options.replan.cache.empty())
         options.replan.cache = "/tmp/rtx-replan-" + runId;
       try {
@@ -1152,7 +1156,7 @@ int main(int argc, char **argv) {
   int64_t world = int64_t(ranks) * nodes;
   // One timeline of the ranks' traces, also after a failure (the trace of
   // a failed run is the one most worth reading).
-  if (!options.trace.empty() && node == 0) {
+  if (!options.trace.empty() && node == 0 && member) {
     try {
       rtxrt::MergedTrace merged =
           rtxrt::mergeRankTraces(options.trace, world, lastRunId);
