@@ -391,8 +391,15 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
           // writes, which are no step.
           timeout.relax();
           if (saver) {
-            if (saver->lastStarted() != stepsDone)
+            if (saver->lastStarted() != stepsDone) {
+              // The save in flight first, and its steps cut from the log:
+              // a crash in the last save then leaves the log holding only
+              // the steps after the newest committed checkpoint, however
+              // fast the background writes were.
+              saver->finish();
+              cutCoveredRecords();
               startSave(stepsDone, args);
+            }
             TraceScope scope(&tracer, TraceLane::Checkpoint,
                              "checkpoint commit", "checkpoint");
             saver->finish();
