@@ -336,17 +336,15 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
         std::optional<StepLog> log;
         if (!flags.checkpoint.dir.empty())
           log.emplace(flags.checkpoint, self.rank, stepsBefore, otherPlan);
-        // After a commit, the log keeps only what no kept checkpoint covers.
-        int64_t coveredThrough = -1;
-        auto cutCoveredRecords = [&] {
-          if (self.rank != 0 || saver->lastCommitted() == coveredThrough)
-            return;
-          coveredThrough = saver->lastCommitted();
-          std::vector<std::string> ignored;
-          auto kept = checkpoint::findCommitted(
-              flags.checkpoint.dir, checkpoint::Verify::Manifest, &ignored);
-          log->covered(kept.empty() ? coveredThrough : kept.front().step);
-        };
+        // After each commit, at once (a crash in a later save must find
+        // the log cut), the log keeps only what no kept checkpoint covers.
+        if (saver && self.rank == 0)
+          saver->setOnCommitted([&](int64_t step) {
+            std::vector<std::string> ignored;
+            auto kept = checkpoint::findCommitted(
+                flags.checkpoint.dir, checkpoint::Verify::Manifest, &ignored);
+            log->covered(kept.empty() ? step : kept.front().step);
+          });
         auto startSave = [&](int64_t stepsDone,
                              const std::vector<Tensor> &state) {
           TraceScope scope(&tracer, TraceLane::Checkpoint, "checkpoint",
@@ -369,7 +367,6 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
                 stepsDone % flags.checkpoint.every == 0)
               startSave(stepsDone, state);
             preempted = saver->atStepBoundary(preemptionRequested());
-            cutCoveredRecords();
             return !preempted;
           };
         loop.timeout = &timeout;
@@ -391,19 +388,11 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
           // writes, which are no step.
           timeout.relax();
           if (saver) {
-            if (saver->lastStarted() != stepsDone) {
-              // The save in flight first, and its steps cut from the log:
-              // a crash in the last save then leaves the log holding only
-              // the steps after the newest committed checkpoint, however
-              // fast the background writes were.
-              saver->finish();
-              cutCoveredRecords();
+            if (saver->lastStarted() != stepsDone)
               startSave(stepsDone, args);
-            }
             TraceScope scope(&tracer, TraceLane::Checkpoint,
                              "checkpoint commit", "checkpoint");
             saver->finish();
-            cutCoveredRecords();
             log->sync();
           }
           if (preempted && self.rank == 0)

@@ -180,6 +180,10 @@ public:
 private:
   /// The first free number N of `prefix`N, written with `value`.
   int64_t claimNumber(const std::string &prefix, const std::string &value);
+  /// The list "1,2,5" under `key`, if set; throws naming `what` (what a
+  /// value that is no such list would be) otherwise.
+  std::optional<std::vector<int64_t>> readList(const std::string &key,
+                                               const std::string &what);
 
   std::unique_ptr<detail::KeyBoard> board_;
   std::string store_;

@@ -109,6 +109,17 @@ static std::optional<std::vector<int64_t>> parseList(const std::string &text) {
   return numbers;
 }
 
+std::optional<std::vector<int64_t>>
+RecoveryBoard::readList(const std::string &key, const std::string &what) {
+  std::optional<std::string> text = board_->get(key);
+  if (!text)
+    return std::nullopt;
+  std::optional<std::vector<int64_t>> numbers = parseList(*text);
+  if (!numbers)
+    throw Error("the store " + store_ + " holds " + what + ": '" + *text + "'");
+  return numbers;
+}
+
 static std::string listText(const std::vector<int64_t> &numbers) {
   std::string list;
   for (int64_t n : numbers)
@@ -124,15 +135,9 @@ void RecoveryBoard::shrink(int64_t epoch,
 }
 
 std::optional<std::vector<int64_t>> RecoveryBoard::shrinking(int64_t epoch) {
-  std::optional<std::string> text = board_->get(epochKey(epoch, "shrink"));
-  if (!text)
-    return std::nullopt;
-  std::optional<std::vector<int64_t>> survivors = parseList(*text);
-  if (!survivors)
-    throw Error("the store " + store_ + " holds a shrink after epoch " +
-                std::to_string(epoch) + " that is no list of ranks: '" + *text +
-                "'");
-  return survivors;
+  return readList(epochKey(epoch, "shrink"), "a shrink after epoch " +
+                                                 std::to_string(epoch) +
+                                                 " that is no list of ranks");
 }
 
 void RecoveryBoard::saved(int64_t epoch, int64_t rank,
@@ -280,15 +285,9 @@ RecoveryBoard::meetNodes(int64_t round, int64_t nodes, double waitSeconds,
 }
 
 std::optional<std::vector<int64_t>> RecoveryBoard::roundMembers(int64_t round) {
-  std::optional<std::string> text = board_->get(roundKey(round, "members"));
-  if (!text)
-    return std::nullopt;
-  std::optional<std::vector<int64_t>> members = parseList(*text);
-  if (!members)
-    throw Error("the store " + store_ + " holds members of restart round " +
-                std::to_string(round) + " that are no list of nodes: '" +
-                *text + "'");
-  return members;
+  return readList(roundKey(round, "members"), "members of restart round " +
+                                                  std::to_string(round) +
+                                                  " that are no list of nodes");
 }
 
 void RecoveryBoard::askToJoin(int64_t round, int64_t node,

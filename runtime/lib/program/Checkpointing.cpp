@@ -148,61 +148,59 @@ void forEachBlockOf(const ProgramSpec &spec, const ArgSpec &arg,
                     const BlockChooser &choose,
                     const std::function<void(const RankBlock &)> &visit,
                     bool withBytes) {
-  {
-    if (!arg.flat.empty()) {
-      // This rank's shard [lo, hi) of the members' concatenated local
-      // blocks: each member's part is a range of its local block.
-      Tensor shard = withBytes ? value() : Tensor();
-      int64_t length = arg.flat.shard(spec.mesh);
-      int64_t coord = spec.mesh.coordinates(
-          choose.rank())[spec.mesh.axisIndex(arg.flat.axis)];
-      int64_t lo = coord * length, hi = lo + length;
-      size_t elem = dtypeSize(arg.dtype);
-      std::string detail = "flat=" + arg.name + " over " + arg.flat.axis;
-      for (size_t m = 0; m < arg.members.size(); ++m) {
-        const ArgSpec &member = arg.members[m];
-        std::string key = stateKeyOf(member);
-        if (!choose.writes(key, member.sharding, arg.flat.axis))
-          continue;
-        int64_t start = arg.flat.offsets[m];
-        int64_t count = numElements(member.shape);
-        int64_t from = std::max(lo, start), to = std::min(hi, start + count);
-        if (from >= to)
-          continue;
-        LocalBlock block = choose.block(member);
-        TensorInfo info{key, member.dtype, block.globalShape};
-        for (const Box &box :
-             boxesOfRange(member.shape, from - start, to - start)) {
-          // The box's elements are contiguous in the shard: row-major
-          // order within a range of the member.
-          int64_t first = 0;
-          for (size_t d = 0; d < box.offsets.size(); ++d)
-            first = first * member.shape[d] + box.offsets[d];
-          std::vector<int64_t> offsets = box.offsets;
-          for (size_t d = 0; d < offsets.size(); ++d)
-            offsets[d] += block.offsets[d];
-          visit({info, offsets, box.shape,
-                 withBytes ? static_cast<const char *>(shard.raw()) +
-                                 (start + first - lo) * elem
-                           : nullptr,
-                 static_cast<size_t>(numElements(box.shape)) * elem, detail});
-        }
+  if (!arg.flat.empty()) {
+    // This rank's shard [lo, hi) of the members' concatenated local
+    // blocks: each member's part is a range of its local block.
+    Tensor shard = withBytes ? value() : Tensor();
+    int64_t length = arg.flat.shard(spec.mesh);
+    int64_t coord = spec.mesh.coordinates(
+        choose.rank())[spec.mesh.axisIndex(arg.flat.axis)];
+    int64_t lo = coord * length, hi = lo + length;
+    size_t elem = dtypeSize(arg.dtype);
+    std::string detail = "flat=" + arg.name + " over " + arg.flat.axis;
+    for (size_t m = 0; m < arg.members.size(); ++m) {
+      const ArgSpec &member = arg.members[m];
+      std::string key = stateKeyOf(member);
+      if (!choose.writes(key, member.sharding, arg.flat.axis))
+        continue;
+      int64_t start = arg.flat.offsets[m];
+      int64_t count = numElements(member.shape);
+      int64_t from = std::max(lo, start), to = std::min(hi, start + count);
+      if (from >= to)
+        continue;
+      LocalBlock block = choose.block(member);
+      TensorInfo info{key, member.dtype, block.globalShape};
+      for (const Box &box :
+           boxesOfRange(member.shape, from - start, to - start)) {
+        // The box's elements are contiguous in the shard: row-major
+        // order within a range of the member.
+        int64_t first = 0;
+        for (size_t d = 0; d < box.offsets.size(); ++d)
+          first = first * member.shape[d] + box.offsets[d];
+        std::vector<int64_t> offsets = box.offsets;
+        for (size_t d = 0; d < offsets.size(); ++d)
+          offsets[d] += block.offsets[d];
+        visit({info, offsets, box.shape,
+               withBytes ? static_cast<const char *>(shard.raw()) +
+                               (start + first - lo) * elem
+                         : nullptr,
+               static_cast<size_t>(numElements(box.shape)) * elem, detail});
       }
-      return;
     }
-    std::string key = stateKeyOf(arg);
-    if (key.empty() || !choose.writes(key, arg.sharding, ""))
-      return;
-    LocalBlock block = choose.block(arg);
-    TensorInfo info{key, arg.dtype, block.globalShape};
-    static const std::string none;
-    if (!withBytes) {
-      visit({info, block.offsets, arg.shape, nullptr, 0, none});
-      return;
-    }
-    Tensor host = value();
-    visit({info, block.offsets, host.shape(), host.raw(), host.nbytes(), none});
+    return;
   }
+  std::string key = stateKeyOf(arg);
+  if (key.empty() || !choose.writes(key, arg.sharding, ""))
+    return;
+  LocalBlock block = choose.block(arg);
+  TensorInfo info{key, arg.dtype, block.globalShape};
+  static const std::string none;
+  if (!withBytes) {
+    visit({info, block.offsets, arg.shape, nullptr, 0, none});
+    return;
+  }
+  Tensor host = value();
+  visit({info, block.offsets, host.shape(), host.raw(), host.nbytes(), none});
 }
 
 /// Calls `visit` with each block of the state in `args` that this rank
@@ -472,6 +470,8 @@ void CheckpointSaver::finish() {
     throw Error("checkpoint of step " + std::to_string(step) +
                 " not committed" + (error.empty() ? "" : ": " + error));
   committed_ = step;
+  if (onCommitted_)
+    onCommitted_(step);
 }
 
 std::shared_ptr<const CheckpointReader>

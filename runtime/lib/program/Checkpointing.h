@@ -73,6 +73,12 @@ public:
   /// it from there, one buffer at a time, while the next steps run; a
   /// step's store() of a buffer the save has not read yet waits for it.
   void setOffload(OffloadStore *offload) { offload_ = offload; }
+  /// Called on every rank right after a checkpoint of `step` is committed
+  /// (wherever the commit happens: a step boundary, the next start(),
+  /// finish()), before any later save can start.
+  void setOnCommitted(std::function<void(int64_t step)> onCommitted) {
+    onCommitted_ = std::move(onCommitted);
+  }
 
 private:
   /// The writer's part for the offloaded buffers, in the order the steps
@@ -91,6 +97,7 @@ private:
   std::string error_;
   int64_t inFlight_ = -1, committed_ = -1;
   OffloadStore *offload_ = nullptr;
+  std::function<void(int64_t)> onCommitted_;
   /// The offloaded buffers the save in flight has not read yet, and the one
   /// a step waits for.
   struct {
