@@ -32,26 +32,20 @@ GPU runtime: the whole flow can then be checked without a GPU (its speed
 means nothing).
 """
 import argparse
-import glob
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
-import tarfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "bench", "cpu"))
+sys.path.insert(0, HERE)
 
 from common import add_model_args  # noqa: E402  (stdlib only)
-
-# Libraries the GPU machine has itself (the system's, or CUDA's and NCCL's,
-# found by `run`): everything else a program needs travels in libs.tar.xz.
-PROVIDED = re.compile(r"^(linux-vdso|ld-linux|libc|libm|libdl|libpthread|librt|libstdc\+\+|libgcc_s|"
-                      r"libcuda|libcudart|libcublas|libcublasLt|libnccl)\.")
+from carry import add_prepared_args, library_environment, pack_libraries  # noqa: E402  (stdlib only)
 
 
 def run(cmd, **kwargs):
@@ -72,25 +66,6 @@ def losses_and_rate(output, tokens_per_step, warmup):
     times = [float(m.group(1)) for m in re.finditer(r"time=([\d.]+)ms", output)][warmup:]
     rate = tokens_per_step / (sum(times) / len(times) / 1000) if times else float("nan")
     return losses, rate
-
-
-def needed_libraries(program, env=None):
-    """(path of each library `program` loads that the GPU machine lacks,
-    names ldd could not find)."""
-    if shutil.which("ldd") is None:
-        print("no ldd here: the libraries are not checked before the run", flush=True)
-        return [], []
-    out = subprocess.run(["ldd", program], capture_output=True, text=True, env=env).stdout
-    paths, missing = [], []
-    for line in out.splitlines():
-        m = re.match(r"\s*(\S+) => (not found|(\S+))", line)
-        if not m:
-            continue
-        if m.group(2) == "not found":
-            missing.append(m.group(1))
-        elif not PROVIDED.match(m.group(1)):
-            paths.append(m.group(3))
-    return paths, missing
 
 
 def run_program(program, steps, env=None):
@@ -128,55 +103,22 @@ def prepare(a):
 
     tokens = a.batch * a.seq
     cpu_losses, cpu_rate = losses_and_rate(run_program(f"{out}/program-cpp", a.steps), tokens, a.warmup)
-    libraries = {}  # by the name the programs load
-    for program in ("program-cpp", "program-cuda"):
-        paths, missing = needed_libraries(f"{out}/{program}")
-        if missing:
-            sys.exit(f"{program} needs libraries this machine lacks: {', '.join(missing)}")
-        libraries.update((os.path.basename(p), os.path.realpath(p)) for p in paths)
-    with tarfile.open(f"{out}/libs.tar.xz", "w:xz") as tar:
-        for name, path in sorted(libraries.items()):
-            tar.add(path, arcname=name)
+    packed = pack_libraries([f"{out}/program-cpp", f"{out}/program-cuda"], f"{out}/libs.tar.xz")
     with open(f"{out}/bench.json", "w") as f:
         json.dump({"model": {k: getattr(a, k) for k in ("layers", "width", "heads", "seq", "batch", "vocab")},
                    "steps": a.steps, "warmup": a.warmup, "tokens_per_step": tokens, "emulated": a.emulate,
                    "cpu_losses_here": cpu_losses, "cpu_tokens_per_s_here": cpu_rate}, f, indent=1)
     size = sum(os.path.getsize(os.path.join(out, n)) for n in ("program-cuda", "program-cpp", "libs.tar.xz"))
-    print(f"prepared {out}: the two programs, the CPU losses and {len(libraries)} libraries "
+    print(f"prepared {out}: the two programs, the CPU losses and {packed} libraries "
           f"({size / 2**20:.1f} MiB to carry); on the GPU machine run:\n"
           f"  python3 bench/gpu/gpt2_cuda_vs_cpu.py run --out {os.path.relpath(out, ROOT)}")
-
-
-def gpu_library_dirs():
-    """Where CUDA's and NCCL's libraries may be: the toolkit and pip's
-    nvidia-* packages (on sys.path of this Python)."""
-    dirs = []
-    for pattern in ("/usr/local/cuda/lib64", "/usr/local/cuda/lib", "/usr/local/cuda/targets/x86_64-linux/lib",
-                    "/usr/local/cuda-*/lib64", "/usr/local/cuda-*/lib"):
-        dirs += glob.glob(pattern)
-    for entry in sys.path:
-        dirs += glob.glob(os.path.join(entry, "nvidia", "*", "lib"))
-        dirs += glob.glob(os.path.join(entry, "nvidia", "cu*", "lib"))
-    return [d for d in dict.fromkeys(dirs) if os.path.isdir(d)]
 
 
 def run_prepared(a):
     out = a.out
     with open(f"{out}/bench.json") as f:
         bench = json.load(f)
-    libs = os.path.join(out, "libs")
-    shutil.rmtree(libs, ignore_errors=True)
-    with tarfile.open(f"{out}/libs.tar.xz") as tar:
-        try:
-            tar.extractall(libs, filter="data")
-        except TypeError:  # Pythons before 3.11.4 have no extraction filters
-            tar.extractall(libs)
-    path = [libs] + gpu_library_dirs() + os.environ.get("LD_LIBRARY_PATH", "").split(":")
-    env = dict(os.environ, LD_LIBRARY_PATH=":".join(p for p in path if p))
-    for program in ("program-cuda", "program-cpp"):
-        _, missing = needed_libraries(f"{out}/{program}", env)
-        if missing:
-            sys.exit(f"{program}: cannot find {', '.join(missing)} (looked in {env['LD_LIBRARY_PATH']})")
+    env = library_environment(f"{out}/libs.tar.xz", [f"{out}/program-cuda", f"{out}/program-cpp"])
 
     steps, tokens, warmup = bench["steps"], bench["tokens_per_step"], bench["warmup"]
     gpu_losses, gpu_rate = losses_and_rate(run_program(f"{out}/program-cuda", steps, env), tokens, warmup)
@@ -213,11 +155,7 @@ def main():
                         help="prepare here, run on the GPU machine, or both")
     add_model_args(parser)
     parser.add_argument("--tolerance", type=float, default=1e-4)
-    parser.add_argument("--out", default=os.path.join(ROOT, "build-gpu-bench"),
-                        help="the prepared programs and libraries (default build-gpu-bench, which git "
-                             "ignores: name it in the device tool's carry)")
-    parser.add_argument("--emulate", action="store_true",
-                        help="prepare: build the CUDA program for the host emulation of the GPU runtime")
+    add_prepared_args(parser, ROOT, "build-gpu-bench")
     a = parser.parse_args()
     a.out = os.path.abspath(a.out)
     if a.phase in ("prepare", "all"):

@@ -91,11 +91,6 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
     // does not end this process.
     RecoveryMode recovery = RecoveryMode::fromEnvironment();
     recovery.inJob = recovery.inJob && self.world > 1;
-    if (recovery.inJob && device.runtime() &&
-        device.runtime()->makeCommunicator)
-      throw Error("in-job recovery (rtx-launch --recover in-job) re-creates "
-                  "Gloo process groups; this GPU program's NCCL communicators "
-                  "cannot be re-created in the job yet: use --recover restart");
     // Ranks meet under the rendezvous timeout (they may start seconds apart
     // on a loaded machine); the steps run under --timeout (StepTimeout.h).
     StepTimeout timeout(flags.timeoutAuto, flags.timeout,

@@ -9,9 +9,16 @@
 // Communicators are non-blocking (NCCL 2.14+): every call returns at once
 // and this file waits for completion itself, polling the stream and
 // ncclCommGetAsyncError against a deadline, so a collective that a peer
-// never joins fails after --timeout seconds with an Error naming the rank,
-// the op and the group (the communicator is aborted first), instead of
-// hanging the job.
+// never joins fails after --timeout seconds with a CommunicationError naming
+// the rank, the op and the group (the communicator is aborted first),
+// instead of hanging the job. So does a peer's loss that NCCL reports itself
+// (its asynchronous error: a closed connection). In-job recovery
+// (program/InJobRecovery.h) catches that error and drops this communicator;
+// once one of its NCCL communicators failed, the others are aborted too
+// rather than destroyed (ncclCommDestroy finalizes, which waits for peers
+// that may be gone). The next epoch creates new ones: its ncclUniqueIds are
+// published under that epoch's run prefix, so a survivor never joins a
+// communicator of the old epoch.
 //
 // Synchronous collectives run on the compute stream, so they are ordered
 // with the kernels around them. Started ones (rtx.*_start) run on this
@@ -41,6 +48,9 @@
 #include "Portable.h"
 
 #include "../comm/Store.h"
+#ifdef RTXRT_HAVE_GLOO
+#include "../comm/Liveness.h"
+#endif
 
 #include <nccl.h>
 
@@ -88,6 +98,16 @@ ncclRedOp_t ncclOp(ReduceKind kind) {
     return ncclMin;
   }
   return ncclSum;
+}
+
+/// Which ranks stopped, from their heartbeats (comm/Liveness.h), for a
+/// timeout's message.
+std::string livenessReport() {
+#ifdef RTXRT_HAVE_GLOO
+  return rtxrt::detail::livenessReport();
+#else
+  return "";
+#endif
 }
 
 /// [..., n*c at dim, ...] -> [n, ..., c, ...] (contiguous pieces).
@@ -179,7 +199,8 @@ public:
       (void)cudaStreamDestroy(commStream_);
     for (auto &entry : comms_)
       if (entry.second) // null: aborted, and freed by the abort
-        (void)ncclCommDestroy(entry.second);
+        (void)(failed_ ? ncclCommAbort(entry.second)
+                       : ncclCommDestroy(entry.second));
   }
 
   bool takesGpuTensors() const override { return true; }
@@ -389,9 +410,9 @@ private:
       throw Error("rank " + std::to_string(rank_) + ": " + what +
                   ": process group " + name + " was not created");
     if (!it->second)
-      throw Error("rank " + std::to_string(rank_) + ": " + what +
-                  ": the NCCL communicator of process group " + name +
-                  " was aborted after an earlier failure");
+      throw CommunicationError("rank " + std::to_string(rank_) + ": " + what +
+                               ": the NCCL communicator of process group " +
+                               name + " was aborted after an earlier failure");
     if (starting_) { // on the communication stream; checked at the wait
       checkNccl(enqueue(it->second), what.c_str(), name);
       waitComm(it->second, what, name, false);
@@ -407,12 +428,13 @@ private:
                     const std::string &what) {
     std::string name = rtxrt::detail::groupName(group);
     auto it = comms_.find(name);
-    if (it == comms_.end() || !it->second)
+    if (it == comms_.end())
       throw Error("rank " + std::to_string(rank_) + ": " + what +
-                  ": process group " + name +
-                  (it == comms_.end()
-                       ? " was not created"
-                       : " was aborted after an earlier failure"));
+                  ": process group " + name + " was not created");
+    if (!it->second)
+      throw CommunicationError("rank " + std::to_string(rank_) + ": " + what +
+                               ": process group " + name +
+                               " was aborted after an earlier failure");
     return it->second;
   }
 
@@ -595,8 +617,9 @@ private:
   }
 
   /// Polls until no communicator of `comms` has a call in progress and
-  /// `ready()` holds. A communicator's error, or the deadline (--timeout),
-  /// aborts them and throws an Error naming the rank, the op and the group,
+  /// `ready()` holds. A communicator's asynchronous error (a peer lost), or
+  /// the deadline (--timeout: a peer hung or never joined), aborts them and
+  /// throws a CommunicationError naming the rank, the op and the group,
   /// instead of hanging the job.
   template <typename Ready>
   void poll(const std::vector<ncclComm_t> &comms, const std::string &what,
@@ -611,7 +634,12 @@ private:
         ncclCommGetAsyncError(comm, &async);
         if (async != ncclSuccess && async != ncclInProgress) {
           abort(comm);
-          checkNccl(async, what.c_str(), group);
+          throw CommunicationError(
+              "rank " + std::to_string(rank_) + ": " + what +
+              " failed in process group " + group + ": " +
+              ncclGetErrorString(async) +
+              " (a peer failed or its connection closed); the NCCL "
+              "communicator was aborted");
         }
         settled = settled && async == ncclSuccess;
       }
@@ -620,19 +648,23 @@ private:
       if (std::chrono::steady_clock::now() > deadline) {
         for (ncclComm_t comm : comms)
           abort(comm);
-        throw Error("rank " + std::to_string(rank_) + ": " + what +
-                    " in process group " + group + " timed out after " +
-                    std::to_string(timeout_) +
-                    " s (a peer failed or never joined); the NCCL "
-                    "communicator was aborted");
+        throw CommunicationError(
+            "rank " + std::to_string(rank_) + ": " + what +
+            " in process group " + group + " timed out after " +
+            std::to_string(timeout_) +
+            " s (a peer failed or never joined); the NCCL "
+            "communicator was aborted" +
+            livenessReport());
       }
       std::this_thread::sleep_for(std::chrono::microseconds(50));
     }
   }
 
   /// Aborts `comm`, which frees it, and forgets it, so that the destructor
-  /// (run while the error unwinds) does not destroy it a second time.
+  /// (run while the error unwinds) does not destroy it a second time. The
+  /// destructor aborts the others too.
   void abort(ncclComm_t comm) {
+    failed_ = true;
     (void)ncclCommAbort(comm);
     for (auto &entry : comms_)
       if (entry.second == comm)
@@ -642,6 +674,8 @@ private:
   int64_t rank_;
   double timeout_;
   std::map<std::string, ncclComm_t> comms_;
+  /// A communicator was aborted: peers may be gone.
+  bool failed_ = false;
   cudaStream_t commStream_ = nullptr;
   /// Inside start(): run() enqueues on the communication stream and does
   /// not wait; the communicators it used are collected for the wait.

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The GPU session's one device call: runs every check and benchmark that
+# bench/gpu/*.py prepared here (build-gpu-nccl, build-gpu-bench,
+# build-gpu-small; carry the ones that exist), each under its own time limit
+# so that one hang leaves the others' results, and copies the results and
+# logs to RESULTS (default $OUT, the device tool's folder):
+#
+#   bash bench/gpu/run_prepared.sh [RESULTS]
+#
+# Exits non-zero when any check failed.
+set -u
+cd "$(dirname "$0")/../.."
+results="${1:-${OUT:?name a results folder}}"
+mkdir -p "$results"
+export PYTHONUNBUFFERED=1
+nvidia-smi -L 2>&1 | tee "$results/gpu.txt"
+status=0
+if [ -d build-gpu-nccl ]; then
+  timeout 200 python3 bench/gpu/nccl_in_job.py run --out build-gpu-nccl > "$results/nccl.log" 2>&1 || status=1
+  cp build-gpu-nccl/result.txt "$results/nccl-result.txt" 2>/dev/null
+  (cd build-gpu-nccl/run 2>/dev/null && tar czf "$results/nccl-logs.tar.gz" \
+    nccl kill/launch.out kill/launch.err stop/launch.out stop/launch.err 2>/dev/null)
+fi
+for out in build-gpu-bench build-gpu-small; do
+  [ -d "$out" ] || continue
+  limit=100; [ "$out" = build-gpu-small ] && limit=150
+  timeout $limit python3 bench/gpu/gpt2_cuda_vs_cpu.py run --out "$out" > "$results/$out.log" 2>&1 || status=1
+  cp "$out/result.txt" "$results/$out-result.txt" 2>/dev/null
+done
+cat "$results"/*result*.txt
+exit $status
