@@ -16,10 +16,10 @@ export PYTHONUNBUFFERED=1
 nvidia-smi -L 2>&1 | tee "$results/gpu.txt"
 status=0
 if [ -d build-gpu-nccl ]; then
-  timeout 200 python3 bench/gpu/nccl_in_job.py run --out build-gpu-nccl > "$results/nccl.log" 2>&1 || status=1
+  timeout 240 python3 bench/gpu/nccl_in_job.py run --out build-gpu-nccl --repeat "${RTX_GPU_REPEAT:-1}" > "$results/nccl.log" 2>&1 || status=1
   cp build-gpu-nccl/result.txt "$results/nccl-result.txt" 2>/dev/null
   (cd build-gpu-nccl/run 2>/dev/null && tar czf "$results/nccl-logs.tar.gz" \
-    nccl kill/launch.out kill/launch.err stop/launch.out stop/launch.err 2>/dev/null)
+    nccl ./*.metrics.jsonl ./*/launch.out ./*/launch.err ./*/metrics.jsonl 2>/dev/null)
 fi
 for out in build-gpu-bench build-gpu-small; do
   [ -d "$out" ] || continue

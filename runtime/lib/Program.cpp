@@ -212,6 +212,10 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
         untilStep = stepsBefore + flags.steps;
     };
 
+    // --deterministic: the hash of the whole state after the newest step,
+    // which a recovery compares the healed state with.
+    int64_t hashedStep = -1;
+    uint64_t hashedState = 0;
     // Epochs: one, unless in-job recovery meets again after a lost peer.
     for (int64_t epoch = recovery.epoch;; ++epoch) {
       std::string lost;
@@ -240,6 +244,9 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
           // (Offloaded buffers are ZeRO flat buffers, of which no peer holds
           // a replica: healFromPeers sent none of them.)
           bool tornTiers = epoch > 0 && anyStageOffloads(whole);
+          if (tornTiers)
+            healed.why = "the offloaded state may hold part of the step that "
+                         "failed";
           healed.needsCheckpoint = healed.needsCheckpoint || tornTiers;
           untilStep = groups.exchangeFlags(
               untilStep, "the step the run ends after")[healed.leader];
@@ -247,11 +254,7 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
             CheckpointFlags resume = flags.checkpoint;
             resume.resume = !resume.dir.empty();
             if (self.rank == 0)
-              std::printf("recover: %s: every rank %s\n",
-                          tornTiers ? "the offloaded state may hold part of "
-                                      "the step that failed"
-                                    : "no surviving rank holds every lost "
-                                      "block of the state",
+              std::printf("recover: %s: every rank %s\n", healed.why.c_str(),
                           resume.resume ? "reads the newest checkpoint"
                                         : "starts again from where the run "
                                           "started (no --checkpoint)");
@@ -267,6 +270,12 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
                           static_cast<long long>(healed.stepsDone),
                           static_cast<long long>(healed.source));
             stepsBefore = healed.stepsDone;
+            if (epoch > 0 && flags.checkpoint.deterministic)
+              checkHealedHash(groups, healed, hashedStep, hashedState, [&] {
+                return groups.sumOverRanks(
+                    rankStateHash(spec, device, args, self.rank, offload.get()),
+                    "the healed state's hash");
+              });
           }
           // rtx-launch: a failure after this is recovered in the job; one
           // before it (a replacement lost at the rendezvous) restarts all.
@@ -351,13 +360,18 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
         if (saver)
           loop.afterStep = [&](int64_t stepsDone,
                                const std::vector<Tensor> &state) {
-            log->afterStep(stepsDone,
-                           log->hashesState()
-                               ? groups.sumOverRanks(
-                                     rankStateHash(spec, device, state,
-                                                   self.rank, offload.get()),
-                                     "the state hash")
-                               : 0);
+            uint64_t stateHash =
+                log->hashesState()
+                    ? groups.sumOverRanks(rankStateHash(spec, device, state,
+                                                        self.rank,
+                                                        offload.get()),
+                                          "the state hash")
+                    : 0;
+            if (log->hashesState()) {
+              hashedStep = stepsDone;
+              hashedState = stateHash;
+            }
+            log->afterStep(stepsDone, stateHash);
             if (flags.checkpoint.every > 0 &&
                 stepsDone % flags.checkpoint.every == 0)
               startSave(stepsDone, state);

@@ -21,4 +21,5 @@ def test_prepare_then_run_with_the_emulated_gpu(tmp_path):
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     result = (out / "result.txt").read_text().splitlines()
     assert [line.split(":")[0] for line in result] == [
-        "PASS nccl-vs-cpu", "PASS uninterrupted", "PASS in-job-kill", "PASS in-job-stop"], result
+        "PASS nccl-vs-cpu", "PASS uninterrupted", "PASS deterministic", "PASS in-job-kill", "PASS in-job-stop",
+        "PASS in-job-kill-again", "PASS in-job-stop-again"], result

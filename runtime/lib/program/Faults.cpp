@@ -27,6 +27,12 @@ static Faults readFaults() {
     faults.commDelayMs = milliseconds("RTX_FAULT_COMM_DELAY_MS", delay);
   if (const char *delay = std::getenv("RTX_FAULT_OFFLOAD_DELAY_MS"))
     faults.offloadDelayMs = milliseconds("RTX_FAULT_OFFLOAD_DELAY_MS", delay);
+  if (const char *flip = std::getenv("RTX_FAULT_HEAL_FLIP")) {
+    if (std::string(flip) != "0" && std::string(flip) != "1")
+      throw Error(std::string("RTX_FAULT_HEAL_FLIP is 0 or 1, got '") + flip +
+                  "'");
+    faults.healFlip = std::string(flip) == "1";
+  }
   if (const char *slow = std::getenv("RTX_FAULT_SLOW_RANK")) {
     std::string text = slow;
     auto colon = text.find(':');

@@ -11,6 +11,9 @@
 //   RTX_FAULT_OFFLOAD_DELAY_MS=MS  every read and write of the offload
 //                                tier takes at least MS milliseconds (a
 //                                slow disk: backpressure)
+//   RTX_FAULT_HEAL_FLIP=1        in-job recovery: a healed rank flips a bit
+//                                of the first piece of state it receives (a
+//                                transfer corrupted without an error)
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,6 +29,7 @@ struct Faults {
   int64_t slowRank = -1;
   double slowRankMs = 0;
   double offloadDelayMs = 0;
+  bool healFlip = false;
   /// Read from the environment once; throws Error naming a malformed
   /// variable.
   static const Faults &get();

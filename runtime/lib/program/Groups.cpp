@@ -190,16 +190,24 @@ std::vector<int64_t> ProcessGroups::exchangeFlags(int64_t mine,
   return flags;
 }
 
-uint64_t ProcessGroups::sumOverRanks(uint64_t mine, const std::string &what) {
+std::vector<uint64_t> ProcessGroups::exchangeWords(uint64_t mine,
+                                                   const std::string &what) {
   // Bit for bit: exchangeFlags passes values through a double.
   Tensor word = Tensor::uninitialized({}, DType::I64);
   std::memcpy(word.raw(), &mine, sizeof(mine));
-  uint64_t sum = 0;
+  std::vector<uint64_t> words;
   for (const Tensor &theirs : comm_->exchange(world_, word, what)) {
     uint64_t value;
     std::memcpy(&value, theirs.raw(), sizeof(value));
-    sum += value; // mod 2^64
+    words.push_back(value);
   }
+  return words;
+}
+
+uint64_t ProcessGroups::sumOverRanks(uint64_t mine, const std::string &what) {
+  uint64_t sum = 0;
+  for (uint64_t value : exchangeWords(mine, what))
+    sum += value; // mod 2^64
   return sum;
 }
 

@@ -109,6 +109,8 @@ public:
   int64_t firstFailedRank(bool ok, const std::string &what);
   /// Every rank's `mine`, by rank (a few flags each; every rank calls it).
   std::vector<int64_t> exchangeFlags(int64_t mine, const std::string &what);
+  /// Every rank's `mine`, by rank, bit for bit (hashes).
+  std::vector<uint64_t> exchangeWords(uint64_t mine, const std::string &what);
   /// The sum mod 2^64 of every rank's `mine` (hashes), on every rank.
   uint64_t sumOverRanks(uint64_t mine, const std::string &what);
 

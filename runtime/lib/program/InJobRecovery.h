@@ -55,7 +55,8 @@ std::vector<int64_t> healSources(const ProgramSpec &spec,
 /// What healing did.
 struct Healing {
   int64_t stepsDone = 0;        // the steps every rank holds now
-  bool needsCheckpoint = false; // no survivor holds some lost rank's state
+  bool needsCheckpoint = false; // every rank reads the newest checkpoint
+  std::string why;              // why it does
   int64_t received = 0;         // tensors this rank received
   int64_t source = -1;          // the rank it received them from
   int64_t leader = 0; // the first rank with the most steps: its end counts
@@ -69,6 +70,15 @@ struct Healing {
 Healing healFromPeers(const ProgramSpec &whole, const ProgramSpec &stage,
                       ProcessGroups &groups, const ProgramDevice &device,
                       std::vector<Tensor> &args, int64_t stepsDone);
+
+/// --deterministic: after peers healed, the whole state must hash as it did
+/// after that step. The leader (the survivor whose end counts) says which
+/// step it hashed last (`hashedStep`, -1 for none) and its hash; when that
+/// is the healed step, every rank computes `stateHash()` (a collective) and
+/// a difference is an error naming the step.
+void checkHealedHash(ProcessGroups &groups, const Healing &healed,
+                     int64_t hashedStep, uint64_t hashedState,
+                     const std::function<uint64_t()> &stateHash);
 
 /// What saveForShrink did.
 struct ShrinkSave {
