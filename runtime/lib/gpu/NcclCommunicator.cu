@@ -523,11 +523,16 @@ private:
     ncclResult_t end = ncclGroupEnd();
     checkNccl(status == ncclSuccess ? end : status, messages[0]->what.c_str(),
               messages[0]->group);
-    auto done = record(commStream());
-    for (auto &m : messages) {
+    // A non-blocking communicator puts the group's kernels on the stream
+    // asynchronously (ncclGroupEnd may answer ncclInProgress first): the
+    // event after them is recorded once they are there, or it would fire
+    // at once, and the buffers would be read and reused while NCCL still
+    // moves them (healing over NCCL delivered wrong pieces that way).
+    for (auto &m : messages)
       waitComm(m->comm, m->what, m->group, false);
+    auto done = record(commStream());
+    for (auto &m : messages)
       m->done = done;
-    }
   }
 
   Completion post(std::shared_ptr<Message> message) {

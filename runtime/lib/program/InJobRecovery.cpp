@@ -123,19 +123,6 @@ Healing rtxrt::program::healFromPeers(
     healing.why = "no surviving rank holds every lost block of the state";
     return healing;
   }
-  // On the H200 machine (bench/gpu/nccl_in_job.py) the state sent point to
-  // point over NCCL arrived wrong now and then (the hash check below caught
-  // it), and every time when each send waited for its completion. Until
-  // that is understood, NCCL programs re-read the checkpoint: their
-  // communicators are still re-created in the job.
-  bool anyHealed = false;
-  for (size_t r = 0; r < sources.size(); ++r)
-    anyHealed = anyHealed || sources[r] != static_cast<int64_t>(r);
-  if (anyHealed && groups.communicator().takesGpuTensors()) {
-    healing.needsCheckpoint = true;
-    healing.why = "state is not sent point to point over NCCL yet";
-    return healing;
-  }
   std::vector<int64_t> world(steps.size());
   for (size_t r = 0; r < world.size(); ++r)
     world[r] = static_cast<int64_t>(r);
@@ -144,7 +131,6 @@ Healing rtxrt::program::healFromPeers(
   // Every piece of state, tagged by its argument's index; a source sends to
   // each rank it heals, a healed rank receives from its source.
   std::vector<std::pair<size_t, Completion>> receives;
-  std::vector<Completion> sends;
   for (size_t i = 0; i < spec.args.size(); ++i) {
     const ArgSpec &arg = spec.args[i];
     if (stateKeyOf(arg).empty())
@@ -154,10 +140,14 @@ Healing rtxrt::program::healFromPeers(
       int64_t q = sources[r];
       if (q == static_cast<int64_t>(r))
         continue;
+      // Each send completes before the next, as the healed rank posts its
+      // receives one by one: NCCL matches sends with receives only when
+      // both sides group them alike. A source never receives here, so the
+      // wait cannot deadlock.
       if (q == self)
-        sends.push_back(comm.send(world, self, static_cast<int64_t>(r),
-                                  static_cast<int64_t>(i),
-                                  device.toHost(args[i]), what));
+        comm.send(world, self, static_cast<int64_t>(r), static_cast<int64_t>(i),
+                  device.toHost(args[i]), what)
+            .get();
       if (static_cast<int64_t>(r) == self)
         receives.push_back(
             {i, comm.recv(world, self, q, static_cast<int64_t>(i),
@@ -172,13 +162,14 @@ Healing rtxrt::program::healFromPeers(
     }
     args[i] = device.toDevice(piece);
   }
-  for (Completion &completion : sends)
-    completion.get();
   healing.received = static_cast<int64_t>(receives.size());
   healing.source = sources[self];
   // A healed rank holds what its source holds, or the transfer went wrong
   // without an error: each rank hashes its state, and every rank checks
   // every healed one against its source (the same verdict everywhere).
+  bool anyHealed = false;
+  for (size_t r = 0; r < world.size(); ++r)
+    anyHealed = anyHealed || sources[r] != static_cast<int64_t>(r);
   if (!anyHealed)
     return healing;
   std::vector<uint64_t> hashes = groups.exchangeWords(
@@ -203,8 +194,15 @@ void rtxrt::program::checkHealedHash(
       hashedStep, "the step each rank hashed last")[healed.leader];
   uint64_t expected = groups.exchangeWords(
       hashedState, "the state hash each rank logged last")[healed.leader];
-  if (step != healed.stepsDone)
+  if (step != healed.stepsDone) {
+    // The loss came while that step's hash was summed over the ranks.
+    if (groups.rank() == 0)
+      std::printf("recover: no state hash was logged after step %lld (the "
+                  "loss came first): the healed state is not compared with "
+                  "the log\n",
+                  static_cast<long long>(healed.stepsDone));
     return;
+  }
   uint64_t now = stateHash();
   if (now != expected)
     throw Error("in-job recovery: the healed state of step " +

@@ -75,7 +75,8 @@ Healing healFromPeers(const ProgramSpec &whole, const ProgramSpec &stage,
 /// after that step. The leader (the survivor whose end counts) says which
 /// step it hashed last (`hashedStep`, -1 for none) and its hash; when that
 /// is the healed step, every rank computes `stateHash()` (a collective) and
-/// a difference is an error naming the step.
+/// a difference is an error naming the step; otherwise (the loss came while
+/// that hash was summed) rank 0 says that nothing is compared.
 void checkHealedHash(ProcessGroups &groups, const Healing &healed,
                      int64_t hashedStep, uint64_t hashedState,
                      const std::function<uint64_t()> &stateHash);
