@@ -22,6 +22,12 @@ PROVIDED = re.compile(r"^(linux-vdso|ld-linux|libc|libm|libdl|libpthread|librt|l
                       r"libcuda|libcudart|libcublas|libcublasLt|libnccl)\.")
 
 
+def run(cmd, **kwargs):
+    """Runs `cmd` after printing it; a failure raises."""
+    print("+", " ".join(cmd), flush=True)
+    return subprocess.run(cmd, check=True, **kwargs)
+
+
 def needed_libraries(program, env=None):
     """(path of each library `program` loads that the GPU machine lacks,
     names ldd could not find)."""

@@ -45,12 +45,7 @@ sys.path.insert(0, os.path.join(ROOT, "bench", "cpu"))
 sys.path.insert(0, HERE)
 
 from common import add_model_args  # noqa: E402  (stdlib only)
-from carry import add_prepared_args, library_environment, pack_libraries  # noqa: E402  (stdlib only)
-
-
-def run(cmd, **kwargs):
-    print("+", " ".join(cmd), flush=True)
-    return subprocess.run(cmd, check=True, **kwargs)
+from carry import add_prepared_args, library_environment, pack_libraries, run  # noqa: E402  (stdlib only)
 
 
 def ensure_built(build):

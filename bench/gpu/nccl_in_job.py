@@ -55,7 +55,7 @@ ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 INPUTS = os.path.join(ROOT, "test", "Reliability", "Inputs")
 sys.path.insert(0, HERE)
 
-from carry import add_prepared_args, library_environment, pack_libraries  # noqa: E402  (stdlib only)
+from carry import add_prepared_args, library_environment, pack_libraries, run  # noqa: E402  (stdlib only)
 
 # Both ranks on the one GPU, each its own NCCL "host", over loopback sockets.
 NCCL_ENV = {"RTX_DEVICE": "cuda:0", "NCCL_SOCKET_IFNAME": "lo", "NCCL_IB_DISABLE": "1",
@@ -63,11 +63,6 @@ NCCL_ENV = {"RTX_DEVICE": "cuda:0", "NCCL_SOCKET_IFNAME": "lo", "NCCL_IB_DISABLE
             "NCCL_DEBUG": "INFO"}
 RANK_WRAPPER = '#!/bin/sh\n# NCCL takes ranks with other host ids for ranks on other hosts.\n' \
                'export NCCL_HOSTID="rtx-rank-$RANK"\nexec "$@"\n'
-
-
-def run(cmd, **kwargs):
-    print("+", " ".join(cmd), flush=True)
-    return subprocess.run(cmd, check=True, **kwargs)
 
 
 def program_args(out, steps_flag, steps, results):

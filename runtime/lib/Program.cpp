@@ -216,6 +216,12 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
     // which a recovery compares the healed state with.
     int64_t hashedStep = -1;
     uint64_t hashedState = 0;
+    auto stateHashOver = [&](ProcessGroups &groups,
+                             const std::vector<Tensor> &state) {
+      return groups.sumOverRanks(
+          rankStateHash(spec, device, state, self.rank, offload.get()),
+          "the state hash");
+    };
     // Epochs: one, unless in-job recovery meets again after a lost peer.
     for (int64_t epoch = recovery.epoch;; ++epoch) {
       std::string lost;
@@ -271,11 +277,8 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
                           static_cast<long long>(healed.source));
             stepsBefore = healed.stepsDone;
             if (epoch > 0 && flags.checkpoint.deterministic)
-              checkHealedHash(groups, healed, hashedStep, hashedState, [&] {
-                return groups.sumOverRanks(
-                    rankStateHash(spec, device, args, self.rank, offload.get()),
-                    "the healed state's hash");
-              });
+              checkHealedHash(groups, healed, hashedStep, hashedState,
+                              [&] { return stateHashOver(groups, args); });
           }
           // rtx-launch: a failure after this is recovered in the job; one
           // before it (a replacement lost at the rendezvous) restarts all.
@@ -360,14 +363,9 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
         if (saver)
           loop.afterStep = [&](int64_t stepsDone,
                                const std::vector<Tensor> &state) {
-            uint64_t stateHash =
-                log->hashesState()
-                    ? groups.sumOverRanks(rankStateHash(spec, device, state,
-                                                        self.rank,
-                                                        offload.get()),
-                                          "the state hash")
-                    : 0;
+            uint64_t stateHash = 0;
             if (log->hashesState()) {
+              stateHash = stateHashOver(groups, state);
               hashedStep = stepsDone;
               hashedState = stateHash;
             }

@@ -124,8 +124,13 @@ Healing rtxrt::program::healFromPeers(
     return healing;
   }
   std::vector<int64_t> world(steps.size());
-  for (size_t r = 0; r < world.size(); ++r)
+  bool anyHealed = false;
+  for (size_t r = 0; r < world.size(); ++r) {
     world[r] = static_cast<int64_t>(r);
+    anyHealed = anyHealed || sources[r] != world[r];
+  }
+  if (!anyHealed)
+    return healing;
   int64_t self = groups.rank();
   Communicator &comm = groups.communicator();
   // Every piece of state, tagged by its argument's index; a source sends to
@@ -167,11 +172,6 @@ Healing rtxrt::program::healFromPeers(
   // A healed rank holds what its source holds, or the transfer went wrong
   // without an error: each rank hashes its state, and every rank checks
   // every healed one against its source (the same verdict everywhere).
-  bool anyHealed = false;
-  for (size_t r = 0; r < world.size(); ++r)
-    anyHealed = anyHealed || sources[r] != static_cast<int64_t>(r);
-  if (!anyHealed)
-    return healing;
   std::vector<uint64_t> hashes = groups.exchangeWords(
       localStateHash(spec, device, args),
       "the hash of each rank's state after healing (in-job recovery)");
