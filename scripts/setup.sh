@@ -19,8 +19,9 @@ JOBS="${RTX_JOBS:-$(nproc)}"
 
 # Debian packages, by purpose (design.md §7).
 PACKAGES=(
-  # toolchain
-  cmake ninja-build clang-14 g++ python3
+  # toolchain (ccache: a clone in another folder, and the sanitizer build,
+  # reuse what was compiled before; see docs/testing.md)
+  cmake ninja-build clang-14 g++ python3 ccache
   # MLIR/LLVM 22 (mlir-tools provides mlir-tblgen, which MLIR's CMake needs)
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   # libraries rtx builds on (Gloo and its Redis client: process groups)
@@ -64,7 +65,10 @@ fi
 # clang builds the libFuzzer target; any C++17 compiler builds the rest.
 if [ ! -f "$BUILD_DIR/build.ninja" ]; then
   echo "rtx setup: configuring $BUILD_DIR"
-  cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja \
+  # shellcheck source=lib/ccache.sh
+  source "$ROOT/scripts/lib/ccache.sh"
+  rtx_ccache_args "$ROOT"
+  cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja "${RTX_CCACHE_ARGS[@]}" \
     -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
     -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \

@@ -53,6 +53,8 @@ def add_model_args(parser):
     parser.add_argument("--vocab", type=int, default=1024)
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--opt-level", type=int, choices=range(4),
+                        help="rtx-translate --opt-level of the program (default: rtx-translate's)")
 
 
 def build_rtx_program(a, work, data, train_pass):
@@ -71,8 +73,9 @@ def build_rtx_program(a, work, data, train_pass):
     np.save(f"{work}/labels.npy", data[:, 1:])
     subprocess.run([f"{bin_dir}/rtx-opt", f"{work}/model.mlir", *train_pass, "-o",
                     f"{work}/train.mlir"], check=True)
+    level = [] if a.opt_level is None else [f"--opt-level={a.opt_level}"]
     subprocess.run([f"{bin_dir}/rtx-translate", f"{work}/train.mlir", "-o", f"{work}/p.cpp",
-                    "--build-script", f"{work}/build.sh"], check=True)
+                    "--build-script", f"{work}/build.sh", *level], check=True)
     subprocess.run(["sh", f"{work}/build.sh", f"{work}/p.cpp", f"{work}/p"], check=True)
     return f"{work}/p"
 

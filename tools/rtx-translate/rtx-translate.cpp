@@ -8,9 +8,12 @@
 // compiles it on this machine (`sh build.sh program.cpp program`). A CUDA
 // build script uses nvcc and librtxrt_cuda; with RTX_GPU_EMULATION=1 it
 // builds the same program against the host emulation of the GPU runtime,
-// which runs without a GPU.
+// which runs without a GPU. The script reuses a binary built before from the
+// same inputs (BuildScript.h).
 //
 //===----------------------------------------------------------------------===//
+
+#include "BuildScript.h"
 
 #include "rtx/Dialect/RTX/IR/RTXDialect.h"
 #include "rtx/Target/BuildConfig.h"
@@ -49,6 +52,20 @@ static cl::opt<std::string>
                          "host emulation)"),
                 cl::value_desc("FILE"), cl::cat(category));
 
+static cl::opt<unsigned> optLevel(
+    "opt-level",
+    cl::desc("Optimisation level (0-3) at which the build script compiles the "
+             "program's own code; the runtime it calls is built optimised "
+             "either way (docs/benchmarks.md: -O0 builds in seconds and steps "
+             "as fast as -O2)"),
+    cl::init(0), cl::cat(category));
+static cl::opt<std::string> programCache(
+    "program-cache",
+    cl::desc("Folder where the build script keeps built binaries, keyed by "
+             "the source, the build command and the runtime; empty: build "
+             "every time"),
+    cl::value_desc("DIR"), cl::init(RTX_PROGRAM_CACHE_DIR), cl::cat(category));
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(category);
@@ -57,6 +74,11 @@ int main(int argc, char **argv) {
   if (emit != "cpp" && emit != "cuda") {
     llvm::errs() << "rtx-translate: error: --emit=" << emit
                  << " is not a target: use --emit=cpp or --emit=cuda\n";
+    return 1;
+  }
+  if (optLevel > 3) {
+    llvm::errs() << "rtx-translate: error: --opt-level=" << optLevel
+                 << " is not a level: use 0, 1, 2 or 3\n";
     return 1;
   }
   bool cuda = emit == "cuda";
@@ -97,37 +119,15 @@ int main(int argc, char **argv) {
     std::error_code ec;
     llvm::raw_fd_ostream script(buildScript, ec);
     if (ec) {
-      llvm::errs() << "rtx-translate: error: " << ec.message() << "\n";
+      llvm::errs() << "rtx-translate: error: " << buildScript << ": "
+                   << ec.message() << "\n";
       return 1;
     }
-    if (!cuda) {
-      script << "#!/bin/sh\n# Builds a program emitted by rtx-translate: "
-                "sh SCRIPT program.cpp program\nset -e\nexec "
-             << RTX_PROGRAM_CXX << " -std=c++17 -O2 -I" << RTX_PROGRAM_INCLUDE
-             << " \"$1\" -o \"$2\" " << RTX_PROGRAM_LIBS << "\n";
-    } else {
-      std::string nvcc = RTX_PROGRAM_NVCC;
-      script << "#!/bin/sh\n# Builds a CUDA program emitted by rtx-translate: "
-                "sh SCRIPT program.cu program\n"
-                "# RTX_GPU_EMULATION=1 builds it against the host emulation "
-                "of the GPU runtime\n# (no GPU needed; see rtxrt/Gpu.h).\n"
-                "set -e\n"
-                "if [ \"${RTX_GPU_EMULATION:-0}\" = 1 ]; then\n  exec "
-             << RTX_PROGRAM_CXX << " -std=c++17 -O2 -I" << RTX_PROGRAM_INCLUDE
-             << " -x c++ \"$1\" -x none -o \"$2\" "
-             << RTX_PROGRAM_GPU_EMULATION_LIBS << "\nfi\n";
-      if (nvcc.empty())
-        script << "echo \"$0: rtx was built without CUDA (no nvcc found); "
-                  "set RTX_GPU_EMULATION=1 to build for the host emulation\" "
-                  ">&2\nexit 1\n";
-      else
-        // nvcc picks the language from the file name and has no "-x none"
-        // to end a -x, so a source not named .cu is copied to one.
-        script << "src=\"$1\"\ncase \"$src\" in *.cu) ;; *) src=\"$2.cu\"; "
-                  "cp \"$1\" \"$src\" ;; esac\nexec "
-               << nvcc << " -I" << RTX_PROGRAM_INCLUDE << " \"$src\" -o \"$2\" "
-               << RTX_PROGRAM_CUDA_LIBS << "\n";
-    }
+    rtx::BuildScriptOptions options;
+    options.cuda = cuda;
+    options.optLevel = optLevel;
+    options.cacheDir = programCache;
+    rtx::writeBuildScript(script, options);
   }
   return 0;
 }
