@@ -30,6 +30,10 @@ if(RTX_SANITIZE)
     list(APPEND RTX_SANITIZE_FLAGS
          -include ${CMAKE_CURRENT_LIST_DIR}/LLVMNoAllocatorPoisoning.h)
   endif()
+  # Programs emitted by this build's rtx-translate link its instrumented
+  # librtxrt, so they are compiled with the sanitizers too (lib/Target's
+  # BuildConfig.h): the sanitizer stage runs some of them (docs/testing.md).
+  set(RTX_SANITIZE_PROGRAM_FLAGS "-fsanitize=${RTX_SANITIZE} -fno-omit-frame-pointer -fno-sanitize-recover=undefined")
   message(STATUS "rtx: sanitizers ${RTX_SANITIZE} for rtx's own targets")
   add_compile_options("$<$<COMPILE_LANGUAGE:C,CXX>:${RTX_SANITIZE_FLAGS}>")
   add_link_options("$<$<LINK_LANGUAGE:C,CXX>:-fsanitize=${RTX_SANITIZE}>")

@@ -38,18 +38,20 @@ def test_times(path):
 
 
 def minutes(seconds):
-    return f"{int(seconds // 60)} min {seconds % 60:4.1f} s" if seconds >= 60 else f"{seconds:.1f} s"
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    return f"{int(seconds // 60)} min {seconds % 60:04.1f} s"
 
 
 def print_stages(stages):
     print("=== durations: stages ===")
     width = max([len(s) for s, _, _ in stages] + [5])
-    print(f"| {'stage':<{width}} | {'time':>12} | result |")
-    print(f"|{'-' * (width + 2)}|{'-' * 14}|--------|")
+    print(f"| {'stage':<{width}} | {'time':>14} | result |")
+    print(f"|{'-' * (width + 2)}|{'-' * 16}|--------|")
     for stage, seconds, result in stages:
-        print(f"| {stage:<{width}} | {minutes(seconds):>12} | {result:<6} |")
+        print(f"| {stage:<{width}} | {minutes(seconds):>14} | {result:<6} |")
     total = sum(s for _, s, _ in stages)
-    print(f"| {'total':<{width}} | {minutes(total):>12} |        |")
+    print(f"| {'total':<{width}} | {minutes(total):>14} |        |")
 
 
 def print_slowest(reports):

@@ -9,6 +9,13 @@
 using namespace rtxrt;
 using namespace rtxrt::program;
 
+// Seconds as the user would write them: 2, 0.5, 60.
+static std::string formatSeconds(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g", seconds);
+  return text;
+}
+
 Flags rtxrt::program::parseFlags(const std::string &program, int argc,
                                  char **argv) {
   Flags flags;
@@ -16,6 +23,7 @@ Flags rtxrt::program::parseFlags(const std::string &program, int argc,
   std::string checkpointFlag; // the last flag given that needs --checkpoint
   bool stepsGiven = false;
   bool hostGiven = false;
+  bool rendezvousGiven = false;
   if (const char *store = std::getenv("RTX_STORE"))
     flags.store = store;
   // rtx-launch --trace DIR exports RTX_TRACE (and RTX_TRACE_STEPS) to every
@@ -172,9 +180,18 @@ Flags rtxrt::program::parseFlags(const std::string &program, int argc,
                     "'");
       (rendezvous ? flags.rendezvousTimeout : flags.timeout) = seconds;
       flags.timeoutAuto = flags.timeoutAuto && rendezvous;
+      rendezvousGiven = rendezvousGiven || rendezvous;
     } else
       throw Error("unknown flag '" + arg + "' (see " + program + " --help)");
   }
+  // The rendezvous waits at least as long as a step's collective
+  // (StepTimeout.h): a shorter one given on its own would not be honoured.
+  if (rendezvousGiven && !flags.timeoutAuto &&
+      flags.rendezvousTimeout < flags.timeout)
+    throw Error("--rendezvous-timeout " + formatSeconds(flags.rendezvousTimeout) +
+                " is shorter than --timeout " + formatSeconds(flags.timeout) +
+                ", and the ranks meet under the longer of the two: pass "
+                "--timeout too (or --timeout auto)");
   if (!flags.params.empty() && !flags.state.empty())
     throw Error("--params and --state both give the parameters; use one");
   if (flags.paramsPartial && flags.params.empty())
@@ -234,7 +251,8 @@ void rtxrt::program::printHelp(const std::string &program,
       "                     after 3 steps under --rendezvous-timeout\n"
       "  --rendezvous-timeout S  seconds the ranks may take to meet at the "
       "start\n"
-      "                     (default 60, or --timeout when larger)\n"
+      "                     (default 60, or --timeout when larger; not "
+      "less than\n                     a fixed --timeout)\n"
       "  --metrics FILE     rank 0 writes one JSON line per step: step, "
       "loss,\n"
       "                     step_time_ms, tokens_per_s, collective_ms, "
