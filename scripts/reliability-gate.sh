@@ -22,7 +22,7 @@ mkdir -p "$REPORTS"
 status=0
 /usr/lib/llvm-22/bin/lit -sv --xunit-xml-output "$REPORTS/reliability-lit.xml" \
   "$BUILD_DIR/test/Reliability" || status=1
-RTX_BUILD_DIR="$BUILD_DIR" /usr/bin/python3 -m pytest -q \
+RTX_BUILD_DIR="$BUILD_DIR" /usr/bin/python3 -m pytest -q -n auto \
   --junitxml "$REPORTS/reliability-pytest.xml" "$ROOT/test/Python/test_elastic.py" || status=1
 if [ $status -eq 0 ]; then
   echo "reliability gate: PASS (every injected failure recovered, every resume matched)"

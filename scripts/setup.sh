@@ -41,6 +41,8 @@ PACKAGES=(
   iproute2 openmpi-bin
   # tests and benchmarks
   googletest libgtest-dev libbenchmark-dev python3-numpy python3-pytest
+  # pytest's tests on every core (-n auto): half of them wait on programs
+  python3-pytest-xdist
   # the trace test's JSON Schema check
   python3-jsonschema
   # the PyTorch importer (Debian's PyTorch 1.13, for /usr/bin/python3)

@@ -43,7 +43,9 @@ stage lit /usr/lib/llvm-22/bin/lit -sv --filter-out 'Reliability/' \
   --xunit-xml-output "$REPORTS/lit.xml" "$BUILD_DIR/test"
 echo "=== pytest ==="
 # Debian's python3 has numpy, pytest and torch (a pyenv python may not).
-stage pytest env RTX_BUILD_DIR="$BUILD_DIR" /usr/bin/python3 -m pytest -q \
+# -n auto (pytest-xdist): a worker per core; the tests use half a core each
+# on average, waiting on the programs they start.
+stage pytest env RTX_BUILD_DIR="$BUILD_DIR" /usr/bin/python3 -m pytest -q -n auto \
   --durations=10 --junitxml "$REPORTS/pytest.xml" \
   --ignore "$ROOT/test/Python/test_elastic.py" "$ROOT/test/Python"
 echo "=== reliability gate ==="
