@@ -71,3 +71,13 @@ func.func @store_returned_unmarked(%m: tensor<8xf32> {rtx.offload = "cpu", rtx.s
   %r = rtx.offload_store %x into %m : tensor<8xf32>
   return %r : tensor<8xf32>
 }
+
+// -----
+
+// An offloaded argument of a function whose body has fewer arguments than its
+// type: the function's verifier says so (the check of 'rtx.offload' read the
+// missing block argument; found by rtx-parse-fuzzer under UBSan).
+// expected-error @+1 {{entry block must have 1 arguments to match function signature}}
+"func.func"() <{function_type = (tensor<8xf32>) -> (), sym_name = "body_without_the_argument", arg_attrs = [{rtx.offload = "cpu", rtx.state = "k"}]}> ({
+  "func.return"() : () -> ()
+}) : () -> ()

@@ -255,12 +255,16 @@ LogicalResult RTXDialect::verifyRegionArgAttribute(Operation *op,
   }
   if (!type)
     return success();
-  if (attr.getName() == RTXDialect::getOffloadAttrName() &&
-      op->getNumRegions() > regionIndex &&
-      !op->getRegion(regionIndex).empty()) {
+  // The entry block may have fewer arguments than the function's type: the
+  // function's own verifier, which runs after this, reports that (found by
+  // rtx-parse-fuzzer).
+  Region *body = op->getNumRegions() > regionIndex
+                     ? &op->getRegion(regionIndex)
+                     : nullptr;
+  if (attr.getName() == RTXDialect::getOffloadAttrName() && body &&
+      !body->empty() && argIndex < body->front().getNumArguments()) {
     // A reference to storage in the tier: nothing reads it directly.
-    BlockArgument arg =
-        op->getRegion(regionIndex).front().getArgument(argIndex);
+    BlockArgument arg = body->front().getArgument(argIndex);
     for (Operation *user : arg.getUsers())
       if (!isa<OffloadFetchStartOp, OffloadStoreOp>(user))
         return user->emitOpError()
