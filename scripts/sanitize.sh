@@ -33,7 +33,7 @@ DEFAULT_LIT="Dialect Transforms Pipelines Pipeline Executor Distributed Training
   Analysis/planner-recompute.test
   Target/emit-every-collective.test Target/emit-sharded.test Target/emit-offload.test
   Target/emit-pipeline.test Target/resume.test Target/token-file.test Target/metrics.test"
-LIT_DIRS="${RTX_SANITIZE_LIT-$DEFAULT_LIT}"
+LIT_TESTS="${RTX_SANITIZE_LIT-$DEFAULT_LIT}"
 
 # Only what the stage runs: not the CUDA parts (RTX_SANITIZE turns them off),
 # not the benchmarks. The planner's tools are sanitized too (test/Analysis
@@ -139,12 +139,12 @@ else
   status=1
 fi
 
-if [ -n "$LIT_DIRS" ]; then
-  echo "=== sanitize: lit ($(echo $LIT_DIRS)) with the instrumented tools and programs ==="
-  dirs=()
-  for d in $LIT_DIRS; do dirs+=("$BUILD_DIR/test/$d"); done
+if [ -n "$LIT_TESTS" ]; then
+  echo "=== sanitize: lit ($(echo $LIT_TESTS)) with the instrumented tools and programs ==="
+  tests=()
+  for t in $LIT_TESTS; do tests+=("$BUILD_DIR/test/$t"); done
   mkdir -p "$REPORTS"
-  /usr/lib/llvm-22/bin/lit -q --xunit-xml-output "$REPORTS/sanitize-lit.xml" "${dirs[@]}" ||
+  /usr/lib/llvm-22/bin/lit -q --xunit-xml-output "$REPORTS/sanitize-lit.xml" "${tests[@]}" ||
     status=1
 fi
 

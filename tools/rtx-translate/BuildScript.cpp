@@ -11,18 +11,16 @@
 using namespace mlir;
 using namespace mlir::rtx;
 
-// The static libraries of link lines: their code is copied into the binary,
+// The static libraries of a link line: their code is copied into the binary,
 // so a cached binary is stale once they change (shared ones are not: they are
 // loaded when the program runs).
-static std::string staticLibraries(llvm::ArrayRef<llvm::StringRef> linkLines) {
+static std::string staticLibraries(llvm::StringRef linkLine) {
+  llvm::SmallVector<llvm::StringRef> words;
+  linkLine.split(words, ' ', -1, /*KeepEmpty=*/false);
   llvm::SetVector<llvm::StringRef> libraries;
-  for (llvm::StringRef line : linkLines) {
-    llvm::SmallVector<llvm::StringRef> words;
-    line.split(words, ' ', -1, /*KeepEmpty=*/false);
-    for (llvm::StringRef word : words)
-      if (word.ends_with(".a"))
-        libraries.insert(word);
-  }
+  for (llvm::StringRef word : words)
+    if (word.ends_with(".a"))
+      libraries.insert(word);
   return llvm::join(libraries, " ");
 }
 
@@ -69,15 +67,16 @@ void rtx::writeBuildScript(llvm::raw_ostream &os,
         "(--program-cache).\nset -e\n"
         "if [ $# -ne 2 ]; then echo \"usage: sh $0 SOURCE PROGRAM\" >&2; "
         "exit 2; fi\n";
-  std::string libraries =
-      options.cuda ? staticLibraries(
-                         {RTX_PROGRAM_GPU_EMULATION_LIBS, RTX_PROGRAM_CUDA_LIBS})
-                   : staticLibraries({RTX_PROGRAM_LIBS});
+  // The mode, and the static libraries its binary embeds (the cache key).
   if (options.cuda)
-    os << "mode=$([ \"${RTX_GPU_EMULATION:-0}\" = 1 ] && echo emulation || "
-          "echo cuda)\n";
+    os << "if [ \"${RTX_GPU_EMULATION:-0}\" = 1 ]; then\n  mode=emulation "
+          "embedded='"
+       << staticLibraries(RTX_PROGRAM_GPU_EMULATION_LIBS)
+       << "'\nelse\n  mode=cuda embedded='"
+       << staticLibraries(RTX_PROGRAM_CUDA_LIBS) << "'\nfi\n";
   else
-    os << "mode=cpu\n";
+    os << "mode=cpu embedded='" << staticLibraries(RTX_PROGRAM_LIBS)
+       << "'\n";
   writeBuildFunction(os, options);
   if (options.cacheDir.empty()) {
     os << "build \"$1\" \"$2\"\n";
@@ -86,8 +85,7 @@ void rtx::writeBuildScript(llvm::raw_ostream &os,
   // The key: the mode, the source, this script (compiler, flags, libraries),
   // the static libraries and the runtime's headers.
   os << "cache='" << options.cacheDir << "'\n"
-     << "key=$({ echo \"$mode\"; cat \"$1\" \"$0\" " << libraries
-     << " && find '" << RTX_PROGRAM_INCLUDE
+     << "key=$({ echo \"$mode\"; cat \"$1\" \"$0\" $embedded && find '" << RTX_PROGRAM_INCLUDE
      << "' -type f | LC_ALL=C sort | xargs cat; } | sha256sum | cut -c1-64)\n"
      << "rm -f \"$2\"\n"
      << "if cp \"$cache/$key\" \"$2\" 2>/dev/null; then touch \"$cache/$key\"; "
