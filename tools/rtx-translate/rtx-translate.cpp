@@ -81,6 +81,15 @@ int main(int argc, char **argv) {
                  << " is not a level: use 0, 1, 2 or 3\n";
     return 1;
   }
+  // Both shape the build script only: without one they would do nothing.
+  if (buildScript.empty() &&
+      (optLevel.getNumOccurrences() || programCache.getNumOccurrences())) {
+    llvm::errs() << "rtx-translate: error: --"
+                 << (optLevel.getNumOccurrences() ? "opt-level"
+                                                  : "program-cache")
+                 << " shapes the build script: pass --build-script FILE too\n";
+    return 1;
+  }
   bool cuda = emit == "cuda";
   DialectRegistry registry;
   registry.insert<rtx::RTXDialect, func::FuncDialect>();
