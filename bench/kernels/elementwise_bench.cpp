@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "rtxrt/Kernels.h"
+#include "rtxrt/kernels/Kernels.h"
 
 #include <benchmark/benchmark.h>
 

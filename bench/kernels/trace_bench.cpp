@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "rtxrt/Program.h"
+#include "rtxrt/program/Program.h"
 
 #include <benchmark/benchmark.h>
 

@@ -1,7 +1,7 @@
 //===- Distribution.h - shardings of rtx values as runtime blocks -*- C++ -*-===//
 //
 // Converts #rtx.sharding attributes to the runtime's plain Sharding, whose
-// block arithmetic (rtxrt/Block.h) rtx-run and emitted programs share.
+// block arithmetic (rtxrt/core/Block.h) rtx-run and emitted programs share.
 //
 //===----------------------------------------------------------------------===//
 
@@ -9,7 +9,7 @@
 #define RTX_LIB_EXECUTOR_DISTRIBUTION_H
 
 #include "rtx/Dialect/RTX/IR/RTXDialect.h"
-#include "rtxrt/Block.h"
+#include "rtxrt/core/Block.h"
 
 namespace mlir::rtx {
 

@@ -6,8 +6,8 @@
 #include "Interpreter.h"
 
 #include "rtx/Analysis/ProgramDescription.h"
-#include "rtxrt/Arguments.h"
-#include "rtxrt/Metrics.h"
+#include "rtxrt/program/Arguments.h"
+#include "rtxrt/observe/MetricsFile.h"
 
 #include "mlir/IR/Diagnostics.h"
 
@@ -104,7 +104,7 @@ static ProgramDescription describeOrThrow(func::FuncOp function, MeshOp mesh) {
   return std::move(*program);
 }
 
-/// The runtime's view of a parameter (rtxrt/Arguments.h loads it).
+/// The runtime's view of a parameter (rtxrt/program/Arguments.h loads it).
 static rtxrt::ArgSpec paramArgSpec(const std::string &name, InitAttr init,
                                    int64_t seed, RankedTensorType type,
                                    ShardingAttr sharding) {

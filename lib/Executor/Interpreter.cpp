@@ -12,8 +12,8 @@
 #include "Distribution.h"
 
 #include "rtx/Target/KernelBinding.h"
-#include "rtxrt/Collectives.h"
-#include "rtxrt/KernelRegistry.h"
+#include "rtxrt/comm/Collectives.h"
+#include "rtxrt/kernels/KernelRegistry.h"
 
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/raw_ostream.h"

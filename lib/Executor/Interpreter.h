@@ -5,9 +5,9 @@
 
 #include "rtx/Dialect/RTX/IR/RTXDialect.h"
 #include "rtx/Executor/InProcessWorld.h"
-#include "rtxrt/MeshLayout.h"
-#include "rtxrt/OffloadStore.h"
-#include "rtxrt/Tensor.h"
+#include "rtxrt/core/MeshLayout.h"
+#include "rtxrt/offload/OffloadStore.h"
+#include "rtxrt/core/Tensor.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"

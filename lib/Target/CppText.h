@@ -10,7 +10,7 @@
 #define RTX_LIB_TARGET_CPPTEXT_H
 
 #include "rtx/Dialect/RTX/IR/RTXDialect.h"
-#include "rtxrt/KernelEnums.h"
+#include "rtxrt/core/KernelEnums.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
@@ -101,7 +101,7 @@ inline std::string sharding(ShardingAttr attr) {
   return s + "}, " + strings(attr.getPartialAxes()) + "}";
 }
 
-/// An enumerator of the kernel API (rtxrt/KernelEnums.h) as C++ names it,
+/// An enumerator of the kernel API (rtxrt/core/KernelEnums.h) as C++ names it,
 /// `InitKind::Normal`; a dialect enum reaches it through toRuntime.
 template <typename Enum> std::string enumerator(Enum value) {
   return std::string(rtxrt::enumName(value)) +

@@ -51,7 +51,7 @@ const rtxrt::KernelEntry *mlir::rtx::resolveKernel(const KernelCall &call,
   const rtxrt::KernelEntry *kernel = rtxrt::findKernel(call.kernel);
   if (!kernel) {
     error = "binds to '" + call.kernel +
-            "', which runtime/include/rtxrt/KernelApi.def does not declare";
+            "', which runtime/include/rtxrt/kernels/KernelApi.def does not declare";
     return nullptr;
   }
   std::string prefix = "binds to kernel '" + call.kernel + "' ";

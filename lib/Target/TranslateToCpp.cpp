@@ -8,7 +8,7 @@
 // arguments, results and mesh become a ProgramSpec for rtxrt::runProgram.
 //
 // One emitter, two devices: a CUDA program is the same program with every
-// kernel call taken from rtxrt::gpu (rtxrt/Gpu.h: the same signatures on
+// kernel call taken from rtxrt::gpu (rtxrt/device/Gpu.h: the same signatures on
 // GPU tensors, cuBLAS and CUDA kernels) and the GPU runtime attached to its
 // ProgramSpec, which keeps the arguments on the device across steps and
 // gives the collectives NCCL process groups.
@@ -178,7 +178,7 @@ std::string Emitter::argument(const KernelArg &arg) {
 }
 
 /// One kernel call, on the target device: `matmul(...)` becomes
-/// `gpu::matmul(...)` in a CUDA program (rtxrt/Gpu.h declares the same
+/// `gpu::matmul(...)` in a CUDA program (rtxrt/device/Gpu.h declares the same
 /// kernels for GPU tensors).
 LogicalResult Emitter::emitKernelCall(Operation *op, const KernelCall &call) {
   std::string error;
@@ -426,8 +426,8 @@ LogicalResult Emitter::emit() {
      << " from @" << function.getSymName()
      << (pipelined ? " and the other pipeline stages" : "")
      << "; do not edit.\n"
-     << (cuda ? "#include \"rtxrt/Gpu.h\"\n" : "")
-     << "#include \"rtxrt/Program.h\"\n\n#include <cmath>\n\n"
+     << (cuda ? "#include \"rtxrt/device/Gpu.h\"\n" : "")
+     << "#include \"rtxrt/program/Program.h\"\n\n#include <cmath>\n\n"
      << "using namespace rtxrt;\n\n"
      << "static Tensor constantTensor(Shape shape, DType dtype,\n"
      << "                             std::vector<double> values) {\n"

@@ -72,7 +72,7 @@ BACKENDS = {"cpu": "cpu", "gloo": "cpu", "cuda": "cuda", "nccl": "cuda"}
 LAUNCHERS = ("single", "torchrun", "slurm", "mpirun")
 
 # Where each launcher puts (rank, world size, local rank), in the order the
-# runtime reads them (rtxrt/LaunchEnvironment.h): RANK/WORLD_SIZE first, as
+# runtime reads them (rtxrt/elastic/LaunchEnvironment.h): RANK/WORLD_SIZE first, as
 # torchrun and rtx-launch set them for processes that an outer srun or
 # mpirun may have started.
 _LAUNCH_VARIABLES = {

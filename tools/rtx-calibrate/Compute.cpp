@@ -2,7 +2,7 @@
 
 #include "Compute.h"
 
-#include "rtxrt/Kernels.h"
+#include "rtxrt/kernels/Kernels.h"
 
 #include <algorithm>
 #include <sstream>

@@ -4,7 +4,7 @@
 
 #include "AlphaBetaFit.h"
 
-#include "rtxrt/Kernels.h"
+#include "rtxrt/kernels/Kernels.h"
 
 #include <algorithm>
 #include <cmath>
@@ -28,7 +28,9 @@ Session::Session(const rtxrt::LaunchEnvironment &launch,
   if (std::vector<int64_t> pair = pairOf(); !pair.empty())
     groups.push_back(pair);
   comm_ =
-      rtxrt::makeGlooCommunicator(rank_, world_, store, groups, timeoutSeconds);
+      rtxrt::makeGlooCommunicator(
+      rank_, world_, rtxrt::Rendezvous{store, launch.storeRunId()}, groups,
+      timeoutSeconds);
 }
 
 std::vector<int64_t> Session::groupSizes() const {

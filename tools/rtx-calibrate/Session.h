@@ -16,8 +16,8 @@
 #ifndef RTX_TOOLS_RTX_CALIBRATE_SESSION_H
 #define RTX_TOOLS_RTX_CALIBRATE_SESSION_H
 
-#include "rtxrt/LaunchEnvironment.h"
-#include "rtxrt/Program.h"
+#include "rtxrt/elastic/LaunchEnvironment.h"
+#include "rtxrt/program/Program.h"
 
 #include <chrono>
 #include <cstdarg>

@@ -20,8 +20,8 @@
 #include "Profile.h"
 #include "Session.h"
 
-#include "rtxrt/Kernels.h"
-#include "rtxrt/LaunchEnvironment.h"
+#include "rtxrt/kernels/Kernels.h"
+#include "rtxrt/elastic/LaunchEnvironment.h"
 
 #include <cerrno>
 #include <chrono>

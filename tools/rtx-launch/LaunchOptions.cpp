@@ -2,8 +2,8 @@
 
 #include "LaunchOptions.h"
 
-#include "rtxrt/Tensor.h"
-#include "rtxrt/Trace.h"
+#include "rtxrt/core/Tensor.h"
+#include "rtxrt/observe/Trace.h"
 
 #include <cerrno>
 #include <cstdio>

@@ -2,7 +2,7 @@
 
 #include "Replan.h"
 
-#include "rtxrt/Tensor.h"
+#include "rtxrt/core/Tensor.h"
 
 #include <cerrno>
 #include <cstdio>

@@ -24,11 +24,11 @@
 #include "LaunchOptions.h"
 #include "Replan.h"
 
-#include "rtxrt/LaunchEnvironment.h"
+#include "rtxrt/elastic/LaunchEnvironment.h"
 #include "rtxrt/RecoveryBoard.h"
-#include "rtxrt/Tensor.h"
-#include "rtxrt/Trace.h"
-#include "rtxrt/TraceMerge.h"
+#include "rtxrt/core/Tensor.h"
+#include "rtxrt/observe/Trace.h"
+#include "rtxrt/observe/TraceMerge.h"
 
 #include <algorithm>
 #include <cerrno>

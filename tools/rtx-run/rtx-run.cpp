@@ -17,7 +17,7 @@
 #include "rtx/Dialect/RTX/IR/RTXDialect.h"
 #include "rtx/Executor/Executor.h"
 
-#include "rtxrt/Npy.h"
+#include "rtxrt/core/Npy.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"

@@ -59,7 +59,7 @@ void rtx::writeBuildScript(llvm::raw_ostream &os,
      << (options.cuda ? "cu" : "cpp") << " program\n";
   if (options.cuda)
     os << "# RTX_GPU_EMULATION=1 builds it against the host emulation of the "
-          "GPU runtime\n# (no GPU needed; see rtxrt/Gpu.h).\n";
+          "GPU runtime\n# (no GPU needed; see rtxrt/device/Gpu.h).\n";
   os << "# The program's code is compiled at -O" << options.optLevel
      << " (rtx-translate --opt-level); the runtime it\n# calls is built "
         "optimised. A binary built before from the same source, this\n"

@@ -1,6 +1,6 @@
 //===- CheckpointWriter.cpp - a rank's chunks, and the commit -------------===//
 //
-// Steps 1 and 2 of the commit protocol in rtxrt/Checkpoint.h.
+// Steps 1 and 2 of the commit protocol in rtxrt/checkpoint/Checkpoint.h.
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,6 +1,6 @@
 //===- Crc32c.cpp - CRC32C through ISA-L ----------------------------------===//
 
-#include "rtxrt/Checkpoint.h"
+#include "rtxrt/checkpoint/Checkpoint.h"
 
 #include <algorithm>
 #include <isa-l/crc.h>

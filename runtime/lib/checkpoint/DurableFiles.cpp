@@ -2,7 +2,7 @@
 
 #include "DurableFiles.h"
 
-#include "rtxrt/Tensor.h"
+#include "rtxrt/core/Tensor.h"
 
 #include <algorithm>
 #include <cerrno>

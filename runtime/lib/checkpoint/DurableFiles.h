@@ -1,7 +1,7 @@
 //===- DurableFiles.h - files that survive a crash once written -*- C++ -*-===//
 //
 // The POSIX steps that make a write durable, shared by --save-state
-// directories (program/StateDirectory.h) and checkpoints (rtxrt/Checkpoint.h):
+// directories (program/StateDirectory.h) and checkpoints (rtxrt/checkpoint/Checkpoint.h):
 // write everything, fsync the file, rename it into place, fsync the
 // directory that holds the name. A failed fsync is fatal, never retried
 // (design.md, section 4): after one, the kernel may have dropped the dirty

@@ -1,7 +1,7 @@
 //===- Failpoints.h - crashes at a save's durability points -----*- C++ -*-===//
 //
 // RTXRT_CHECKPOINT_CRASH_AT=POINT kills the process with SIGKILL when a save
-// reaches POINT (rtxrt/Checkpoint.h lists them; "resume-read" is a resume
+// reaches POINT (rtxrt/checkpoint/Checkpoint.h lists them; "resume-read" is a resume
 // reading a chunk), POINT@N only in the save (or resume) of step N, POINT/K
 // only in restart round K (RTX_RESTART_ROUND), and a comma-separated list
 // arms several, so that the chaos suite can stop a save at every step of its

@@ -10,7 +10,7 @@
 #ifndef RTXRT_LIB_CHECKPOINT_MANIFEST_H
 #define RTXRT_LIB_CHECKPOINT_MANIFEST_H
 
-#include "rtxrt/Checkpoint.h"
+#include "rtxrt/checkpoint/Checkpoint.h"
 
 #include <string>
 

@@ -1,9 +1,9 @@
 //===- Wal.cpp - the write-ahead log between checkpoints ------------------===//
 
-#include "rtxrt/Wal.h"
+#include "rtxrt/checkpoint/Wal.h"
 
 #include "DurableFiles.h"
-#include "rtxrt/Checkpoint.h"
+#include "rtxrt/checkpoint/Checkpoint.h"
 
 #include <cerrno>
 #include <cstring>

@@ -2,7 +2,7 @@
 
 #include "BindAddress.h"
 
-#include "rtxrt/Tensor.h"
+#include "rtxrt/core/Tensor.h"
 
 #include <arpa/inet.h>
 #include <ifaddrs.h>

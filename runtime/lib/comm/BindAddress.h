@@ -11,7 +11,7 @@
 #ifndef RTXRT_LIB_COMM_BINDADDRESS_H
 #define RTXRT_LIB_COMM_BINDADDRESS_H
 
-#include "rtxrt/LaunchEnvironment.h"
+#include "rtxrt/elastic/LaunchEnvironment.h"
 
 #include <string>
 #include <vector>

@@ -1,16 +1,16 @@
 //===- GlooCommunicator.cpp - process groups over Gloo --------------------===//
 //
 // One Gloo context per group, connected through a FileStore or a RedisStore
-// (keys prefixed by the run, from RTX_RUN_ID, and the group), with a prefix
+// (keys prefixed by the rendezvous' run id and the group), with a prefix
 // naming the group, created eagerly in the order the program lists its
 // groups (the same on every rank). An exchange is a Gloo all-gather of the
-// raw bytes; collectives are computed from it (rtxrt/Collectives.h), so
+// raw bytes; collectives are computed from it (rtxrt/comm/Collectives.h), so
 // every rank combines in the same order. Errors and timeouts name the rank,
 // the op and the group.
 //
 //===----------------------------------------------------------------------===//
 
-#include "rtxrt/Program.h"
+#include "rtxrt/comm/Communicator.h"
 
 #include "BindAddress.h"
 #include "Liveness.h"
@@ -37,12 +37,12 @@ using detail::groupName;
 
 class GlooCommunicator : public Communicator {
 public:
-  GlooCommunicator(int64_t rank, const std::string &store,
+  GlooCommunicator(int64_t rank, const Rendezvous &rendezvous,
                    const std::vector<std::vector<int64_t>> &groups,
                    double timeoutSeconds)
       : rank_(rank), timeout_(std::chrono::milliseconds(
                          static_cast<int64_t>(timeoutSeconds * 1000))) {
-    detail::RunStore opened = detail::openRunStore(store, timeoutSeconds);
+    detail::RunStore opened = detail::openRunStore(rendezvous, timeoutSeconds);
     store_ = std::move(opened.store);
     runStore_ = std::move(opened.run);
     gloo::transport::tcp::attr attr;
@@ -258,9 +258,9 @@ private:
 } // namespace
 
 std::unique_ptr<Communicator>
-rtxrt::makeGlooCommunicator(int64_t rank, int64_t, const std::string &store,
+rtxrt::makeGlooCommunicator(int64_t rank, int64_t, const Rendezvous &rendezvous,
                             const std::vector<std::vector<int64_t>> &groups,
                             double timeoutSeconds) {
-  return std::make_unique<GlooCommunicator>(rank, store, groups,
+  return std::make_unique<GlooCommunicator>(rank, rendezvous, groups,
                                             timeoutSeconds);
 }

@@ -2,9 +2,9 @@
 
 #include "Liveness.h"
 
-#include "KeyBoard.h"
+#include "store/KeyBoard.h"
 
-#include "rtxrt/Tensor.h"
+#include "rtxrt/core/Tensor.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -20,14 +20,10 @@ using namespace rtxrt::detail;
 
 namespace {
 
-std::string runId() {
-  const char *run = std::getenv("RTX_RUN_ID");
-  return run ? run : "default";
-}
-
-std::unique_ptr<KeyBoard> openBoard(const std::string &store,
+std::unique_ptr<KeyBoard> openBoard(const Rendezvous &rendezvous,
                                     std::chrono::milliseconds timeout) {
-  return openKeyBoard(store, {"rtx-liveness", runId()}, timeout);
+  return openKeyBoard(rendezvous.store, {"rtx-liveness", rendezvous.run},
+                      timeout);
 }
 
 /// A heartbeat: "BEATS PROGRESS".
@@ -49,7 +45,7 @@ Liveness *current = nullptr;
 
 } // namespace
 
-Liveness::Liveness(const std::string &store, int64_t rank, int64_t world,
+Liveness::Liveness(const Rendezvous &rendezvous, int64_t rank, int64_t world,
                    double timeoutSeconds)
     : rank_(rank), world_(world) {
   int64_t ms =
@@ -59,8 +55,8 @@ Liveness::Liveness(const std::string &store, int64_t rank, int64_t world,
       std::chrono::milliseconds(static_cast<int64_t>(timeoutSeconds * 1000));
   // Two connections: the heartbeat thread never shares one with report().
   try {
-    writer_ = openBoard(store, timeout);
-    reader_ = openBoard(store, timeout);
+    writer_ = openBoard(rendezvous, timeout);
+    reader_ = openBoard(rendezvous, timeout);
   } catch (const std::exception &) {
     // The rendezvous reports an unreachable store with its own message.
     writer_.reset();

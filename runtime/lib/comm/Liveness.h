@@ -19,6 +19,8 @@
 #ifndef RTXRT_LIB_COMM_LIVENESS_H
 #define RTXRT_LIB_COMM_LIVENESS_H
 
+#include "rtxrt/comm/Communicator.h"
+
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -34,9 +36,9 @@ class KeyBoard;
 
 class Liveness {
 public:
-  /// Starts this rank's heartbeat in `store` (file:DIR or redis://...).
+  /// Starts this rank's heartbeat in the rendezvous' store, under its run.
   /// While it lives, livenessReport() asks it.
-  Liveness(const std::string &store, int64_t rank, int64_t world,
+  Liveness(const Rendezvous &rendezvous, int64_t rank, int64_t world,
            double timeoutSeconds);
   ~Liveness();
   Liveness(const Liveness &) = delete;

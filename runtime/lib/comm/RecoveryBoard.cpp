@@ -2,10 +2,10 @@
 
 #include "rtxrt/RecoveryBoard.h"
 
-#include "rtxrt/Tensor.h"
+#include "rtxrt/core/Tensor.h"
 
 #ifdef RTXRT_HAVE_GLOO
-#include "KeyBoard.h"
+#include "store/KeyBoard.h"
 #endif
 
 #include <algorithm>

@@ -1,149 +1,45 @@
-//===- RedisStore.cpp - a Redis rendezvous store with timeouts ------------===//
+//===- RedisStore.cpp - Gloo's rendezvous store on Redis, with timeouts ---===//
 
 #include "RedisStore.h"
 
-#include "rtxrt/Tensor.h"
+#include "rtxrt/core/Tensor.h"
 
-#include <hiredis.h>
-
-#include <cerrno>
-#include <cstring>
-#include <memory>
 #include <thread>
 
 using namespace rtxrt;
 using namespace rtxrt::detail;
 
-namespace {
-timeval toTimeval(std::chrono::milliseconds ms) {
-  timeval tv;
-  tv.tv_sec = static_cast<time_t>(ms.count() / 1000);
-  tv.tv_usec = static_cast<suseconds_t>((ms.count() % 1000) * 1000);
-  return tv;
-}
-
-std::string seconds(std::chrono::milliseconds ms) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", ms.count() / 1000.0);
-  return text;
-}
-} // namespace
-
-struct RedisStore::Reply {
-  std::unique_ptr<redisReply, void (*)(void *)> reply{nullptr, freeReplyObject};
-  redisReply *operator->() const { return reply.get(); }
-};
-
-RedisStore::RedisStore(const std::string &spec, const std::string &host,
-                       int port, std::chrono::milliseconds timeout)
-    : spec_(spec), host_(host), port_(port), timeout_(timeout) {
-  connect();
-}
-
-void RedisStore::connect() {
-  redis_ = redisConnectWithTimeout(host_.c_str(), port_, toTimeval(timeout_));
-  if (!redis_ || redis_->err) {
-    std::string why = redis_ ? redis_->errstr : "out of memory";
-    if (redis_)
-      redisFree(redis_);
-    redis_ = nullptr;
-    throw Error("cannot reach the rendezvous store " + spec_ + ": " + why);
-  }
-  if (redisSetTimeout(redis_, toTimeval(timeout_)) != REDIS_OK) {
-    redisFree(redis_);
-    redis_ = nullptr;
-    throw Error("cannot set a timeout on the rendezvous store " + spec_);
-  }
-}
-
-RedisStore::~RedisStore() {
-  if (redis_)
-    redisFree(redis_);
-}
-
-RedisStore::Reply RedisStore::command(const std::vector<std::string> &args) {
-  if (!redis_)
-    // It failed earlier (hiredis closes a context after an I/O error or a
-    // timeout): connect again, as a restarted server may be back.
-    connect();
-  std::vector<const char *> argv;
-  std::vector<size_t> lengths;
-  for (const std::string &a : args) {
-    argv.push_back(a.data());
-    lengths.push_back(a.size());
-  }
-  Reply result;
-  result.reply.reset(static_cast<redisReply *>(redisCommandArgv(
-      redis_, static_cast<int>(argv.size()), argv.data(), lengths.data())));
-  if (!result.reply) {
-    // hiredis leaves a context unusable after an I/O error or a timeout.
-    bool timedOut =
-        redis_->err == REDIS_ERR_IO &&
-        (errno == EAGAIN || errno == EWOULDBLOCK ||
-         std::strstr(redis_->errstr, "temporarily unavailable") != nullptr);
-    std::string why = timedOut
-                          ? "did not answer within " + seconds(timeout_) + " s"
-                          : std::string("failed: ") + redis_->errstr;
-    redisFree(redis_);
-    redis_ = nullptr;
-    throw Error("the rendezvous store " + spec_ + " " + why + " (" + args[0] +
-                " " + (args.size() > 1 ? args[1] : "") + ")");
-  }
-  if (result->type == REDIS_REPLY_ERROR)
-    throw Error("the rendezvous store " + spec_ + " refused " + args[0] + ": " +
-                std::string(result->str, result->len));
-  return result;
-}
-
 void RedisStore::set(const std::string &key, const std::vector<char> &data) {
-  Reply reply = command({"SETNX", key, std::string(data.begin(), data.end())});
-  if (reply->type != REDIS_REPLY_INTEGER || reply->integer != 1)
-    throw Error("the rendezvous store " + spec_ + " already holds key '" + key +
+  if (!redis_.add(key, std::string(data.begin(), data.end())))
+    throw Error("the rendezvous store " + redis_.spec() +
+                " already holds key '" + key +
                 "' (two runs with one RTX_RUN_ID?)");
 }
 
 std::vector<char> RedisStore::get(const std::string &key) {
-  wait({key}, timeout_);
-  Reply reply = command({"GET", key});
-  if (reply->type != REDIS_REPLY_STRING)
-    throw Error("the rendezvous store " + spec_ + " lost key '" + key + "'");
-  return std::vector<char>(reply->str, reply->str + reply->len);
+  wait({key}, redis_.timeout());
+  std::optional<std::string> value = redis_.find(key);
+  if (!value)
+    throw Error("the rendezvous store " + redis_.spec() + " lost key '" + key +
+                "'");
+  return std::vector<char>(value->begin(), value->end());
 }
 
 void RedisStore::wait(const std::vector<std::string> &keys) {
-  wait(keys, timeout_);
+  wait(keys, redis_.timeout());
 }
 
 void RedisStore::wait(const std::vector<std::string> &keys,
                       const std::chrono::milliseconds &timeout) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
   for (const std::string &key : keys) {
-    while (true) {
-      Reply reply = command({"EXISTS", key});
-      if (reply->type == REDIS_REPLY_INTEGER && reply->integer == 1)
-        break;
+    while (!redis_.exists(key)) {
       if (std::chrono::steady_clock::now() > deadline)
         throw Error("timed out after " + seconds(timeout) +
                     " s waiting for key '" + key +
-                    "' in the rendezvous store " + spec_ +
+                    "' in the rendezvous store " + redis_.spec() +
                     " (a rank that never came?)");
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
   }
-}
-
-void RedisStore::put(const std::string &key, const std::string &value) {
-  command({"SET", key, value});
-}
-
-bool RedisStore::add(const std::string &key, const std::string &value) {
-  Reply reply = command({"SETNX", key, value});
-  return reply->type == REDIS_REPLY_INTEGER && reply->integer == 1;
-}
-
-std::optional<std::string> RedisStore::find(const std::string &key) {
-  Reply reply = command({"GET", key});
-  if (reply->type != REDIS_REPLY_STRING)
-    return std::nullopt;
-  return std::string(reply->str, reply->len);
 }

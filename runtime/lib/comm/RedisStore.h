@@ -14,24 +14,25 @@
 #ifndef RTXRT_LIB_COMM_REDISSTORE_H
 #define RTXRT_LIB_COMM_REDISSTORE_H
 
+#include "store/RedisConnection.h"
+
 #include <gloo/rendezvous/store.h>
 
 #include <chrono>
-#include <optional>
 #include <string>
 #include <vector>
 
-struct redisContext;
-
 namespace rtxrt::detail {
 
+/// Gloo's store interface over a RedisConnection (store/RedisConnection.h),
+/// which also serves the heartbeats (put, find).
 class RedisStore : public gloo::rendezvous::Store {
 public:
   /// Connects to HOST:PORT within `timeout`; throws rtxrt::Error naming
   /// `spec` when it cannot.
   RedisStore(const std::string &spec, const std::string &host, int port,
-             std::chrono::milliseconds timeout);
-  ~RedisStore() override;
+             std::chrono::milliseconds timeout)
+      : redis_(spec, host, port, timeout) {}
 
   /// Sets `key` once (a second set of the same key is an error, as in Gloo).
   void set(const std::string &key, const std::vector<char> &data) override;
@@ -41,26 +42,10 @@ public:
   void wait(const std::vector<std::string> &keys,
             const std::chrono::milliseconds &timeout) override;
 
-  /// Sets `key`, replacing any value (heartbeats, Liveness.h).
-  void put(const std::string &key, const std::string &value);
-  /// Sets `key` only when it is not set (SETNX, atomic in the server);
-  /// returns whether this call set it.
-  bool add(const std::string &key, const std::string &value);
-  /// The value of `key`, or none when it is not set.
-  std::optional<std::string> find(const std::string &key);
+  RedisConnection &connection() { return redis_; }
 
 private:
-  /// Runs one command; throws naming the store and the command when the
-  /// server does not answer within the timeout or answers with an error.
-  struct Reply;
-  Reply command(const std::vector<std::string> &args);
-  /// Opens the connection; throws naming the store when it cannot.
-  void connect();
-
-  std::string spec_, host_;
-  int port_ = 0;
-  std::chrono::milliseconds timeout_;
-  redisContext *redis_ = nullptr;
+  RedisConnection redis_;
 };
 
 } // namespace rtxrt::detail

@@ -2,7 +2,7 @@
 
 #include "Store.h"
 
-#include "rtxrt/Tensor.h"
+#include "rtxrt/core/Tensor.h"
 
 #include "RedisStore.h"
 
@@ -13,8 +13,9 @@
 
 using namespace rtxrt;
 
-detail::RunStore detail::openRunStore(const std::string &spec,
+detail::RunStore detail::openRunStore(const Rendezvous &rendezvous,
                                       double timeoutSeconds) {
+  const std::string &spec = rendezvous.store;
   RunStore result;
   if (spec.rfind("file:", 0) == 0) {
     std::string path = spec.substr(5);
@@ -39,9 +40,8 @@ detail::RunStore detail::openRunStore(const std::string &spec,
     throw Error("store '" + spec +
                 "' is not supported: use file:DIR or redis://HOST:PORT");
   }
-  const char *run = std::getenv("RTX_RUN_ID");
   result.run = std::make_unique<gloo::rendezvous::PrefixStore>(
-      std::string("run:") + (run ? run : "default"), *result.store);
+      "run:" + rendezvous.run, *result.store);
   return result;
 }
 

@@ -46,7 +46,7 @@
 #ifndef RTXRT_LIB_COMMON_ELEMENTMATH_H
 #define RTXRT_LIB_COMMON_ELEMENTMATH_H
 
-#include "rtxrt/Kernels.h"
+#include "rtxrt/kernels/Kernels.h"
 
 #include <math.h>
 #include <stdint.h>

@@ -11,8 +11,8 @@
 #include "Portable.h"
 
 #include "../kernels/KernelUtils.h"
-#include "rtxrt/Random.h"
-#include "rtxrt/detail/Philox.h"
+#include "rtxrt/core/Random.h"
+#include "rtxrt/core/detail/Philox.h"
 
 using namespace rtxrt;
 using namespace rtxrt::gpu::detail;

@@ -12,7 +12,7 @@
 
 #include "../kernels/KernelUtils.h"
 
-#include "rtxrt/AllocatorStats.h"
+#include "rtxrt/core/AllocatorStats.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -21,7 +21,7 @@ using namespace rtxrt;
 using namespace rtxrt::gpu;
 using namespace rtxrt::gpu::detail;
 
-/// Every device buffer (rtxrt/AllocatorStats.h).
+/// Every device buffer (rtxrt/core/AllocatorStats.h).
 static rtxrt::detail::AllocatorCounters &deviceCounters() {
   static auto *counters = new rtxrt::detail::AllocatorCounters();
   return *counters;

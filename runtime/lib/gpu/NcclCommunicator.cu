@@ -145,12 +145,12 @@ Tensor concatOutermost(const Tensor &stacked, int64_t dim) {
 
 class NcclCommunicator : public Communicator {
 public:
-  NcclCommunicator(int64_t rank, const std::string &store,
+  NcclCommunicator(int64_t rank, const Rendezvous &rendezvous,
                    const std::vector<std::vector<int64_t>> &groups,
                    double timeoutSeconds)
       : rank_(rank), timeout_(timeoutSeconds) {
     rtxrt::detail::RunStore opened =
-        rtxrt::detail::openRunStore(store, timeoutSeconds);
+        rtxrt::detail::openRunStore(rendezvous, timeoutSeconds);
     auto waitFor =
         std::chrono::milliseconds(static_cast<int64_t>(timeoutSeconds * 1000));
     for (const auto &group : groups) {
@@ -179,7 +179,7 @@ public:
       } catch (const std::exception &error) {
         throw Error("rank " + std::to_string(rank) +
                     " could not exchange the NCCL id of process group " + name +
-                    " through " + store + ": " + error.what());
+                    " through " + rendezvous.store + ": " + error.what());
       }
       ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
       config.blocking = 0;
@@ -693,9 +693,9 @@ private:
 } // namespace
 
 std::unique_ptr<Communicator>
-gpu::makeNcclCommunicator(int64_t rank, int64_t, const std::string &store,
+gpu::makeNcclCommunicator(int64_t rank, int64_t, const Rendezvous &rendezvous,
                           const std::vector<std::vector<int64_t>> &groups,
                           double timeoutSeconds) {
-  return std::make_unique<NcclCommunicator>(rank, store, groups,
+  return std::make_unique<NcclCommunicator>(rank, rendezvous, groups,
                                             timeoutSeconds);
 }

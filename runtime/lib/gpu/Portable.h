@@ -19,8 +19,8 @@
 #ifndef RTXRT_LIB_GPU_PORTABLE_H
 #define RTXRT_LIB_GPU_PORTABLE_H
 
-#include "rtxrt/Gpu.h"
-#include "rtxrt/Tensor.h"
+#include "rtxrt/device/Gpu.h"
+#include "rtxrt/core/Tensor.h"
 
 #include <cmath>
 #include <cstdint>

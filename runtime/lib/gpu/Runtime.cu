@@ -27,7 +27,7 @@ const DeviceRuntime &gpu::deviceRuntime() {
 
 #if !defined(RTXRT_HAVE_NCCL)
 std::unique_ptr<Communicator>
-gpu::makeNcclCommunicator(int64_t, int64_t, const std::string &,
+gpu::makeNcclCommunicator(int64_t, int64_t, const Rendezvous &,
                           const std::vector<std::vector<int64_t>> &, double) {
   throw Error(std::string("this GPU runtime (") + backendName() +
               ") was built without NCCL: its programs use Gloo through host "

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "rtxrt/Kernels.h"
+#include "rtxrt/kernels/Kernels.h"
 
 #include "Blas.h"
 #include "KernelUtils.h"

@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "rtxrt/Kernels.h"
-#include "rtxrt/Random.h"
+#include "rtxrt/kernels/Kernels.h"
+#include "rtxrt/core/Random.h"
 
 #include "KernelUtils.h"
 

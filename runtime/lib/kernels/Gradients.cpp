@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "rtxrt/Kernels.h"
+#include "rtxrt/kernels/Kernels.h"
 
 #include "KernelUtils.h"
 #include "ShapeViews.h"

@@ -8,7 +8,7 @@
 
 #include "KernelUtils.h"
 
-#include "rtxrt/Kernels.h"
+#include "rtxrt/kernels/Kernels.h"
 
 #include <cmath>
 #include <utility>

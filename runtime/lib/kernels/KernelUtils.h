@@ -13,7 +13,7 @@
 #ifndef RTXRT_LIB_KERNELS_KERNELUTILS_H
 #define RTXRT_LIB_KERNELS_KERNELUTILS_H
 
-#include "rtxrt/Tensor.h"
+#include "rtxrt/core/Tensor.h"
 
 #include "../common/ElementMath.h"
 

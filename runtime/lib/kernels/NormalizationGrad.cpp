@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "rtxrt/Kernels.h"
+#include "rtxrt/kernels/Kernels.h"
 
 #include "KernelUtils.h"
 

@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "rtxrt/Kernels.h"
+#include "rtxrt/kernels/Kernels.h"
 
 #include "KernelUtils.h"
 

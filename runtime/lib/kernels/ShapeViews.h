@@ -13,7 +13,7 @@
 #ifndef RTXRT_LIB_KERNELS_SHAPEVIEWS_H
 #define RTXRT_LIB_KERNELS_SHAPEVIEWS_H
 
-#include "rtxrt/Tensor.h"
+#include "rtxrt/core/Tensor.h"
 
 #include <cstdint>
 #include <string>

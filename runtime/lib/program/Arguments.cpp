@@ -1,10 +1,12 @@
 //===- Arguments.cpp - where a training step's arguments come from --------===//
 
-#include "rtxrt/Arguments.h"
-#include "rtxrt/Checkpoint.h"
+#include "rtxrt/program/Arguments.h"
+#include "rtxrt/checkpoint/Checkpoint.h"
 
-#include "rtxrt/Npy.h"
-#include "rtxrt/Random.h"
+#include "rtxrt/core/Npy.h"
+#include "rtxrt/core/Random.h"
+#include "rtxrt/kernels/Kernels.h"
+#include "rtxrt/offload/OffloadStore.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -13,24 +15,6 @@
 #include <sys/stat.h>
 
 using namespace rtxrt;
-
-Tensor rtxrt::randomInput(const std::string &name, int64_t seed,
-                          const Shape &shape, DType dtype, int64_t bound) {
-  Tensor t(shape, dtype);
-  uint64_t key = randomKey(seed, "input:" + name);
-  if (isFloat(dtype)) {
-    for (int64_t i = 0; i < t.numel(); ++i)
-      t.setFromDouble(i, normalAt(key, i));
-    return t;
-  }
-  if (dtype == DType::I1)
-    bound = 2;
-  for (int64_t i = 0; i < t.numel(); ++i)
-    t.setFromDouble(
-        i, std::min<int64_t>(bound - 1,
-                             static_cast<int64_t>(uniformAt(key, i) * bound)));
-  return t;
-}
 
 static bool fileExists(const std::string &path) {
   return std::ifstream(path).good();
@@ -47,19 +31,6 @@ static void checkDirectory(const std::string &flag, const std::string &dir) {
                 "NAME.npy files)");
 }
 
-std::string rtxrt::stateKeyOf(const ArgSpec &arg) {
-  if (!arg.state.empty())
-    return arg.state;
-  switch (arg.kind) {
-  case ArgSpec::Param:
-    return "param:" + arg.name;
-  case ArgSpec::State:
-    return arg.name;
-  case ArgSpec::Input:
-    break;
-  }
-  return "";
-}
 
 ArgumentLoader::ArgumentLoader(const MeshLayout &mesh, ArgumentSources sources)
     : mesh_(mesh), sources_(std::move(sources)) {
@@ -233,4 +204,16 @@ Tensor ArgumentLoader::block(const ArgSpec &arg, int64_t rank) {
     return sliceBlock(globalInput(arg), arg.shape, block.offsets);
   }
   throw Error("unknown kind of argument '" + arg.name + "'");
+}
+
+Tensor rtxrt::loadOrOffload(ArgumentLoader &loader, OffloadStore *store,
+                            const ArgSpec &arg, int64_t rank) {
+  Tensor block = loader.block(arg, rank);
+  if (arg.offload.empty())
+    return block;
+  if (!store)
+    throw Error("argument '" + arg.name + "' is offloaded to '" + arg.offload +
+                "', but the run has no offload store");
+  store->put(stateKeyOf(arg), block);
+  return Tensor();
 }

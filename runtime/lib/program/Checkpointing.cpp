@@ -2,9 +2,9 @@
 
 #include "Checkpointing.h"
 
-#include "rtxrt/Arguments.h"
-#include "rtxrt/OffloadStore.h"
-#include "rtxrt/Wal.h"
+#include "rtxrt/program/Arguments.h"
+#include "rtxrt/offload/OffloadStore.h"
+#include "rtxrt/checkpoint/Wal.h"
 
 #include <algorithm>
 #include <csignal>

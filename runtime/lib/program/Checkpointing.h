@@ -4,7 +4,7 @@
 // writes its own blocks of the state (parameters, optimizer state, ZeRO
 // shards as the ranges of each member they hold) as chunks of the logical
 // tensors, and once every rank has, rank 0 commits the checkpoint
-// (rtxrt/Checkpoint.h) and keeps the newest K. No state travels to rank 0.
+// (rtxrt/checkpoint/Checkpoint.h) and keeps the newest K. No state travels to rank 0.
 // --resume starts from the newest committed checkpoint there: each rank
 // reads only the blocks its own plan needs, whatever plan wrote them.
 //
@@ -16,7 +16,7 @@
 #include "Flags.h"
 #include "Groups.h"
 
-#include "rtxrt/Checkpoint.h"
+#include "rtxrt/checkpoint/Checkpoint.h"
 
 #include <atomic>
 #include <condition_variable>
@@ -108,7 +108,7 @@ private:
   } unsaved_;
 };
 
-/// This rank's part of the hash of the state in `args` (rtxrt/Wal.h's
+/// This rank's part of the hash of the state in `args` (rtxrt/checkpoint/Wal.h's
 /// StateHash over the blocks it writes to a checkpoint): the ranks' parts
 /// add up to the hash of the whole state under this plan.
 uint64_t rankStateHash(const ProgramSpec &spec, const ProgramDevice &device,

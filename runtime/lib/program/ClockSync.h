@@ -17,8 +17,8 @@
 #ifndef RTXRT_LIB_PROGRAM_CLOCKSYNC_H
 #define RTXRT_LIB_PROGRAM_CLOCKSYNC_H
 
-#include "rtxrt/Program.h"
-#include "rtxrt/Trace.h"
+#include "rtxrt/program/Program.h"
+#include "rtxrt/observe/Trace.h"
 
 namespace rtxrt::program {
 

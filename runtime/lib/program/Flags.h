@@ -3,7 +3,8 @@
 #ifndef RTXRT_LIB_PROGRAM_FLAGS_H
 #define RTXRT_LIB_PROGRAM_FLAGS_H
 
-#include "rtxrt/Program.h"
+#include "rtxrt/program/Arguments.h"
+#include "rtxrt/program/Program.h"
 
 #include <string>
 

@@ -4,10 +4,10 @@
 
 #include "ClockSync.h"
 
-#include "rtxrt/FlatBuffer.h"
+#include "rtxrt/core/FlatBuffer.h"
 
 #ifdef RTXRT_HAVE_GLOO
-#include "../comm/Liveness.h"
+#include "comm/Liveness.h"
 #endif
 
 #include <cstdio>
@@ -69,7 +69,8 @@ ProgramDevice::ProgramDevice(const DeviceRuntime *runtime,
 
 ProcessGroups::ProcessGroups(const ProgramSpec &spec, const Placement &self,
                              const ProgramDevice &device,
-                             const std::string &store, double rendezvousSeconds,
+                             const Rendezvous &rendezvous,
+                             double rendezvousSeconds,
                              double heartbeatBasis)
     : mesh_(spec.mesh), pipelineAxis_(spec.pipelineAxis), device_(device),
       rank_(self.rank) {
@@ -79,7 +80,7 @@ ProcessGroups::ProcessGroups(const ProgramSpec &spec, const Placement &self,
     comm_ = makeLocalCommunicator();
     return;
   }
-  if (store.empty())
+  if (rendezvous.store.empty())
     throw Error(
         std::string("several ranks need a rendezvous store: pass --store "
                     "file:DIR or set RTX_STORE (rtx-launch --store does)") +
@@ -89,7 +90,7 @@ ProcessGroups::ProcessGroups(const ProgramSpec &spec, const Placement &self,
              : ""));
 #ifdef RTXRT_HAVE_GLOO
   // Before the rendezvous, so that its timeout can name a missing rank.
-  liveness_ = std::make_unique<detail::Liveness>(store, self.rank, self.world,
+  liveness_ = std::make_unique<detail::Liveness>(rendezvous, self.rank, self.world,
                                                  heartbeatBasis);
 #endif
   std::vector<std::vector<int64_t>> groups;
@@ -98,9 +99,9 @@ ProcessGroups::ProcessGroups(const ProgramSpec &spec, const Placement &self,
   groups.push_back(world_);
   const DeviceRuntime *runtime = device.runtime();
   comm_ = runtime && runtime->makeCommunicator
-              ? runtime->makeCommunicator(self.rank, self.world, store, groups,
+              ? runtime->makeCommunicator(self.rank, self.world, rendezvous, groups,
                                           rendezvousSeconds)
-              : makeGlooCommunicator(self.rank, self.world, store, groups,
+              : makeGlooCommunicator(self.rank, self.world, rendezvous, groups,
                                      rendezvousSeconds);
 }
 

@@ -9,8 +9,8 @@
 #ifndef RTXRT_LIB_PROGRAM_GROUPS_H
 #define RTXRT_LIB_PROGRAM_GROUPS_H
 
-#include "rtxrt/LaunchEnvironment.h"
-#include "rtxrt/Program.h"
+#include "rtxrt/elastic/LaunchEnvironment.h"
+#include "rtxrt/program/Program.h"
 
 #include <memory>
 #include <string>
@@ -23,7 +23,7 @@ class Liveness;
 namespace rtxrt::program {
 
 /// This process's rank, from the environment that rtx-launch, torchrun,
-/// Slurm and mpirun set (rtxrt/LaunchEnvironment.h).
+/// Slurm and mpirun set (rtxrt/elastic/LaunchEnvironment.h).
 struct Placement {
   int64_t rank = 0, world = 1, localRank = 0;
   LaunchEnvironment launch;
@@ -66,12 +66,13 @@ private:
 /// uses, plus the world (to assemble the loss and results).
 class ProcessGroups {
 public:
-  /// Rendezvous through `store` (file:DIR) and create every group eagerly,
+  /// Rendezvous through `rendezvous` (its store, under its run id) and
+  /// create every group eagerly,
   /// in one order on every rank, within `rendezvousSeconds`. One rank needs
   /// no store. Heartbeats are paced by `heartbeatBasis`, the shortest
   /// timeout the collectives will have (comm/Liveness.h).
   ProcessGroups(const ProgramSpec &spec, const Placement &self,
-                const ProgramDevice &device, const std::string &store,
+                const ProgramDevice &device, const Rendezvous &rendezvous,
                 double rendezvousSeconds, double heartbeatBasis);
   ~ProcessGroups();
   Communicator &communicator() { return *comm_; }

@@ -3,11 +3,11 @@
 #include "InJobRecovery.h"
 
 #include "Checkpointing.h"
-#include "Faults.h"
+#include "core/Faults.h"
 
-#include "rtxrt/Arguments.h"
-#include "rtxrt/Checkpoint.h"
-#include "rtxrt/Wal.h"
+#include "rtxrt/program/Arguments.h"
+#include "rtxrt/checkpoint/Checkpoint.h"
+#include "rtxrt/checkpoint/Wal.h"
 
 #include <algorithm>
 #include <chrono>

@@ -25,7 +25,7 @@
 #include "Flags.h"
 #include "Groups.h"
 
-#include "rtxrt/Program.h"
+#include "rtxrt/program/Program.h"
 #include "rtxrt/RecoveryBoard.h"
 
 #include <cstdint>

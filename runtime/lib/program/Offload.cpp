@@ -2,7 +2,7 @@
 
 #include "Offload.h"
 
-#include "Faults.h"
+#include "core/Faults.h"
 
 #include <cstdio>
 
@@ -65,4 +65,18 @@ void rtxrt::program::readOffloaded(OffloadStore &store, const ProgramSpec &spec,
   for (size_t i = 0; i < spec.results.size() && i < results.size(); ++i)
     if (!spec.results[i].offload.empty())
       results[i] = store.read(spec.results[i].state);
+}
+
+int64_t rtxrt::program::reportOffload(const ProgramSpec &spec,
+                                      const OffloadStore &store,
+                                      int64_t rank) {
+  int64_t bound = offloadBoundBytes(spec, store);
+  if (rank == 0)
+    std::printf("offload: %s, at most %lld buffers (%lld bytes) in flight "
+                "per rank\n",
+                offloadTierOf(spec) == "nvme" ? "state in files (nvme)"
+                                              : "state in host memory",
+                static_cast<long long>(offloadSlotsOf(spec)),
+                static_cast<long long>(bound));
+  return bound;
 }

@@ -2,7 +2,7 @@
 //
 // rtx-shard-state{offload=cpu|nvme} leaves flat buffers of optimizer state
 // (and stage 3's parameter shards) in an offload tier between steps. The run
-// opens the tier (rtxrt/OffloadStore.h), places each buffer's first value in
+// opens the tier (rtxrt/offload/OffloadStore.h), places each buffer's first value in
 // it (the step then gets a reference), and at the end reads the final
 // values back, so results and state files are the same as without offload.
 //
@@ -13,8 +13,8 @@
 
 #include "Flags.h"
 
-#include "rtxrt/OffloadStore.h"
-#include "rtxrt/Program.h"
+#include "rtxrt/offload/OffloadStore.h"
+#include "rtxrt/program/Program.h"
 
 #include <memory>
 
@@ -41,6 +41,9 @@ std::unique_ptr<OffloadStore> openOffload(const ProgramSpec &spec,
 /// The most bytes `store` holds in flight for `spec`'s step: K slots, each
 /// the largest offloaded buffer and (with O_DIRECT) its staging copy.
 int64_t offloadBoundBytes(const ProgramSpec &spec, const OffloadStore &store);
+/// offloadBoundBytes, said on rank 0 with the tier.
+int64_t reportOffload(const ProgramSpec &spec, const OffloadStore &store,
+                      int64_t rank);
 
 /// The final value of every offloaded result, read from the store into its
 /// place in `results` (which held references).

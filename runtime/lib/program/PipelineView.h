@@ -9,7 +9,7 @@
 #ifndef RTXRT_LIB_PROGRAM_PIPELINEVIEW_H
 #define RTXRT_LIB_PROGRAM_PIPELINEVIEW_H
 
-#include "rtxrt/Program.h"
+#include "rtxrt/program/Program.h"
 
 namespace rtxrt::program {
 

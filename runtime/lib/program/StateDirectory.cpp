@@ -2,9 +2,9 @@
 
 #include "StateDirectory.h"
 
-#include "../checkpoint/DurableFiles.h"
+#include "checkpoint/DurableFiles.h"
 
-#include "rtxrt/Arguments.h"
+#include "rtxrt/program/Arguments.h"
 
 #include <algorithm>
 #include <cerrno>

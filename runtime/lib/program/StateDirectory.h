@@ -22,7 +22,7 @@
 #ifndef RTXRT_LIB_PROGRAM_STATEDIRECTORY_H
 #define RTXRT_LIB_PROGRAM_STATEDIRECTORY_H
 
-#include "../checkpoint/DurableFiles.h"
+#include "checkpoint/DurableFiles.h"
 
 #include <cstdint>
 #include <string>

@@ -4,8 +4,8 @@
 
 #include "StateDirectory.h"
 
-#include "rtxrt/Arguments.h"
-#include "rtxrt/Npy.h"
+#include "rtxrt/program/Arguments.h"
+#include "rtxrt/core/Npy.h"
 
 #include <algorithm>
 #include <cerrno>

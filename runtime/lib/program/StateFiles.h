@@ -2,7 +2,7 @@
 //
 // --out DIR (every result, by index) and --save-state DIR (the results that
 // carry state, by key, plus the number of steps done), reassembled to global
-// shapes on rank 0; --state DIR reads them back (rtxrt/Arguments.h loads the
+// shapes on rank 0; --state DIR reads them back (rtxrt/program/Arguments.h loads the
 // tensors). Checkpoints during a run belong here.
 //
 //===----------------------------------------------------------------------===//

@@ -1,9 +1,9 @@
 //===- StepContext.cpp - the collectives an emitted step calls ------------===//
 
-#include "rtxrt/OffloadStore.h"
-#include "rtxrt/Program.h"
+#include "rtxrt/offload/OffloadStore.h"
+#include "rtxrt/program/StepContext.h"
 
-#include "rtxrt/Collectives.h"
+#include "rtxrt/comm/Collectives.h"
 
 #include <chrono>
 #include <condition_variable>

@@ -2,7 +2,7 @@
 
 #include "StepLog.h"
 
-#include "rtxrt/Tensor.h"
+#include "rtxrt/core/Tensor.h"
 
 #include <cinttypes>
 #include <cstdio>

@@ -2,7 +2,7 @@
 //-*-===//
 //
 // With --checkpoint DIR, rank 0 appends one record per step to DIR/wal.log
-// (rtxrt/Wal.h): the step, the data position, the RNG counter, the loss
+// (rtxrt/checkpoint/Wal.h): the step, the data position, the RNG counter, the loss
 // scale and, with --deterministic, the hash of the whole state (every
 // rank's blocks, summed). It is fsynced every --wal-sync-every records.
 // A committed checkpoint covers the records up to the oldest checkpoint
@@ -23,7 +23,7 @@
 
 #include "Flags.h"
 
-#include "rtxrt/Wal.h"
+#include "rtxrt/checkpoint/Wal.h"
 
 #include <map>
 #include <memory>

@@ -2,9 +2,9 @@
 
 #include "StepLoop.h"
 
-#include "Faults.h"
+#include "core/Faults.h"
 
-#include "rtxrt/OffloadStore.h"
+#include "rtxrt/offload/OffloadStore.h"
 
 #include <chrono>
 #include <map>

@@ -4,7 +4,7 @@
 #define RTXRT_LIB_PROGRAM_STEPLOOP_H
 
 #include "Groups.h"
-#include "Metrics.h"
+#include "Progress.h"
 #include "StepTimeout.h"
 #include "TokenData.h"
 

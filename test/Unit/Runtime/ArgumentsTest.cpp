@@ -4,8 +4,8 @@
 // these tests pin its order of sources (given, file, initializer or draw)
 // and its checks on a mesh of two ranks.
 
-#include "rtxrt/Arguments.h"
-#include "rtxrt/Npy.h"
+#include "rtxrt/program/Arguments.h"
+#include "rtxrt/core/Npy.h"
 
 #include "TestUtil.h"
 

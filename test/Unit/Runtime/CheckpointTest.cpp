@@ -10,7 +10,7 @@
 
 #include "TestUtil.h"
 
-#include "rtxrt/Checkpoint.h"
+#include "rtxrt/checkpoint/Checkpoint.h"
 
 #include <csignal>
 #include <cstdlib>

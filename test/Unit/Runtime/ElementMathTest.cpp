@@ -16,7 +16,7 @@
 
 #include "../../../runtime/lib/common/ElementMath.h"
 
-#include "rtxrt/Gpu.h"
+#include "rtxrt/device/Gpu.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 //===- GpuKernelsTest.cpp - the GPU kernels against the CPU kernels -------===//
 //
-// Runs every kernel of rtxrt/Gpu.h in the host emulation of the GPU runtime
+// Runs every kernel of rtxrt/device/Gpu.h in the host emulation of the GPU runtime
 // (librtxrt_gpu_emulation: the same sources as the CUDA build, each kernel
 // body run as a loop) and compares it with the CPU kernel of the same op,
 // which the other unit tests check against double-precision references.
@@ -10,7 +10,8 @@
 
 #include "TestUtil.h"
 
-#include "rtxrt/Gpu.h"
+#include "rtxrt/core/Block.h"
+#include "rtxrt/device/Gpu.h"
 
 using namespace rtxrt;
 using namespace rtxrt::test;

@@ -10,7 +10,7 @@
 #include "InJobRecovery.h"
 #include "Checkpointing.h"
 
-#include "rtxrt/Checkpoint.h"
+#include "rtxrt/checkpoint/Checkpoint.h"
 #include "rtxrt/RecoveryBoard.h"
 
 #include <gtest/gtest.h>

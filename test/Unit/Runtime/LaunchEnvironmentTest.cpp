@@ -7,9 +7,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "rtxrt/LaunchEnvironment.h"
+#include "rtxrt/elastic/LaunchEnvironment.h"
 #include "BindAddress.h"
-#include "rtxrt/Tensor.h"
+#include "rtxrt/core/Tensor.h"
 
 #include <gtest/gtest.h>
 

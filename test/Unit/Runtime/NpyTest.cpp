@@ -1,6 +1,6 @@
 //===- NpyTest.cpp - .npy read/write --------------------------------------===//
 
-#include "rtxrt/Npy.h"
+#include "rtxrt/core/Npy.h"
 
 #include "TestUtil.h"
 

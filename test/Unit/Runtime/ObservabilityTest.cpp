@@ -10,10 +10,10 @@
 
 #include "Prometheus.h"
 
-#include "rtxrt/AllocatorStats.h"
-#include "rtxrt/Program.h"
-#include "rtxrt/Trace.h"
-#include "rtxrt/TraceMerge.h"
+#include "rtxrt/core/AllocatorStats.h"
+#include "rtxrt/program/Program.h"
+#include "rtxrt/observe/Trace.h"
+#include "rtxrt/observe/TraceMerge.h"
 
 #include <httplib.h>
 #include <nlohmann/json.hpp>

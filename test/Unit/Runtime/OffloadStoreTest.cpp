@@ -9,8 +9,8 @@
 
 #include "TestUtil.h"
 
-#include "rtxrt/AllocatorStats.h"
-#include "rtxrt/OffloadStore.h"
+#include "rtxrt/core/AllocatorStats.h"
+#include "rtxrt/offload/OffloadStore.h"
 
 #include <chrono>
 #include <cstdlib>

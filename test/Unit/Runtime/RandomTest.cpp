@@ -1,6 +1,6 @@
 //===- RandomTest.cpp - Philox KATs and the value mapping -----------------===//
 
-#include "rtxrt/Random.h"
+#include "rtxrt/core/Random.h"
 
 #include "TestUtil.h"
 

@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "rtxrt/Program.h"
+#include "rtxrt/program/Program.h"
 
 #include <gtest/gtest.h>
 

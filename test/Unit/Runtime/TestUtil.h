@@ -9,8 +9,8 @@
 #ifndef RTXRT_TEST_UNIT_RUNTIME_TESTUTIL_H
 #define RTXRT_TEST_UNIT_RUNTIME_TESTUTIL_H
 
-#include "rtxrt/Kernels.h"
-#include "rtxrt/Tensor.h"
+#include "rtxrt/kernels/Kernels.h"
+#include "rtxrt/core/Tensor.h"
 
 #include <gtest/gtest.h>
 

@@ -9,7 +9,7 @@
 
 #include "TestUtil.h"
 
-#include "rtxrt/Collectives.h"
+#include "rtxrt/comm/Collectives.h"
 
 using namespace rtxrt;
 using namespace rtxrt::test;

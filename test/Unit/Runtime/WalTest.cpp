@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "rtxrt/Wal.h"
-#include "rtxrt/Tensor.h"
+#include "rtxrt/checkpoint/Wal.h"
+#include "rtxrt/core/Tensor.h"
 
 #include <gtest/gtest.h>
 

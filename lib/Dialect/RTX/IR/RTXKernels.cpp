@@ -1,7 +1,7 @@
 //===- RTXKernels.cpp - each op's binding to its runtime kernel ------===//
 //
 // KernelOpInterface for the rtx ops: which kernel of
-// runtime/include/rtxrt/KernelApi.def an op runs, and how its operands and
+// runtime/include/rtxrt/kernels/KernelApi.def an op runs, and how its operands and
 // attributes become the kernel's arguments. rtx-run's interpreter and the
 // C++/CUDA emitter both work from these bindings, so an op with a kernel
 // needs no code in either. (Unary and binary elementwise ops bind in

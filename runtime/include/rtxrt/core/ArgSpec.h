@@ -1,0 +1,59 @@
+//===- ArgSpec.h - one argument of a training step -------------*- C++ -*-===//
+//
+// What every layer knows of a step's argument: its role, initializer, local
+// shape, sharding and (for ZeRO flat buffers) its members and offload tier.
+// Where its value comes from is the program layer's (rtxrt/program/
+// Arguments.h).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RTXRT_CORE_ARGSPEC_H
+#define RTXRT_CORE_ARGSPEC_H
+
+#include "rtxrt/core/FlatBuffer.h"
+#include "rtxrt/core/KernelEnums.h"
+#include "rtxrt/core/MeshLayout.h"
+#include "rtxrt/core/Tensor.h"
+
+#include <string>
+#include <vector>
+
+namespace rtxrt {
+
+/// One argument of a step: its role, where its value comes from, and its
+/// local (per-rank) shape.
+struct ArgSpec {
+  enum Kind { Param, State, Input } kind = Input;
+  std::string name; // parameter name, state key, or input name
+  /// The key of the result that replaces it after each step (param:NAME,
+  /// exp_avg:NAME, step, ...); empty for data.
+  std::string state;
+  InitKind init = InitKind::Zeros;
+  double a = 0, b = 0;
+  int64_t seed = 0;
+  Shape shape; // local shape
+  DType dtype = DType::F32;
+  Sharding sharding;
+  int64_t bound = 2; // integer inputs are drawn below this
+  /// A flat buffer (rtx-shard-state): this rank's shard of `members`, each
+  /// loaded as an argument of its own and packed as `flat` says.
+  FlatLayout flat;
+  std::vector<ArgSpec> members;
+  /// "cpu" or "nvme": a flat buffer that lives in the offload tier between
+  /// steps (rtx-shard-state{offload}); the step gets a reference (an
+  /// undefined Tensor) and fetches it. Empty: passed in memory.
+  std::string offload;
+};
+
+/// The key of an argument's state: `state`, or for a parameter without one
+/// param:NAME (rtx-optimizer's key); empty for data.
+std::string stateKeyOf(const ArgSpec &arg);
+
+/// A drawn input, the same as rtx-run --random draws: floats from a standard
+/// normal, integers uniformly below `bound`, keyed by (seed, "input:NAME").
+Tensor randomInput(const std::string &name, int64_t seed, const Shape &shape,
+                   DType dtype, int64_t bound);
+
+} // namespace rtxrt
+
+#endif // RTXRT_CORE_ARGSPEC_H

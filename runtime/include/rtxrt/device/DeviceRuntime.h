@@ -1,0 +1,49 @@
+//===- DeviceRuntime.h - the device half of a GPU program -------*- C++ -*-===//
+//
+// What a GPU build of the runtime (runtime/lib/gpu) gives the host side of a
+// program: moving tensors, synchronising, its allocator and its process
+// groups. Host programs have none.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RTXRT_DEVICE_DEVICERUNTIME_H
+#define RTXRT_DEVICE_DEVICERUNTIME_H
+
+#include "rtxrt/comm/Communicator.h"
+#include "rtxrt/core/AllocatorStats.h"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace rtxrt {
+
+/// The device half of an emitted GPU program (rtxrt::gpu::deviceRuntime()).
+/// Host programs have none.
+struct DeviceRuntime {
+  const char *name = "";
+  std::function<std::string(int64_t localRank)> selectDevice;
+  std::function<Tensor(const Tensor &)> toDevice, toHost;
+  /// Waits until the device has finished all queued work (step timing:
+  /// kernels run asynchronously, after the step function has returned).
+  std::function<void()> synchronize;
+  /// The device allocator's counters (peak bytes, fragmentation, failed
+  /// allocations: the run's metrics).
+  std::function<AllocatorStats()> allocatorStats;
+  /// Starts its peak window (a step's peak, step_peak_bytes).
+  std::function<void()> beginPeakWindow;
+  /// Piece `index` of n along `dim`, on the device (rtx.mesh_slice).
+  std::function<Tensor(const Tensor &, int64_t dim, int64_t n, int64_t index)>
+      sliceGroup;
+  /// Device process groups (NCCL); null when this build has none, and then
+  /// Gloo's host process groups serve through host memory.
+  std::function<std::unique_ptr<Communicator>(
+      int64_t rank, int64_t size, const Rendezvous &rendezvous,
+      const std::vector<std::vector<int64_t>> &groups, double timeoutSeconds)>
+      makeCommunicator;
+};
+
+} // namespace rtxrt
+
+#endif // RTXRT_DEVICE_DEVICERUNTIME_H

@@ -1,0 +1,121 @@
+//===- Arguments.h - where a training step's arguments come from -*- C++
+//-*-===//
+//
+// A step takes parameters, optimizer state and data. Emitted programs
+// (runProgram) and rtx-run's executor give them the same values from the
+// same places with the same messages: parameters from a --state directory,
+// a --params directory or their initializers; optimizer state from --state
+// or zero; data from an --inputs directory or drawn from the seeded
+// generator. Files hold global (logical) tensors; each rank takes its block.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RTXRT_PROGRAM_ARGUMENTS_H
+#define RTXRT_PROGRAM_ARGUMENTS_H
+
+#include "rtxrt/core/ArgSpec.h"
+#include "rtxrt/core/Block.h"
+#include "rtxrt/core/MeshLayout.h"
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+
+namespace rtxrt {
+
+namespace checkpoint {
+class CheckpointReader;
+} // namespace checkpoint
+
+/// The directory that holds the whole state a --save-state DIR wrote: DIR,
+/// or the DIR.new / DIR.old that a save interrupted between its renames
+/// left (runtime/lib/program/StateDirectory.h); DIR when none has
+/// steps_done. With `say`, a note on stderr names the one it picked.
+std::string committedStateDir(const std::string &dir, bool say = false);
+
+/// Where arguments come from (the flags of a program or of rtx-run).
+struct ArgumentSources {
+  /// DIR/NAME.npy for inputs; empty: none.
+  std::string inputsDir;
+  /// Draw inputs that no file gives (else a missing input is an error).
+  bool drawInputs = true;
+  /// Appended to the message about a missing input (how to draw it).
+  std::string drawHint;
+  /// Seed of drawn inputs.
+  int64_t seed = 0;
+  /// DIR/NAME.npy for parameters. DIR must be a directory holding every
+  /// parameter, unless paramsPartial is set.
+  std::string paramsDir;
+  /// Parameters that paramsDir lacks use their initializers, each named once
+  /// on stderr (--params-partial); else a missing one is an error.
+  bool paramsPartial = false;
+  /// A --save-state directory: every parameter and optimizer state from
+  /// DIR/KEY.npy (stateFilePath). Excludes paramsDir.
+  std::string stateDir;
+  /// A committed checkpoint (rtxrt/checkpoint/Checkpoint.h, --resume): every
+  /// parameter and optimizer state, each rank reading only its block. Excludes
+  /// paramsDir and stateDir.
+  std::shared_ptr<const checkpoint::CheckpointReader> checkpoint;
+  /// Keep the global tensors read from files, for the other ranks of this
+  /// process (rtx-run's simulated ranks read each file once).
+  bool keepGlobals = false;
+};
+
+/// Gives each rank its block of each argument. Thread-safe: rtx-run's ranks
+/// share one.
+class ArgumentLoader {
+public:
+  /// Throws Error when `sources` contradict themselves or name a directory
+  /// that is not there.
+  ArgumentLoader(const MeshLayout &mesh, ArgumentSources sources);
+
+  /// Global values given by the caller, by name; they come before any file
+  /// (rtx-run --compare gives the reference's inputs, gradient checks give
+  /// parameters).
+  void giveInput(const std::string &name, const Tensor &global) {
+    givenInputs_[name] = global;
+  }
+  void giveParam(const std::string &name, const Tensor &global) {
+    givenParams_[name] = global;
+  }
+
+  /// `rank`'s block of `arg` (a host tensor).
+  Tensor block(const ArgSpec &arg, int64_t rank);
+  /// The global value of an input (read, given or drawn), checked against
+  /// the program's global shape and dtype.
+  Tensor globalInput(const ArgSpec &arg);
+  /// The global shape of `arg` on this mesh.
+  Shape globalShape(const ArgSpec &arg) const;
+
+private:
+  /// The global tensor of a parameter from a file or the caller; undefined
+  /// when it comes from its initializer.
+  Tensor globalParam(const ArgSpec &arg);
+  Tensor globalState(const ArgSpec &arg);
+  /// `arg`'s block at `block` from sources_.checkpoint.
+  Tensor checkpointBlock(const ArgSpec &arg, const LocalBlock &block) const;
+  /// readNpy(path), through the cache when keepGlobals is set.
+  Tensor read(const std::string &path);
+
+  MeshLayout mesh_;
+  ArgumentSources sources_;
+  std::map<std::string, Tensor> givenInputs_, givenParams_;
+  std::mutex mutex_;
+  std::map<std::string, Tensor> globals_; // by key: "input:NAME", a path
+  /// Parameters drawn under paramsPartial (each is named once).
+  std::set<std::string> drawnParams_;
+};
+
+class OffloadStore;
+
+/// `rank`'s block of `arg` from `loader`; an offloaded argument goes to
+/// `store` instead and the step gets a reference (an undefined Tensor).
+/// rtx-run and emitted programs load their arguments through it.
+Tensor loadOrOffload(ArgumentLoader &loader, OffloadStore *store,
+                     const ArgSpec &arg, int64_t rank);
+
+} // namespace rtxrt
+
+#endif // RTXRT_PROGRAM_ARGUMENTS_H

@@ -1,0 +1,40 @@
+//===- ArgSpec.cpp - one argument of a training step ----------------------===//
+
+#include "rtxrt/core/ArgSpec.h"
+#include "rtxrt/core/Random.h"
+
+#include <algorithm>
+
+using namespace rtxrt;
+
+Tensor rtxrt::randomInput(const std::string &name, int64_t seed,
+                          const Shape &shape, DType dtype, int64_t bound) {
+  Tensor t(shape, dtype);
+  uint64_t key = randomKey(seed, "input:" + name);
+  if (isFloat(dtype)) {
+    for (int64_t i = 0; i < t.numel(); ++i)
+      t.setFromDouble(i, normalAt(key, i));
+    return t;
+  }
+  if (dtype == DType::I1)
+    bound = 2;
+  for (int64_t i = 0; i < t.numel(); ++i)
+    t.setFromDouble(
+        i, std::min<int64_t>(bound - 1,
+                             static_cast<int64_t>(uniformAt(key, i) * bound)));
+  return t;
+}
+
+std::string rtxrt::stateKeyOf(const ArgSpec &arg) {
+  if (!arg.state.empty())
+    return arg.state;
+  switch (arg.kind) {
+  case ArgSpec::Param:
+    return "param:" + arg.name;
+  case ArgSpec::State:
+    return arg.name;
+  case ArgSpec::Input:
+    break;
+  }
+  return "";
+}

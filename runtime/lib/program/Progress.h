@@ -1,0 +1,64 @@
+//===- Metrics.h - what a run reports about its steps -----------*- C++ -*-===//
+//
+// Rank 0's progress lines on stdout and the --metrics file (its writer,
+// rtxrt/observe/MetricsFile.h, is shared with rtx-run). Traces belong next to them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RTXRT_LIB_PROGRAM_PROGRESS_H
+#define RTXRT_LIB_PROGRAM_PROGRESS_H
+
+#include "Flags.h"
+#include "observe/Prometheus.h"
+
+#include "rtxrt/observe/MetricsFile.h"
+#include "rtxrt/program/Program.h"
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+namespace rtxrt::program {
+
+/// Where a rank stands, for the labels and the port of its metrics.
+struct MetricsPlace {
+  int64_t rank = 0, localRank = 0;
+  std::string run;
+};
+
+/// Reports each step and the run: lines on stdout and the --metrics file on
+/// rank 0; on every rank the Prometheus endpoint and textfile when asked
+/// for, and DIR/rank-R.metrics.jsonl next to a trace.
+class Progress {
+public:
+  Progress(const ProgramSpec &spec, const MetricsPlace &place, int64_t steps,
+           const Flags &flags);
+  ~Progress();
+  /// Completes `record` with the step's communication and memory figures
+  /// and reports it.
+  void step(StepRecord record, const CommunicationStats &comm);
+  /// The summary line after the last step; keeps /metrics up for
+  /// --metrics-linger seconds.
+  void done();
+
+private:
+  void linger();
+  int64_t rank_, steps_, world_;
+  /// The global size of the input named 'tokens' (0 without one): the
+  /// throughput figure counts it.
+  int64_t tokensPerStep_ = 0;
+  MetricsFile metrics_;
+  /// Every rank's own lines, next to its trace.
+  MetricsFile rankMetrics_;
+  const DeviceRuntime *device_;
+  RunMetrics run_;
+  std::unique_ptr<MetricsServer> server_;
+  std::string textfileDir_;
+  double lingerSeconds_;
+  double totalMs_ = 0, totalCollectiveMs_ = 0;
+  std::chrono::steady_clock::time_point start_;
+};
+
+} // namespace rtxrt::program
+
+#endif // RTXRT_LIB_PROGRAM_PROGRESS_H

@@ -1,0 +1,85 @@
+//===- Run.cpp - what a run decides once, before its first epoch ----------===//
+
+#include "Run.h"
+
+#include "Checkpointing.h"
+#include "PipelineView.h"
+
+#include "rtxrt/RecoveryBoard.h"
+
+#include <cstdio>
+
+using namespace rtxrt;
+using namespace rtxrt::program;
+
+bool Run::start(int argc, char **argv) {
+  self = placementFromEnvironment();
+  flags = parseFlags(argv[0], argc, argv);
+  if (flags.help) {
+    printHelp(argv[0], spec);
+    return false;
+  }
+  // --store wins over the store the launcher handed over.
+  if (!flags.store.empty() && flags.store != self.launch.store) {
+    self.launch.store = flags.store;
+    self.launch.storeSource = "--store";
+  }
+  id = self.launch.runId;
+  if (self.rank == 0 && self.world > 1)
+    std::printf("launch: %s\n", self.launch.describe().c_str());
+  checkPlacement(spec, self);
+  spec = pipelineView(whole, self.rank);
+  tracer.configure(flags.trace, self.rank, self.world);
+  device.emplace(spec.device, self);
+  // rtx-launch --recover in-job (InJobRecovery.h): a lost peer does not
+  // end this process.
+  recovery = RecoveryMode::fromEnvironment();
+  recovery.inJob = recovery.inJob && self.world > 1;
+  // Ranks meet under the rendezvous timeout (they may start seconds apart
+  // on a loaded machine); the steps run under --timeout (StepTimeout.h).
+  timeout.emplace(flags.timeoutAuto, flags.timeout, flags.rendezvousTimeout);
+  return true;
+}
+
+void Run::startProgress(int64_t stepsDone, int64_t untilStep) {
+  // A token file (--data) replaces the batch at every step. It is opened
+  // after the arguments are loaded, as the steps read it.
+  if (!flags.data.empty())
+    data.emplace(flags.data, spec, self.rank);
+  // With --checkpoint, SIGTERM and SIGINT pre-empt the run: it stops after
+  // a step that every rank agrees on and commits its checkpoint.
+  if (!flags.checkpoint.dir.empty() && flags.checkpoint.saveOnPreemption)
+    installPreemptionHandler();
+  progress.emplace(spec, MetricsPlace{self.rank, self.localRank, id},
+                   std::max<int64_t>(0, untilStep - stepsDone), flags);
+  tracer.setRunInfo(spec.mesh.spec(), id);
+  if (recovery.inJob)
+    board.emplace(self.launch.store, id, timeout->rendezvous());
+}
+
+Rendezvous Run::rendezvous(int64_t epoch) const {
+  return Rendezvous{self.launch.store, RecoveryBoard::epochRun(id, epoch)};
+}
+
+bool Run::writeTrace() const {
+  if (!tracer.enabled())
+    return true;
+  try {
+    tracer.write();
+    if (tracer.dropped() > 0)
+      std::fprintf(stderr,
+                   "%swarning: the trace kept its first %lld events and "
+                   "dropped %lld (raise --trace-max-events or trace fewer "
+                   "steps with --trace-steps)\n",
+                   who().c_str(), static_cast<long long>(tracer.recorded()),
+                   static_cast<long long>(tracer.dropped()));
+    return true;
+  } catch (const std::exception &error) {
+    std::fprintf(stderr, "%serror: %s\n", who().c_str(), error.what());
+    return false;
+  }
+}
+
+std::string Run::who() const {
+  return spec.name + ": rank " + std::to_string(self.rank) + ": ";
+}
