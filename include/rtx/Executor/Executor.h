@@ -10,8 +10,8 @@
 #ifndef RTX_EXECUTOR_EXECUTOR_H
 #define RTX_EXECUTOR_EXECUTOR_H
 
-#include "rtxrt/Metrics.h"
-#include "rtxrt/Tensor.h"
+#include "rtxrt/observe/MetricsFile.h"
+#include "rtxrt/core/Tensor.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"

@@ -12,7 +12,7 @@
 #ifndef RTX_EXECUTOR_INPROCESSWORLD_H
 #define RTX_EXECUTOR_INPROCESSWORLD_H
 
-#include "rtxrt/Tensor.h"
+#include "rtxrt/core/Tensor.h"
 
 #include <chrono>
 #include <condition_variable>

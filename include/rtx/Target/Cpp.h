@@ -14,7 +14,7 @@ enum class ProgramTarget { Cpu, Cuda };
 
 /// Writes a self-contained program for `function` that links librtxrt: a
 /// C++ program calling the CPU kernels, or a CUDA program calling the GPU
-/// runtime (rtxrt/Gpu.h) with its arguments kept on the device. Emits a
+/// runtime (rtxrt/device/Gpu.h) with its arguments kept on the device. Emits a
 /// diagnostic and fails on ops it cannot translate.
 LogicalResult translateToProgram(ModuleOp module, func::FuncOp function,
                                  ProgramTarget target, llvm::raw_ostream &os);

@@ -11,7 +11,7 @@
 #define RTX_TARGET_KERNELBINDING_H
 
 #include "rtx/Dialect/RTX/IR/RTXDialect.h"
-#include "rtxrt/KernelRegistry.h"
+#include "rtxrt/kernels/KernelRegistry.h"
 
 #include <string>
 

@@ -79,7 +79,7 @@ def RTX_KernelOpInterface : OpInterface<"KernelOpInterface"> {
   let cppNamespace = "::mlir::rtx";
   let description = [{
     The op's binding to its runtime kernel: the kernel's name in
-    `runtime/include/rtxrt/KernelApi.def` and the op's operands and
+    `runtime/include/rtxrt/kernels/KernelApi.def` and the op's operands and
     attributes as the kernel's arguments, in order (`KernelCall`,
     RTXKernelCall.h). rtx-run's interpreter and the C++/CUDA emitter both
     execute this one description, so an op with a kernel runs in rtx-run and

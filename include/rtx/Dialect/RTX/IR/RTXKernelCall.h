@@ -1,7 +1,7 @@
 //===- RTXKernelCall.h - an op's call of its runtime kernel -----*- C++ -*-===//
 //
 // What KernelOpInterface returns: the runtime kernel an op runs (a name of
-// runtime/include/rtxrt/KernelApi.def) and how the op's operands and
+// runtime/include/rtxrt/kernels/KernelApi.def) and how the op's operands and
 // attributes become its arguments, in order. Both rtx-run's interpreter and
 // the C++/CUDA emitter work from this one description: the interpreter
 // evaluates the arguments and calls the kernel through rtxrt's registry, the
@@ -15,7 +15,7 @@
 #ifndef RTX_DIALECT_RTX_IR_RTXKERNELCALL_H
 #define RTX_DIALECT_RTX_IR_RTXKERNELCALL_H
 
-#include "rtxrt/KernelEnums.h"
+#include "rtxrt/core/KernelEnums.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Value.h"
