@@ -2,6 +2,9 @@
 
 #include "FileTier.h"
 
+#include "UringQueue.h"
+#include "WorkerThread.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>

@@ -17,8 +17,6 @@
 #define RTXRT_OFFLOAD_FILETIER_H
 
 #include "Tier.h"
-#include "UringQueue.h"
-#include "WorkerThread.h"
 
 #include <map>
 
