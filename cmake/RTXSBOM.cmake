@@ -50,7 +50,7 @@ if(RTXRT_HTTPLIB_LIBRARY)
                      "${RTXRT_HTTPLIB_INCLUDE_DIR}/httplib.h")
 endif()
 if(RTXRT_URING_LIBRARY)
-  # The offload tier's file I/O (runtime/lib/OffloadStore.cpp).
+  # The offload file tier's io_uring (runtime/lib/offload/UringQueue.cpp).
   rtx_sbom_component(liburing "" "${RTXRT_URING_LIBRARY}")
 endif()
 if(RTXRT_ISAL_LIBRARY)
