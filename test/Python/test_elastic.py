@@ -2,7 +2,7 @@
 (docs/checkpoint.md): checkpoints, rtx-launch restarts from them (also onto
 fewer ranks), and pre-emption. Each case compares with an uninterrupted
 native run of the same steps; failures are injected with the checkpoint
-failpoints (RTXRT_CHECKPOINT_CRASH_AT) and a real SIGTERM."""
+failpoints (RTX_FAULT_CHECKPOINT_CRASH_AT) and a real SIGTERM."""
 import os
 import signal
 import threading
@@ -36,7 +36,7 @@ def _train_through_a_crash(native, batch, monkeypatch, warning):
     """Trains 6 steps with rank 0 killed right after committing the
     checkpoint of step 2 (failpoint); the recovery must warn `warning`.
     Returns the result and the warnings."""
-    monkeypatch.setenv("RTXRT_CHECKPOINT_CRASH_AT", "after-commit@2")
+    monkeypatch.setenv("RTX_FAULT_CHECKPOINT_CRASH_AT", "after-commit@2")
     with pytest.warns(rtx.RtxToolWarning, match=warning) as warned:
         got = native.train(batch, steps=6)
     return got, warned

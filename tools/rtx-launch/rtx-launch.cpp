@@ -29,6 +29,7 @@
 #include "rtxrt/core/Tensor.h"
 #include "rtxrt/observe/Trace.h"
 #include "rtxrt/observe/TraceMerge.h"
+#include "rtxrt/core/FaultSwitches.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -180,10 +181,15 @@ int main(int argc, char **argv) {
     int grewBy = 0;      // ... by this many ranks
     bool shrunk = false; // in-job: the survivors saved to shrink (counted)
   };
-  // Test hook: RTX_LAUNCH_FAIL_FORK_AT=K makes the fork of local rank K fail
-  // with EAGAIN, as it does when the process limit is reached.
-  const char *failForkEnv = std::getenv("RTX_LAUNCH_FAIL_FORK_AT");
-  int failForkAt = failForkEnv ? std::atoi(failForkEnv) : -1;
+  // Test hook: RTX_FAULT_LAUNCH_FAIL_FORK_AT=K makes the fork of local rank K
+  // fail with EAGAIN, as it does when the process limit is reached.
+  int failForkAt = -1;
+  try {
+    failForkAt = static_cast<int>(
+        rtxrt::faultCount(rtxrt::FaultSwitch::LaunchFailForkAt));
+  } catch (const rtxrt::Error &error) {
+    usage(error.what());
+  }
   // Failures that count against --max-restarts: restarts and in-job
   // replacements alike.
   std::vector<std::chrono::steady_clock::time_point> failures;

@@ -3,6 +3,7 @@
 #include "DurableFiles.h"
 
 #include "rtxrt/core/Tensor.h"
+#include "rtxrt/core/FaultSwitches.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -22,8 +23,7 @@ void durable::fail(const std::string &what, const std::string &path,
 }
 
 durable::WriteBudget::WriteBudget() {
-  if (const char *hook = std::getenv("RTXRT_FAIL_WRITE_AFTER_BYTES"))
-    failAfter = std::atoll(hook);
+  failAfter = faultCount(FaultSwitch::FailWriteAfterBytes);
 }
 
 void durable::writeAll(int fd, const void *data, size_t size,

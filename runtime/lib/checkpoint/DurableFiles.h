@@ -7,8 +7,9 @@
 // (design.md, section 4): after one, the kernel may have dropped the dirty
 // pages, and a second fsync that succeeds proves nothing.
 //
-// Test hook: RTXRT_FAIL_WRITE_AFTER_BYTES=N makes a DurableWriteBudget fail
-// with ENOSPC once N bytes were written through it, as a full disk would.
+// Test hook: the fault switch RTX_FAULT_FAIL_WRITE_AFTER_BYTES=N makes a
+// DurableWriteBudget fail with ENOSPC once N bytes were written through it,
+// as a full disk would.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,7 +28,7 @@ namespace rtxrt::durable {
                        int error);
 
 /// The bytes written so far by one save, and where the test hook
-/// RTXRT_FAIL_WRITE_AFTER_BYTES makes it fail (-1: never).
+/// RTX_FAULT_FAIL_WRITE_AFTER_BYTES makes it fail (-1: never).
 struct WriteBudget {
   WriteBudget();
   int64_t written = 0, failAfter = -1;

@@ -2,6 +2,8 @@
 
 #include "Failpoints.h"
 
+#include "rtxrt/core/FaultSwitches.h"
+
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -29,12 +31,13 @@ bool matches(const std::string &item, const std::string &point, int64_t step,
 
 void rtxrt::checkpoint::crashPoint(const std::string &point, int64_t step) {
   // Read each time (not cached): a test arms it in a forked child.
-  const char *armed = std::getenv("RTXRT_CHECKPOINT_CRASH_AT");
+  std::optional<std::string> armed =
+      rtxrt::faultValue(rtxrt::FaultSwitch::CheckpointCrashAt);
   if (!armed)
     return;
   const char *roundVariable = std::getenv("RTX_RESTART_ROUND");
   std::string round = roundVariable && *roundVariable ? roundVariable : "0";
-  std::string list = armed;
+  const std::string &list = *armed;
   bool hit = false;
   for (size_t start = 0; start <= list.size() && !hit;) {
     size_t comma = list.find(',', start);

@@ -1,6 +1,7 @@
 //===- Failpoints.h - crashes at a save's durability points -----*- C++ -*-===//
 //
-// RTXRT_CHECKPOINT_CRASH_AT=POINT kills the process with SIGKILL when a save
+// RTX_FAULT_CHECKPOINT_CRASH_AT=POINT (a fault switch,
+// rtxrt/core/FaultSwitches.h) kills the process with SIGKILL when a save
 // reaches POINT (rtxrt/checkpoint/Checkpoint.h lists them; "resume-read" is a resume
 // reading a chunk), POINT@N only in the save (or resume) of step N, POINT/K
 // only in restart round K (RTX_RESTART_ROUND), and a comma-separated list
@@ -18,7 +19,7 @@
 
 namespace rtxrt::checkpoint {
 
-/// Kills this process (SIGKILL) when RTXRT_CHECKPOINT_CRASH_AT arms `point`
+/// Kills this process (SIGKILL) when RTX_FAULT_CHECKPOINT_CRASH_AT arms `point`
 /// (`point`, `point@step`, `point/round`, `point@step/round`, in a list).
 void crashPoint(const std::string &point, int64_t step);
 

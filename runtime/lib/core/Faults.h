@@ -1,19 +1,9 @@
 //===- Faults.h - test-only fault switches ----------------------*- C++ -*-===//
 //
-// Switches that make a run slow on purpose, so that tests can check what
-// the observability tools say about known cases (docs/testing.md lists
-// them; nothing sets them but a test):
-//
-//   RTX_FAULT_COMM_DELAY_MS=MS   every collective of the communicator
-//                                waits MS milliseconds first (a slow link)
-//   RTX_FAULT_SLOW_RANK=R:MS     rank R computes MS milliseconds longer in
-//                                every step (a straggler)
-//   RTX_FAULT_OFFLOAD_DELAY_MS=MS  every read and write of the offload
-//                                tier takes at least MS milliseconds (a
-//                                slow disk: backpressure)
-//   RTX_FAULT_HEAL_FLIP=1        in-job recovery: a healed rank flips a bit
-//                                of the first piece of state it receives (a
-//                                transfer corrupted without an error)
+// The switches that make a run slow or corrupt on purpose, as the program
+// parts read them: once, when first asked. Each is a row of the one table of
+// fault switches (rtxrt/core/FaultSwitches.h, docs/testing.md), where its
+// value and meaning are declared.
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,6 +1,14 @@
 //===- Flags.cpp - an emitted program's command line ----------------------===//
+//
+// The program's flags as one table (FlagTable.h): the rows below parse,
+// validate and print --help. What a flag needs of another, and the flags
+// that exclude each other, are checked once all are read.
+//
+//===----------------------------------------------------------------------===//
 
 #include "Flags.h"
+
+#include "FlagTable.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -16,18 +24,228 @@ static std::string formatSeconds(double seconds) {
   return text;
 }
 
-Flags rtxrt::program::parseFlags(const std::string &program, int argc,
-                                 char **argv) {
-  Flags flags;
-  std::string traceFlag;      // the last flag given that shapes a trace
-  std::string checkpointFlag; // the last flag given that needs --checkpoint
-  bool stepsGiven = false;
-  bool hostGiven = false;
-  bool rendezvousGiven = false;
+// A whole number of `what` ("steps"; empty: none said) in [1, max].
+static FlagBounds countOf(const std::string &what, double max) {
+  std::string of = what.empty() ? "" : " of " + what;
+  return {
+      1, max, false, true, "a number" + of, "a whole number" + of + " >= 1"};
+}
+
+// Seconds in (0, kMaxTimeoutSeconds]; `orWord`: the word accepted instead.
+static FlagBounds timeoutSeconds(const std::string &orWord) {
+  return {0,
+          kMaxTimeoutSeconds,
+          true,
+          false,
+          "seconds",
+          "a number of seconds in (0, " +
+              std::to_string(static_cast<int64_t>(kMaxTimeoutSeconds)) + "]" +
+              orWord};
+}
+
+static void parsePreempt(const std::string &flag, const std::string &value,
+                         Flags &flags) {
+  if (value != "save" && value != "fail")
+    throw Error(flag + " needs save or fail, got '" + value + "'");
+  flags.checkpoint.saveOnPreemption = value == "save";
+}
+
+static void parseTraceSteps(const std::string &, const std::string &value,
+                            Flags &flags) {
+  TraceOptions::parseSteps(value, flags.trace);
+}
+
+// The rows that run the step: how long, from what, into what.
+static void addRunFlags(std::vector<FlagSpec> &t) {
+  t.push_back(numberFlag(
+      "--steps", "N", +[](Flags &f) -> int64_t & { return f.steps; },
+      countOf("steps", 1e15), "training steps (default 1)"));
+  t.push_back(numberFlag(
+      "--until-step", "N", +[](Flags &f) -> int64_t & { return f.untilStep; },
+      countOf("steps", 1e15),
+      "train until N steps are done in all, those before --resume\n"
+      "or --state included (a restarted job's command line)"));
+  t.push_back(textFlag(
+      "--inputs", "DIR", [](Flags &f) -> std::string & { return f.inputs; },
+      "data: DIR/NAME.npy (global shapes); missing inputs are drawn with "
+      "--seed"));
+  t.push_back(textFlag(
+      "--params", "DIR", [](Flags &f) -> std::string & { return f.params; },
+      "initial parameters: DIR/NAME.npy, every one (else their\n"
+      "initializers, without --params)"));
+  t.push_back(switchFlag(
+                  "--params-partial",
+                  [](Flags &f) -> bool & { return f.paramsPartial; },
+                  "draw the parameters that --params DIR lacks from their\n"
+                  "initializers (each is named on stderr)")
+                  .needing(FlagNeeds::Params));
+  t.push_back(textFlag(
+      "--out", "DIR", [](Flags &f) -> std::string & { return f.out; },
+      "write the final results as DIR/resultN.npy (rank 0)"));
+  t.push_back(textFlag(
+      "--data", "FILE.bin", [](Flags &f) -> std::string & { return f.data; },
+      "token file (nanoGPT uint16, or llm.c with its header):\n"
+      "each step reads the next batch of windows into 'tokens' and\n"
+      "'labels' (the same windows shifted by one)"));
+  t.push_back(numberFlag(
+      "--seed", "S", +[](Flags &f) -> int64_t & { return f.seed; },
+      {-9.2e18, 9.2e18, false, true, "a number", "a whole number"},
+      "seed of drawn inputs (default 0)"));
+}
+
+// The rows of the rendezvous and its timeouts.
+static void addRendezvousFlags(std::vector<FlagSpec> &t) {
+  t.push_back(textFlag(
+      "--store", "file:DIR", [](Flags &f) -> std::string & { return f.store; },
+      "rendezvous (default $RTX_STORE); rank and size from "
+      "RANK/WORLD_SIZE"));
+  FlagSpec timeout = numberFlag(
+      "--timeout", "S|auto", +[](Flags &f) -> double & { return f.timeout; },
+      timeoutSeconds(" or 'auto'"),
+      "seconds a collective of a step may wait (default 60); auto:\n"
+      "10x the p99 step time, at least 2 s and at most 60 s,\n"
+      "after 3 steps under --rendezvous-timeout");
+  timeout.word = "auto";
+  timeout.wordField = [](Flags &f) -> bool & { return f.timeoutAuto; };
+  t.push_back(timeout);
+  t.push_back(numberFlag(
+      "--rendezvous-timeout", "S",
+      +[](Flags &f) -> double & { return f.rendezvousTimeout; },
+      timeoutSeconds(""),
+      "seconds the ranks may take to meet at the start\n"
+      "(default 60, or --timeout when larger; not less than\n"
+      "a fixed --timeout)"));
+}
+
+// The rows of metrics, traces and the Prometheus endpoint.
+static void addObserveFlags(std::vector<FlagSpec> &t) {
+  t.push_back(textFlag(
+      "--metrics", "FILE", [](Flags &f) -> std::string & { return f.metrics; },
+      "rank 0 writes one JSON line per step: step, loss,\n"
+      "step_time_ms, tokens_per_s, collective_ms, collective_pct,\n"
+      "allreduce_pct, overlap_pct, net_bw_gbps, peak_bytes"));
+  t.push_back(textFlag(
+      "--trace", "DIR", [](Flags &f) -> std::string & { return f.trace.dir; },
+      "every rank writes DIR/rank-R.trace.json (Chrome trace\n"
+      "events; default $RTX_TRACE) and DIR/rank-R.metrics.jsonl"));
+  t.push_back(customFlag("--trace-steps", "A:B", parseTraceSteps,
+                         "trace steps A to B of this run (also A:, :B, A; "
+                         "default all)")
+                  .needing(FlagNeeds::Trace));
+  t.push_back(
+      numberFlag(
+          "--trace-max-events", "N",
+          +[](Flags &f) -> int64_t & { return f.trace.maxEvents; },
+          {1, 1e9, false, false, "a number of events", "a number in [1, 1e9]"},
+          "keep at most N events per rank (default 1048576)")
+          .needing(FlagNeeds::Trace));
+  t.push_back(numberFlag(
+      "--metrics-port", "P", +[](Flags &f) -> int & { return f.metricsPort; },
+      {0, 65535, false, true, "a port", "a port in [0, 65535]"},
+      "serve Prometheus metrics on http://HOST:P+LOCAL_RANK/metrics\n"
+      "(default $RTX_METRICS_PORT, else off; 0: any free port)"));
+  t.push_back(textFlag(
+                  "--metrics-host", "H",
+                  [](Flags &f) -> std::string & { return f.metricsHost; },
+                  "the address it listens on (default 127.0.0.1; 0.0.0.0: all)",
+                  "an address")
+                  .needing(FlagNeeds::MetricsPort));
+  t.push_back(numberFlag(
+      "--metrics-linger", "S",
+      +[](Flags &f) -> double & { return f.metricsLinger; },
+      {0, 3600, false, false, "seconds", "seconds in [0, 3600]"},
+      "keep serving S seconds after the last step"));
+  t.push_back(textFlag(
+      "--metrics-textfile", "DIR",
+      [](Flags &f) -> std::string & { return f.metricsTextfile; },
+      "write DIR/rtx_rank_R.prom after every step (node-exporter)"));
+}
+
+// The rows of saved state and checkpoints.
+static void addStateFlags(std::vector<FlagSpec> &t) {
+  t.push_back(textFlag(
+      "--save-state", "DIR",
+      [](Flags &f) -> std::string & { return f.saveState; },
+      "at the end, write the parameters and optimizer state as\n"
+      "DIR/KEY.npy (KEY: param:NAME, exp_avg:NAME, ..., step)"));
+  t.push_back(textFlag(
+      "--state", "DIR", [](Flags &f) -> std::string & { return f.state; },
+      "start from a --save-state directory (training continues\n"
+      "where that run stopped)"));
+  t.push_back(textFlag(
+      "--checkpoint", "DIR",
+      [](Flags &f) -> std::string & { return f.checkpoint.dir; },
+      "checkpoints in DIR/step-N: each rank writes its own blocks of\n"
+      "the state, CRC32C-checked, committed by a manifest\n"
+      "(docs/checkpoint.md); after the last step, and with"));
+  t.push_back(numberFlag(
+                  "--checkpoint-every", "N",
+                  +[](Flags &f) -> int64_t & { return f.checkpoint.every; },
+                  countOf("steps", 1e12), "after every N-th step too")
+                  .needing(FlagNeeds::Checkpoint));
+  t.push_back(numberFlag(
+                  "--keep-checkpoints", "K",
+                  +[](Flags &f) -> int64_t & { return f.checkpoint.keep; },
+                  countOf("", 1e6),
+                  "keep the newest K committed checkpoints (default 3)")
+                  .needing(FlagNeeds::Checkpoint));
+  t.push_back(switchFlag(
+                  "--deterministic",
+                  [](Flags &f) -> bool & { return f.checkpoint.deterministic; },
+                  "log a hash of the state after every step (DIR/wal.log);\n"
+                  "--resume replays the logged steps after the checkpoint and\n"
+                  "stops with an error at a step whose hash differs")
+                  .needing(FlagNeeds::Checkpoint));
+  t.push_back(
+      numberFlag(
+          "--wal-sync-every", "N",
+          +[](Flags &f) -> int64_t & { return f.checkpoint.walSyncEvery; },
+          countOf("records", 1e12), "fsync the log every N steps (default 1)")
+          .needing(FlagNeeds::Checkpoint));
+  t.push_back(switchFlag(
+                  "--resume",
+                  [](Flags &f) -> bool & { return f.checkpoint.resume; },
+                  "start from the newest committed checkpoint in --checkpoint\n"
+                  "DIR, on any mesh (none yet: from --params, --state or the\n"
+                  "initializers)")
+                  .needing(FlagNeeds::Checkpoint));
+  t.push_back(
+      customFlag("--preempt", "save|fail", parsePreempt,
+                 "with --checkpoint, what SIGTERM and SIGINT do (default\n"
+                 "save, below; fail: end the process as without --checkpoint)\n"
+                 "With --checkpoint, SIGTERM or SIGINT is a pre-emption:\n"
+                 "every rank stops after the same step, the checkpoint of\n"
+                 "that step is committed, and the program exits 0")
+          .needing(FlagNeeds::Checkpoint));
+  t.push_back(textFlag(
+      "--offload-dir", "DIR",
+      [](Flags &f) -> std::string & { return f.offloadDir; },
+      "where a program compiled with offload=nvme keeps its\n"
+      "offloaded state (DIR/rank-R; an SSD or NVMe path)"));
+}
+
+// Every flag of an emitted program, in the order of --help.
+static const std::vector<FlagSpec> &flagTable() {
+  static const std::vector<FlagSpec> table = [] {
+    std::vector<FlagSpec> t;
+    addRunFlags(t);
+    addRendezvousFlags(t);
+    addObserveFlags(t);
+    addStateFlags(t);
+    FlagSpec help = switchFlag(
+        "--help", [](Flags &f) -> bool & { return f.help; }, "this help");
+    help.alias = "-h";
+    t.push_back(help);
+    return t;
+  }();
+  return table;
+}
+
+// What rtx-launch hands every rank through the environment: the store, the
+// trace and the metrics port. The flags win over them.
+static void readLauncherVariables(Flags &flags) {
   if (const char *store = std::getenv("RTX_STORE"))
     flags.store = store;
-  // rtx-launch --trace DIR exports RTX_TRACE (and RTX_TRACE_STEPS) to every
-  // rank; the flags below win over them.
   if (const char *trace = std::getenv("RTX_TRACE"); trace && *trace)
     flags.trace.dir = trace;
   if (const char *steps = std::getenv("RTX_TRACE_STEPS"); steps && *steps)
@@ -41,282 +259,117 @@ Flags rtxrt::program::parseFlags(const std::string &program, int argc,
                   port + "'");
     flags.metricsPort = static_cast<int>(p);
   }
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    std::string value;
-    auto eq = arg.find('=');
-    if (arg.rfind("--", 0) == 0 && eq != std::string::npos) {
-      value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-    } else if (arg != "--help" && arg != "-h" && arg != "--params-partial" &&
-               arg != "--resume" && arg != "--deterministic") {
-      if (i + 1 >= argc)
-        throw Error(arg + " needs a value (see --help)");
-      value = argv[++i];
-    }
-    auto number = [&](const std::string &what) {
-      char *end = nullptr;
-      double v = std::strtod(value.c_str(), &end);
-      if (value.empty() || *end)
-        throw Error(arg + " needs " + what + ", got '" + value + "'");
-      return v;
-    };
-    // A count of at least 1 and at most `max` ("of steps": `what`).
-    auto count = [&](const std::string &what, double max) {
-      double n = number("a number" + (what.empty() ? "" : " of " + what));
-      if (!(n >= 1 && n <= max) || n != static_cast<int64_t>(n))
-        throw Error(arg + " needs a whole number" +
-                    (what.empty() ? "" : " of " + what) + " >= 1, got '" +
-                    value + "'");
-      return static_cast<int64_t>(n);
-    };
-    // A path flag given an empty value ("--data=", an unset shell variable)
-    // would silently mean "none": refuse it.
-    auto path = [&]() {
-      if (value.empty())
-        throw Error(arg + " needs a path, got an empty one");
-      return value;
-    };
-    if (arg == "--help" || arg == "-h")
-      flags.help = true;
-    else if (arg == "--params-partial") {
-      if (!value.empty())
-        throw Error("--params-partial takes no value");
-      flags.paramsPartial = true;
-    } else if (arg == "--resume") {
-      if (!value.empty())
-        throw Error("--resume takes no value");
-      flags.checkpoint.resume = true;
-    } else if (arg == "--deterministic") {
-      if (!value.empty())
-        throw Error("--deterministic takes no value");
-      flags.checkpoint.deterministic = true;
-      checkpointFlag = arg;
-    } else if (arg == "--preempt") {
-      if (value != "save" && value != "fail")
-        throw Error("--preempt needs save or fail, got '" + value + "'");
-      flags.checkpoint.saveOnPreemption = value == "save";
-      checkpointFlag = arg;
-    } else if (arg == "--wal-sync-every") {
-      flags.checkpoint.walSyncEvery = count("records", 1e12);
-      checkpointFlag = arg;
-    } else if (arg == "--checkpoint") {
-      flags.checkpoint.dir = path();
-    } else if (arg == "--checkpoint-every") {
-      flags.checkpoint.every = count("steps", 1e12);
-      checkpointFlag = arg;
-    } else if (arg == "--keep-checkpoints") {
-      flags.checkpoint.keep = count("", 1e6);
-      checkpointFlag = arg;
-    } else if (arg == "--steps") {
-      flags.steps = static_cast<int64_t>(number("a number of steps"));
-      if (flags.steps < 1)
-        throw Error("--steps must be at least 1");
-      stepsGiven = true;
-    } else if (arg == "--until-step") {
-      flags.untilStep = count("steps", 1e15);
-    } else if (arg == "--seed")
-      flags.seed = static_cast<int64_t>(number("a number"));
-    else if (arg == "--inputs")
-      flags.inputs = path();
-    else if (arg == "--params")
-      flags.params = path();
-    else if (arg == "--out")
-      flags.out = path();
-    else if (arg == "--store")
-      flags.store = path();
-    else if (arg == "--data")
-      flags.data = path();
-    else if (arg == "--metrics")
-      flags.metrics = path();
-    else if (arg == "--trace")
-      flags.trace.dir = path();
-    else if (arg == "--trace-steps") {
-      TraceOptions::parseSteps(value, flags.trace);
-      traceFlag = arg;
-    } else if (arg == "--trace-max-events") {
-      double n = number("a number of events");
-      if (!(n >= 1 && n <= 1e9))
-        throw Error("--trace-max-events needs a number in [1, 1e9], got '" +
-                    value + "'");
-      flags.trace.maxEvents = static_cast<int64_t>(n);
-      traceFlag = arg;
-    } else if (arg == "--metrics-port") {
-      double p = number("a port");
-      if (!(p >= 0 && p <= 65535) || p != static_cast<int>(p))
-        throw Error("--metrics-port needs a port in [0, 65535], got '" + value +
-                    "'");
-      flags.metricsPort = static_cast<int>(p);
-    } else if (arg == "--metrics-host") {
-      if (value.empty())
-        throw Error("--metrics-host needs an address, got an empty one");
-      flags.metricsHost = value;
-      hostGiven = true;
-    } else if (arg == "--metrics-textfile")
-      flags.metricsTextfile = path();
-    else if (arg == "--metrics-linger") {
-      flags.metricsLinger = number("seconds");
-      if (!(flags.metricsLinger >= 0 && flags.metricsLinger <= 3600))
-        throw Error("--metrics-linger needs seconds in [0, 3600], got '" +
-                    value + "'");
-    } else if (arg == "--state")
-      flags.state = path();
-    else if (arg == "--save-state")
-      flags.saveState = path();
-    else if (arg == "--offload-dir")
-      flags.offloadDir = path();
-    else if (arg == "--timeout" || arg == "--rendezvous-timeout") {
-      bool rendezvous = arg == "--rendezvous-timeout";
-      if (!rendezvous && value == "auto") {
-        flags.timeoutAuto = true;
-        continue;
-      }
-      double seconds = number("seconds");
-      // NaN compares false, so test for the accepted range, not against it.
-      if (!(seconds > 0 && seconds <= kMaxTimeoutSeconds))
-        throw Error(arg + " needs a number of seconds in (0, " +
-                    std::to_string(static_cast<int64_t>(kMaxTimeoutSeconds)) +
-                    "]" + (rendezvous ? "" : " or 'auto'") + ", got '" + value +
-                    "'");
-      (rendezvous ? flags.rendezvousTimeout : flags.timeout) = seconds;
-      flags.timeoutAuto = flags.timeoutAuto && rendezvous;
-      rendezvousGiven = rendezvousGiven || rendezvous;
-    } else
-      throw Error("unknown flag '" + arg + "' (see " + program + " --help)");
+}
+
+// Whether the flag `needs` names is there, and how a refusal names it.
+static bool hasNeeded(FlagNeeds needs, const Flags &flags) {
+  switch (needs) {
+  case FlagNeeds::Nothing:
+    return true;
+  case FlagNeeds::Checkpoint:
+    return !flags.checkpoint.dir.empty();
+  case FlagNeeds::Params:
+    return !flags.params.empty();
+  case FlagNeeds::Trace:
+    return !flags.trace.dir.empty();
+  case FlagNeeds::MetricsPort:
+    return flags.metricsPort >= 0;
   }
+  return true;
+}
+
+static const char *neededFlag(FlagNeeds needs) {
+  switch (needs) {
+  case FlagNeeds::Nothing:
+    return "";
+  case FlagNeeds::Checkpoint:
+    return "--checkpoint DIR";
+  case FlagNeeds::Params:
+    return "--params DIR";
+  case FlagNeeds::Trace:
+    return "--trace DIR (or RTX_TRACE)";
+  case FlagNeeds::MetricsPort:
+    return "--metrics-port (or RTX_METRICS_PORT)";
+  }
+  return "";
+}
+
+// Flags that would be ignored, or that contradict each other, are refused
+// rather than silently resolved. `given`: the rows, in command-line order.
+static void checkCombinations(const Flags &flags,
+                              const std::vector<const FlagSpec *> &given) {
+  auto gave = [&](const char *name) {
+    for (const FlagSpec *spec : given)
+      if (spec->name == name)
+        return true;
+    return false;
+  };
   // The rendezvous waits at least as long as a step's collective
   // (StepTimeout.h): a shorter one given on its own would not be honoured.
-  if (rendezvousGiven && !flags.timeoutAuto &&
+  if (gave("--rendezvous-timeout") && !flags.timeoutAuto &&
       flags.rendezvousTimeout < flags.timeout)
-    throw Error("--rendezvous-timeout " + formatSeconds(flags.rendezvousTimeout) +
+    throw Error("--rendezvous-timeout " +
+                formatSeconds(flags.rendezvousTimeout) +
                 " is shorter than --timeout " + formatSeconds(flags.timeout) +
                 ", and the ranks meet under the longer of the two: pass "
                 "--timeout too (or --timeout auto)");
   if (!flags.params.empty() && !flags.state.empty())
     throw Error("--params and --state both give the parameters; use one");
-  if (flags.paramsPartial && flags.params.empty())
-    throw Error("--params-partial needs --params DIR");
-  if (stepsGiven && flags.untilStep > 0)
+  // With --data the token windows replace 'tokens' and 'labels' of every
+  // step, so --inputs would be read and then ignored.
+  if (!flags.data.empty() && !flags.inputs.empty())
+    throw Error("--data and --inputs both give the step's inputs; use one");
+  if (gave("--steps") && flags.untilStep > 0)
     throw Error("--steps N runs N more steps and --until-step N until N are "
                 "done; give one");
-  // --resume with --params or --state: the newest checkpoint when there is
-  // one, else those (a job restarted before its first checkpoint).
-  if (flags.checkpoint.resume && flags.checkpoint.dir.empty())
-    checkpointFlag = "--resume";
-  if (!checkpointFlag.empty() && flags.checkpoint.dir.empty())
-    throw Error(checkpointFlag + " needs --checkpoint DIR");
-  // Options that shape a trace or an endpoint that is not there would be
-  // ignored: refuse them.
-  if (!traceFlag.empty() && flags.trace.dir.empty())
-    throw Error(traceFlag + " needs --trace DIR (or RTX_TRACE)");
-  if (hostGiven && flags.metricsPort < 0)
-    throw Error("--metrics-host needs --metrics-port (or RTX_METRICS_PORT)");
+  // A flag whose partner is missing would be ignored: name the last one
+  // given of each kind.
+  for (FlagNeeds needs : {FlagNeeds::Params, FlagNeeds::Checkpoint,
+                          FlagNeeds::Trace, FlagNeeds::MetricsPort}) {
+    const FlagSpec *last = nullptr;
+    for (const FlagSpec *spec : given)
+      last = spec->needs == needs ? spec : last;
+    if (last && !hasNeeded(needs, flags))
+      throw Error(last->name + " needs " + neededFlag(needs));
+  }
   if (flags.metricsLinger > 0 && flags.metricsPort < 0)
     throw Error("--metrics-linger keeps the /metrics endpoint up: it needs "
                 "--metrics-port");
+}
+
+Flags rtxrt::program::parseFlags(const std::string &program, int argc,
+                                 char **argv) {
+  Flags flags;
+  readLauncherVariables(flags);
+  std::vector<const FlagSpec *> given;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i], value;
+    size_t eq = arg.find('=');
+    bool inlineValue = arg.rfind("--", 0) == 0 && eq != std::string::npos;
+    if (inlineValue) {
+      value = arg.substr(eq + 1);
+      arg.resize(eq);
+    }
+    const FlagSpec *spec = findFlag(flagTable(), arg);
+    if (!spec)
+      throw Error("unknown flag '" + arg + "' (see " + program + " --help)");
+    if (spec->kind != FlagKind::Switch && !inlineValue) {
+      if (i + 1 >= argc)
+        throw Error(arg + " needs a value (see --help)");
+      value = argv[++i];
+    }
+    applyFlag(*spec, value, inlineValue, flags);
+    given.push_back(spec);
+  }
+  checkCombinations(flags, given);
   return flags;
 }
 
 void rtxrt::program::printHelp(const std::string &program,
                                const ProgramSpec &spec) {
-  std::printf(
-      "%s: a training program compiled by rtx for %lld rank(s)\n"
-      "  --steps N          training steps (default 1)\n"
-      "  --until-step N     train until N steps are done in all, those "
-      "before --resume\n"
-      "                     or --state included (a restarted job's "
-      "command line)\n"
-      "  --inputs DIR       data: DIR/NAME.npy (global shapes); missing "
-      "inputs are drawn with --seed\n"
-      "  --params DIR       initial parameters: DIR/NAME.npy, every one "
-      "(else their\n"
-      "                     initializers, without --params)\n"
-      "  --params-partial   draw the parameters that --params DIR lacks "
-      "from their\n"
-      "                     initializers (each is named on stderr)\n"
-      "  --out DIR          write the final results as DIR/resultN.npy "
-      "(rank 0)\n"
-      "  --data FILE.bin    token file (nanoGPT uint16, or llm.c with its "
-      "header):\n"
-      "                     each step reads the next batch of windows into "
-      "'tokens' and\n"
-      "                     'labels' (the same windows shifted by one)\n"
-      "  --seed S           seed of drawn inputs (default 0)\n"
-      "  --store file:DIR   rendezvous (default $RTX_STORE); rank and "
-      "size from RANK/WORLD_SIZE\n"
-      "  --timeout S|auto   seconds a collective of a step may wait "
-      "(default 60); auto:\n"
-      "                     10x the p99 step time, at least 2 s and at "
-      "most 60 s,\n"
-      "                     after 3 steps under --rendezvous-timeout\n"
-      "  --rendezvous-timeout S  seconds the ranks may take to meet at the "
-      "start\n"
-      "                     (default 60, or --timeout when larger; not "
-      "less than\n                     a fixed --timeout)\n"
-      "  --metrics FILE     rank 0 writes one JSON line per step: step, "
-      "loss,\n"
-      "                     step_time_ms, tokens_per_s, collective_ms, "
-      "collective_pct,\n"
-      "                     allreduce_pct, overlap_pct, net_bw_gbps, "
-      "peak_bytes\n"
-      "  --trace DIR        every rank writes DIR/rank-R.trace.json (Chrome "
-      "trace\n"
-      "                     events; default $RTX_TRACE) and "
-      "DIR/rank-R.metrics.jsonl\n"
-      "  --trace-steps A:B  trace steps A to B of this run (also A:, :B, "
-      "A; default all)\n"
-      "  --trace-max-events N  keep at most N events per rank (default "
-      "1048576)\n"
-      "  --metrics-port P   serve Prometheus metrics on "
-      "http://HOST:P+LOCAL_RANK/metrics\n"
-      "                     (default $RTX_METRICS_PORT, else off; 0: any "
-      "free port)\n"
-      "  --metrics-host H   the address it listens on (default 127.0.0.1; "
-      "0.0.0.0: all)\n"
-      "  --metrics-linger S keep serving S seconds after the last step\n"
-      "  --metrics-textfile DIR  write DIR/rtx_rank_R.prom after every step "
-      "(node-exporter)\n"
-      "  --save-state DIR   at the end, write the parameters and optimizer "
-      "state as\n"
-      "                     DIR/KEY.npy (KEY: param:NAME, exp_avg:NAME, "
-      "..., step)\n"
-      "  --state DIR        start from a --save-state directory (training "
-      "continues\n"
-      "                     where that run stopped)\n"
-      "  --checkpoint DIR   checkpoints in DIR/step-N: each rank writes its "
-      "own blocks of\n"
-      "                     the state, CRC32C-checked, committed by a "
-      "manifest\n"
-      "                     (docs/checkpoint.md); after the last step, and "
-      "with\n"
-      "  --checkpoint-every N  after every N-th step too\n"
-      "  --keep-checkpoints K  keep the newest K committed checkpoints "
-      "(default 3)\n"
-      "  --deterministic    log a hash of the state after every step "
-      "(DIR/wal.log);\n"
-      "                     --resume replays the logged steps after the "
-      "checkpoint and\n"
-      "                     stops with an error at a step whose hash differs\n"
-      "  --wal-sync-every N fsync the log every N steps (default 1)\n"
-      "  --resume           start from the newest committed checkpoint in "
-      "--checkpoint\n"
-      "                     DIR, on any mesh (none yet: from --params, "
-      "--state or the\n"
-      "                     initializers)\n"
-      "  --preempt save|fail  with --checkpoint, what SIGTERM and SIGINT do "
-      "(default save,\n"
-      "                     below; fail: end the process as without "
-      "--checkpoint)\n"
-      "                     With --checkpoint, SIGTERM or SIGINT is a "
-      "pre-emption: every\n"
-      "                     rank stops after the same step, the checkpoint "
-      "of that step\n"
-      "                     is committed, and the program exits 0\n"
-      "  --offload-dir DIR  where a program compiled with offload=nvme keeps "
-      "its\n"
-      "                     offloaded state (DIR/rank-R; an SSD or NVMe "
-      "path)\n",
-      program.c_str(), static_cast<long long>(spec.mesh.numRanks()));
+  std::printf("%s: a training program compiled by rtx for %lld rank(s)\n",
+              program.c_str(), static_cast<long long>(spec.mesh.numRanks()));
+  printFlagHelp(flagTable());
 }
 
 ArgumentSources rtxrt::program::argumentSources(const Flags &flags) {

@@ -14,7 +14,7 @@
 // state, complete); else DIR.old (the old one). committedStateDir says
 // which, and the next save clears what a crash left.
 //
-// Test hook: RTXRT_FAIL_WRITE_AFTER_BYTES=N makes the writer fail with
+// Test hook: RTX_FAULT_FAIL_WRITE_AFTER_BYTES=N makes the writer fail with
 // ENOSPC once a save has written N bytes, as a full disk would.
 //
 //===----------------------------------------------------------------------===//

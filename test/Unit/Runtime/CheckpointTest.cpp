@@ -269,7 +269,7 @@ TEST_F(CheckpointTest, ACrashAtEveryDurabilityPointLosesNothingCommitted) {
     pid_t child = fork();
     ASSERT_GE(child, 0);
     if (child == 0) {
-      setenv("RTXRT_CHECKPOINT_CRASH_AT", c.point, 1);
+      setenv("RTX_FAULT_CHECKPOINT_CRASH_AT", c.point, 1);
       try {
         saveColumnSplit(root_, 2, w2, b);
       } catch (...) {
@@ -300,13 +300,13 @@ TEST_F(CheckpointTest, AFullDiskFailsTheSaveAndKeepsThePreviousCheckpoint) {
   Tensor w = randomTensor({7, 9}, DType::F32, 11);
   Tensor b = randomTensor({9}, DType::F32, 12);
   saveColumnSplit(root_, 1, w, b);
-  setenv("RTXRT_FAIL_WRITE_AFTER_BYTES", "50", 1);
+  setenv("RTX_FAULT_FAIL_WRITE_AFTER_BYTES", "50", 1);
   try {
     saveColumnSplit(root_, 2, w, b);
-    unsetenv("RTXRT_FAIL_WRITE_AFTER_BYTES");
+    unsetenv("RTX_FAULT_FAIL_WRITE_AFTER_BYTES");
     FAIL() << "a save on a full disk succeeded";
   } catch (const Error &e) {
-    unsetenv("RTXRT_FAIL_WRITE_AFTER_BYTES");
+    unsetenv("RTX_FAULT_FAIL_WRITE_AFTER_BYTES");
     EXPECT_NE(std::string(e.what()).find("No space left on device"),
               std::string::npos)
         << e.what();

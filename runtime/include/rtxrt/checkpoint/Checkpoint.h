@@ -22,13 +22,13 @@
 // skipped with a warning naming it, never loaded.
 //
 // Failpoints, to test every durability point (the chaos suite):
-// RTXRT_CHECKPOINT_CRASH_AT=POINT kills the process with SIGKILL there:
+// RTX_FAULT_CHECKPOINT_CRASH_AT=POINT kills the process with SIGKILL there:
 //   chunk:N            after the N-th chunk of this rank is written (0-based)
 //   before-index-rename     this rank's index written aside, not renamed
 //   before-manifest-rename  the manifest written aside and fsynced
 //   before-directory-fsync  the manifest renamed, the rename not yet durable
 //   after-commit            the checkpoint committed, nothing after it done
-// RTXRT_FAIL_WRITE_AFTER_BYTES=N fails a save with ENOSPC after N bytes.
+// RTX_FAULT_FAIL_WRITE_AFTER_BYTES=N fails a save with ENOSPC after N bytes.
 //
 //===----------------------------------------------------------------------===//
 

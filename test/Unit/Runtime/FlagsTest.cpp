@@ -1,0 +1,117 @@
+//===- FlagsTest.cpp - an emitted program's flags, as one table -----------===//
+//
+// parseFlags over the table of program/Flags.cpp: values land in their
+// fields, bounds and kinds are checked with messages that name the flag,
+// flags that need another or exclude one are refused, and --help lists
+// every flag the parser accepts.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Flags.h"
+#include "rtxrt/core/Tensor.h"
+
+#include <gtest/gtest.h>
+
+#include <initializer_list>
+
+using namespace rtxrt;
+using namespace rtxrt::program;
+
+namespace {
+
+Flags parse(std::initializer_list<const char *> args) {
+  std::vector<std::string> text = {"prog"};
+  text.insert(text.end(), args.begin(), args.end());
+  std::vector<char *> argv;
+  for (std::string &arg : text)
+    argv.push_back(arg.data());
+  return parseFlags("prog", static_cast<int>(argv.size()), argv.data());
+}
+
+/// The message parse throws for `args` ("" if none).
+std::string refusal(std::initializer_list<const char *> args) {
+  try {
+    parse(args);
+  } catch (const Error &error) {
+    return error.what();
+  }
+  return "";
+}
+
+TEST(FlagsTest, ValuesLandInTheirFields) {
+  Flags flags =
+      parse({"--steps", "3", "--seed=-7", "--timeout", "auto", "--checkpoint",
+             "ck", "--keep-checkpoints=2", "--resume", "--preempt", "fail",
+             "--metrics-port", "0", "--metrics-host", "0.0.0.0", "-h"});
+  EXPECT_EQ(flags.steps, 3);
+  EXPECT_EQ(flags.seed, -7);
+  EXPECT_TRUE(flags.timeoutAuto);
+  EXPECT_EQ(flags.checkpoint.dir, "ck");
+  EXPECT_EQ(flags.checkpoint.keep, 2);
+  EXPECT_TRUE(flags.checkpoint.resume);
+  EXPECT_FALSE(flags.checkpoint.saveOnPreemption);
+  EXPECT_EQ(flags.metricsPort, 0);
+  EXPECT_EQ(flags.metricsHost, "0.0.0.0");
+  EXPECT_TRUE(flags.help);
+  // A number after auto is a fixed timeout again.
+  Flags fixed = parse({"--timeout", "auto", "--timeout", "5"});
+  EXPECT_FALSE(fixed.timeoutAuto);
+  EXPECT_EQ(fixed.timeout, 5);
+}
+
+TEST(FlagsTest, ValuesAreCheckedByKindAndBounds) {
+  EXPECT_EQ(refusal({"--stepz", "3"}),
+            "unknown flag '--stepz' (see prog --help)");
+  EXPECT_EQ(refusal({"--steps"}), "--steps needs a value (see --help)");
+  EXPECT_EQ(refusal({"--resume=yes"}), "--resume takes no value");
+  EXPECT_EQ(refusal({"--data="}), "--data needs a path, got an empty one");
+  EXPECT_EQ(refusal({"--timeout", "5s"}), "--timeout needs seconds, got '5s'");
+  EXPECT_EQ(refusal({"--timeout", "nan"}),
+            "--timeout needs a number of seconds in (0, 86400] or 'auto', "
+            "got 'nan'");
+  EXPECT_EQ(refusal({"--checkpoint", "ck", "--keep-checkpoints", "0"}),
+            "--keep-checkpoints needs a whole number >= 1, got '0'");
+  EXPECT_EQ(refusal({"--steps", "2.5"}),
+            "--steps needs a whole number of steps >= 1, got '2.5'");
+  EXPECT_EQ(refusal({"--metrics-port", "70000"}),
+            "--metrics-port needs a port in [0, 65535], got '70000'");
+  EXPECT_EQ(refusal({"--preempt", "maybe"}),
+            "--preempt needs save or fail, got 'maybe'");
+}
+
+TEST(FlagsTest, CombinationsAreRefusedByName) {
+  EXPECT_EQ(refusal({"--data", "t.bin", "--inputs", "in"}),
+            "--data and --inputs both give the step's inputs; use one");
+  EXPECT_EQ(refusal({"--params", "p", "--state", "s"}),
+            "--params and --state both give the parameters; use one");
+  EXPECT_EQ(refusal({"--resume"}), "--resume needs --checkpoint DIR");
+  EXPECT_EQ(refusal({"--params-partial"}),
+            "--params-partial needs --params DIR");
+  EXPECT_EQ(refusal({"--trace-max-events", "10"}),
+            "--trace-max-events needs --trace DIR (or RTX_TRACE)");
+  EXPECT_EQ(refusal({"--metrics-linger", "5"}),
+            "--metrics-linger keeps the /metrics endpoint up: it needs "
+            "--metrics-port");
+  EXPECT_EQ(refusal({"--rendezvous-timeout", "2"}),
+            "--rendezvous-timeout 2 is shorter than --timeout 60, and the "
+            "ranks meet under the longer of the two: pass --timeout too (or "
+            "--timeout auto)");
+}
+
+TEST(FlagsTest, HelpListsEveryFlag) {
+  ProgramSpec spec;
+  testing::internal::CaptureStdout();
+  printHelp("prog", spec);
+  std::string help = testing::internal::GetCapturedStdout();
+  for (const char *flag :
+       {"--steps N", "--until-step N", "--inputs DIR", "--params-partial",
+        "--data FILE.bin", "--timeout S|auto", "--rendezvous-timeout S",
+        "--trace-max-events N", "--metrics-linger S", "--checkpoint-every N",
+        "--wal-sync-every N", "--preempt save|fail", "--offload-dir DIR",
+        "--help, -h"})
+    EXPECT_NE(help.find(std::string("  ") + flag + " "), std::string::npos)
+        << flag << " is not in --help:\n"
+        << help;
+}
+
+} // namespace
