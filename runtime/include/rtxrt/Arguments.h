@@ -67,7 +67,10 @@ Tensor randomInput(const std::string &name, int64_t seed, const Shape &shape,
 /// The directory that holds the whole state a --save-state DIR wrote: DIR,
 /// or the DIR.new / DIR.old that a save interrupted between its renames
 /// left (runtime/lib/program/StateDirectory.h); DIR when none has
-/// steps_done. With `say`, a note on stderr names the one it picked.
+/// steps_done and DIR holds no .npy file (the reader then names the first
+/// file it lacks). Throws when DIR holds .npy files but no steps_done: the
+/// programs and rtx-run refuse such a folder alike. With `say`, a note on
+/// stderr names the one it picked.
 std::string committedStateDir(const std::string &dir, bool say = false);
 
 /// Where arguments come from (the flags of a program or of rtx-run).
