@@ -89,6 +89,8 @@ class Program:
         # self.params is still those parameters.
         self._state_dir: Optional[tempfile.TemporaryDirectory] = None
         self._state_params: Optional[Dict[str, Any]] = None
+        # The steps that state holds (its steps_done, as --save-state writes).
+        self._state_steps = 0
         # Several processes (torchrun, srun, mpirun): this one's rank of the
         # native program, built on the first train call.
         self._rank_run: Optional[Any] = None
@@ -152,6 +154,7 @@ class Program:
         states = run.states()
         params = params_of(states)
         losses = run.losses   # one per step, from rtx-run's --metrics file
+        self._state_steps = (self._state_steps if resume else 0) + steps
         self._keep_state(states)
         self.params = params
         self._state_params = self.params
@@ -176,6 +179,8 @@ class Program:
         for old in directory.glob("*.npy"):
             old.unlink()
         save_arrays(directory, states)
+        # Last, as --save-state does: rtx-run refuses a state without it.
+        (directory / "steps_done").write_text(f"{self._state_steps}\n")
 
     def gradients(self, batch: Batch) -> Tuple[float, Dict[str, Any]]:
         """The loss and every parameter's gradient on one micro-batch, at

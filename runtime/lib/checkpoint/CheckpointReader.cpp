@@ -3,6 +3,7 @@
 #include "DurableFiles.h"
 #include "Failpoints.h"
 #include "Manifest.h"
+#include "Tiling.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -15,11 +16,8 @@
 using namespace rtxrt;
 using namespace rtxrt::checkpoint;
 
-namespace {
-
-/// The steps of the directories named step-N under `root`, ascending.
 std::vector<std::pair<int64_t, std::string>>
-stepDirectories(const std::string &root) {
+checkpoint::stepDirectories(const std::string &root) {
   std::vector<std::pair<int64_t, std::string>> found;
   DIR *d = opendir(root.c_str());
   if (!d) {
@@ -43,6 +41,8 @@ stepDirectories(const std::string &root) {
   std::sort(found.begin(), found.end());
   return found;
 }
+
+namespace {
 
 int64_t fileSize(const std::string &path) {
   struct stat info;
@@ -101,14 +101,10 @@ CheckpointReader::CheckpointReader(const std::string &dir)
                 " has no manifest.json: it was never committed (a save that "
                 "stopped half-way)");
   manifest_ = decodeManifest(durable::readFile(path), "manifest", path);
+  // As the commit checked it: a manifest whose CRC32C still matches may
+  // have been written by hand or by another tool.
+  checkTiling(manifest_, path);
   for (const Chunk &chunk : manifest_.chunks) {
-    const TensorInfo *info = manifest_.find(chunk.tensor);
-    if (!info || chunk.offsets.size() != info->shape.size() ||
-        chunk.shape.size() != info->shape.size() ||
-        chunk.byteSize != tensorBytes(chunk.shape, info->dtype, "chunk"))
-      throw Error(path + ": the chunk of " + chunk.tensor + " at " +
-                  shapeToString(chunk.offsets) +
-                  " does not match its tensor's shape or type");
     int64_t size = fileSize(dir_ + "/" + chunk.file);
     if (size < chunk.byteOffset + chunk.byteSize)
       throw Error("checkpoint " + dir_ + ": " + chunk.file + " is " +
@@ -245,32 +241,10 @@ checkpoint::findLatest(const std::string &root, Verify verify,
   return std::nullopt;
 }
 
-std::vector<std::string> checkpoint::retainNewest(const std::string &root,
-                                                  int64_t keep) {
-  std::string base = durable::normalized(root);
-  std::vector<CheckpointRef> committed =
-      findCommitted(base, Verify::Manifest, nullptr);
-  std::vector<std::string> removed;
-  if (committed.empty())
-    return removed;
-  int64_t newest = committed.back().step;
-  int64_t cut =
-      static_cast<int64_t>(committed.size()) - std::max<int64_t>(keep, 1);
-  int64_t oldestKept = cut > 0 ? committed[cut].step : committed.front().step;
-  for (const auto &entry : stepDirectories(base)) {
-    int64_t step = entry.first;
-    const std::string &dir = entry.second;
-    bool done =
-        std::any_of(committed.begin(), committed.end(),
-                    [step](const CheckpointRef &c) { return c.step == step; });
-    // Older than what is kept, or an uncommitted save older than the
-    // newest committed one (one newer may still be in flight).
-    if ((done && step < oldestKept) || (!done && step < newest)) {
-      durable::removeTree(dir);
-      removed.push_back(dir);
-    }
-  }
-  if (!removed.empty())
-    durable::syncDirectory(base);
-  return removed;
+std::vector<CheckpointRef> checkpoint::findManifested(const std::string &root) {
+  std::vector<CheckpointRef> found;
+  for (auto &[step, dir] : stepDirectories(durable::normalized(root)))
+    if (durable::exists(dir + "/" + manifestFileName()))
+      found.push_back({dir, step});
+  return found;
 }

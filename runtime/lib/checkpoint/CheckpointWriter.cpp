@@ -7,6 +7,7 @@
 #include "DurableFiles.h"
 #include "Failpoints.h"
 #include "Manifest.h"
+#include "Tiling.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -47,41 +48,6 @@ void recordTensor(Manifest &into, const TensorInfo &info,
     return;
   }
   into.tensors.push_back(info);
-}
-
-bool overlaps(const Chunk &a, const Chunk &b) {
-  for (size_t d = 0; d < a.offsets.size(); ++d)
-    if (a.offsets[d] + a.shape[d] <= b.offsets[d] ||
-        b.offsets[d] + b.shape[d] <= a.offsets[d])
-      return false;
-  return true;
-}
-
-/// The chunks of every tensor tile it exactly: each inside the tensor, no
-/// two overlapping, their elements summing to the tensor's.
-void checkTiling(const Manifest &manifest, const std::string &dir) {
-  for (const TensorInfo &info : manifest.tensors) {
-    std::vector<const Chunk *> mine;
-    int64_t covered = 0;
-    for (const Chunk &c : manifest.chunks) {
-      if (c.tensor != info.name)
-        continue;
-      for (const Chunk *other : mine)
-        if (overlaps(*other, c))
-          throw Error(dir + ": the " +
-                      describeBlock(c.tensor, c.offsets, c.shape) +
-                      " overlaps the one at " + shapeToString(other->offsets) +
-                      " (two ranks wrote the same elements)");
-      mine.push_back(&c);
-      covered += numElements(c.shape);
-    }
-    int64_t total = numElements(info.shape);
-    if (covered != total)
-      throw Error(dir + ": the chunks of " + info.name +
-                  shapeToString(info.shape) + " cover " +
-                  std::to_string(covered) + " of its " + std::to_string(total) +
-                  " elements (a rank's chunks are missing)");
-  }
 }
 
 } // namespace

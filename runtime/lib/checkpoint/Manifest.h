@@ -13,6 +13,8 @@
 #include "rtxrt/checkpoint/Checkpoint.h"
 
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace rtxrt::checkpoint {
 
@@ -20,6 +22,10 @@ namespace rtxrt::checkpoint {
 std::string dataFileName(int64_t rank);
 std::string indexFileName(int64_t rank);
 inline const char *manifestFileName() { return "manifest.json"; }
+/// The steps of the directories named step-N under `root` (a normalized
+/// path), ascending, with their paths.
+std::vector<std::pair<int64_t, std::string>>
+stepDirectories(const std::string &root);
 
 /// The JSON text of `manifest` (an index is a manifest of one writer's
 /// chunks, `kind` "index").

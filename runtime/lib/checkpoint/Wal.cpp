@@ -98,6 +98,20 @@ Contents wal::read(const std::string &path) {
                        ? std::string("none")
                        : std::to_string(contents.records.back().step)) +
                   ") is corrupt, and valid records follow it");
+  // More than one record's bytes that are no record: not what a crash
+  // mid-append leaves but a damaged or foreign file, which cutting would
+  // hide.
+  if (bytes.size() - at > kRecord)
+    throw Error("write-ahead log " + path + ": its " +
+                std::to_string(bytes.size() - at) + " bytes from byte " +
+                std::to_string(at) + " (after step " +
+                (contents.records.empty()
+                     ? std::string("none")
+                     : std::to_string(contents.records.back().step)) +
+                ") are not records of a log (a torn tail, left by a crash "
+                "mid-append, is at most one record of " +
+                std::to_string(kRecord) +
+                " bytes): the file is damaged or not a log");
   contents.validBytes = static_cast<int64_t>(at);
   contents.tornBytes = static_cast<int64_t>(bytes.size() - at);
   return contents;

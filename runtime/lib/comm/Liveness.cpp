@@ -67,7 +67,12 @@ Liveness::Liveness(const Rendezvous &rendezvous, int64_t rank, int64_t world,
   beat();
   thread_ = std::thread([this] {
     std::unique_lock<std::mutex> lock(mutex_);
-    while (!stop_.wait_for(lock, interval_, [this] { return stopping_; })) {
+    while (true) {
+      wake_.wait_for(lock, interval_,
+                     [this] { return stopping_ || progressed_; });
+      if (stopping_)
+        return;
+      progressed_ = false;
       lock.unlock();
       beat();
       lock.lock();
@@ -87,9 +92,18 @@ Liveness::~Liveness() {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
   }
-  stop_.notify_all();
+  wake_.notify_all();
   if (thread_.joinable())
     thread_.join();
+}
+
+void Liveness::setProgress(int64_t steps) {
+  progress_ = steps;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    progressed_ = true;
+  }
+  wake_.notify_one();
 }
 
 void Liveness::beat() {

@@ -4,11 +4,11 @@
 // which rank stopped. Every rank of a multi-rank program therefore keeps a
 // heartbeat in the rendezvous store from a background thread: a beat count
 // and its progress (the steps it finished), every interval (a tenth of
-// --timeout, 50 ms to 1 s). On a timeout, report() reads every heartbeat
-// twice, a few intervals apart, and names the ranks whose beat did not move
-// (stopped, or cut off from the store), that never wrote one (never
-// started), or that are behind this rank. No clocks are compared, so it
-// holds across machines.
+// --timeout, 50 ms to 1 s) and whenever its progress changes. On a timeout,
+// report() reads every heartbeat twice, a few intervals apart, and names the
+// ranks whose beat did not move (stopped, or cut off from the store), that
+// never wrote one (never started), or that are behind this rank. No clocks are
+// compared, so it holds across machines.
 //
 // Heartbeats live beside the store's keys: files DIR/rtx-liveness/RUN/RANK
 // for file:DIR (written aside and renamed), keys rtx-liveness:RUN:RANK for
@@ -44,8 +44,11 @@ public:
   Liveness(const Liveness &) = delete;
   Liveness &operator=(const Liveness &) = delete;
 
-  /// This rank finished `steps` steps (written with the next beat).
-  void setProgress(int64_t steps) { progress_ = steps; }
+  /// This rank finished `steps` steps: beats at once (the heartbeat thread
+  /// writes the newest progress whenever it changed, one write at a time),
+  /// so that a rank stopped between two interval beats is reported at the
+  /// step it reached, not at the one of its last periodic beat.
+  void setProgress(int64_t steps);
   /// "; rank 1 stopped responding (...)" naming each rank that stopped, never
   /// came, or is behind; empty when every rank looks alive and level.
   std::string report();
@@ -59,8 +62,9 @@ private:
   std::atomic<int64_t> progress_{0};
   int64_t beats_ = 0;
   std::mutex mutex_;
-  std::condition_variable stop_;
-  bool stopping_ = false;
+  /// Wakes the heartbeat thread: to stop, or to write new progress.
+  std::condition_variable wake_;
+  bool stopping_ = false, progressed_ = false;
   std::thread thread_;
 };
 

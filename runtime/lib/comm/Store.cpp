@@ -8,10 +8,42 @@
 
 #include <gloo/rendezvous/file_store.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 using namespace rtxrt;
+
+namespace {
+
+/// Creates the directory of the store `spec` (file:PATH) if needed and
+/// checks that files can be created in it, so that a path that cannot hold
+/// a store (under /proc, read-only, not a directory) is an error naming it,
+/// not an assertion inside Gloo's FileStore.
+void checkStoreDirectory(const std::string &spec, const std::string &path) {
+  if (path.empty())
+    throw Error("store '" + spec + "' needs a directory: file:DIR");
+  if (mkdir(path.c_str(), 0755) != 0 && errno != EEXIST)
+    throw Error("store '" + spec + "': cannot create the directory " + path +
+                ": " + std::strerror(errno));
+  struct stat info;
+  if (stat(path.c_str(), &info) != 0 || !S_ISDIR(info.st_mode))
+    throw Error("store '" + spec + "': " + path + " is not a directory");
+  // Every rank probes under its own name: a file created and removed.
+  std::string probe =
+      path + "/.rtx-store-probe-" + std::to_string(static_cast<long>(getpid()));
+  int fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
+    throw Error("store '" + spec + "': cannot create files in " + path + ": " +
+                std::strerror(errno));
+  close(fd);
+  unlink(probe.c_str());
+}
+
+} // namespace
 
 detail::RunStore detail::openRunStore(const Rendezvous &rendezvous,
                                       double timeoutSeconds) {
@@ -19,7 +51,7 @@ detail::RunStore detail::openRunStore(const Rendezvous &rendezvous,
   RunStore result;
   if (spec.rfind("file:", 0) == 0) {
     std::string path = spec.substr(5);
-    mkdir(path.c_str(), 0755);
+    checkStoreDirectory(spec, path);
     result.store = std::make_unique<gloo::rendezvous::FileStore>(path);
   } else if (spec.rfind("redis://", 0) == 0) {
     std::string address = spec.substr(8);

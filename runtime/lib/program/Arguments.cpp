@@ -9,6 +9,7 @@
 #include "rtxrt/offload/OffloadStore.h"
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -64,7 +65,31 @@ Tensor ArgumentLoader::read(const std::string &path) {
   return it->second;
 }
 
-Tensor ArgumentLoader::globalParam(const ArgSpec &arg) {
+Tensor ArgumentLoader::fromFile(const ArgSpec &arg, const std::string &what,
+                                const std::string &path, int64_t rank) {
+  Tensor value = read(path);
+  Shape global = globalShape(arg);
+  if (value.shape() != global)
+    throw Error(what + " '" + arg.name + "' in " + path + " has shape " +
+                shapeToString(value.shape()) + ", the program expects " +
+                shapeToString(global));
+  if (isFloat(value.dtype()))
+    for (int64_t i = 0; i < value.numel(); ++i)
+      if (std::isnan(value.getAsDouble(i)))
+        throw Error(what + " '" + arg.name + "' in " + path +
+                    " holds NaN (element " + std::to_string(i) +
+                    "): training from it gives loss=nan");
+  if (value.dtype() == arg.dtype)
+    return value;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (rank == 0 && convertedArgs_.insert(arg.name).second)
+    std::fprintf(stderr, "note: %s '%s' in %s is %s; converted to %s\n",
+                 what.c_str(), arg.name.c_str(), path.c_str(),
+                 dtypeName(value.dtype()), dtypeName(arg.dtype));
+  return value.to(arg.dtype);
+}
+
+Tensor ArgumentLoader::globalParam(const ArgSpec &arg, int64_t rank) {
   Shape global = globalShape(arg);
   if (auto it = givenParams_.find(arg.name); it != givenParams_.end()) {
     if (it->second.shape() != global)
@@ -93,23 +118,12 @@ Tensor ArgumentLoader::globalParam(const ArgSpec &arg) {
                    arg.name.c_str(), sources_.paramsDir.c_str());
     return Tensor(); // its initializer
   }
-  Tensor value = read(path);
-  if (value.shape() != global)
-    throw Error("parameter '" + arg.name + "' in " + path + " has shape " +
-                shapeToString(value.shape()) + ", the program expects " +
-                shapeToString(global));
-  return value.to(arg.dtype);
+  return fromFile(arg, "parameter", path, rank);
 }
 
-Tensor ArgumentLoader::globalState(const ArgSpec &arg) {
-  Shape global = globalShape(arg);
+Tensor ArgumentLoader::globalState(const ArgSpec &arg, int64_t rank) {
   std::string path = stateFilePath(sources_.stateDir, stateKeyOf(arg));
-  Tensor value = read(path);
-  if (value.shape() != global)
-    throw Error("optimizer state '" + arg.name + "' in " + path +
-                " has shape " + shapeToString(value.shape()) +
-                ", the program expects " + shapeToString(global));
-  return value.to(arg.dtype);
+  return fromFile(arg, "optimizer state", path, rank);
 }
 
 Tensor ArgumentLoader::checkpointBlock(const ArgSpec &arg,
@@ -192,14 +206,14 @@ Tensor ArgumentLoader::block(const ArgSpec &arg, int64_t rank) {
     return checkpointBlock(arg, block);
   switch (arg.kind) {
   case ArgSpec::Param:
-    if (Tensor global = globalParam(arg); global.defined())
+    if (Tensor global = globalParam(arg, rank); global.defined())
       return sliceBlock(global, arg.shape, block.offsets);
     return initParameter(arg.name, arg.init, arg.a, arg.b, arg.seed, arg.shape,
                          arg.dtype, block.globalShape, block.offsets);
   case ArgSpec::State:
     if (sources_.stateDir.empty())
       return Tensor(arg.shape, arg.dtype);
-    return sliceBlock(globalState(arg), arg.shape, block.offsets);
+    return sliceBlock(globalState(arg, rank), arg.shape, block.offsets);
   case ArgSpec::Input:
     return sliceBlock(globalInput(arg), arg.shape, block.offsets);
   }

@@ -318,7 +318,7 @@ CheckpointSaver::CheckpointSaver(const ProgramSpec &spec, ProcessGroups &groups,
                                  const CheckpointFlags &flags,
                                  MetadataFn metadata)
     : spec_(spec), groups_(groups), device_(device), flags_(flags),
-      metadata_(std::move(metadata)) {}
+      metadata_(std::move(metadata)), retention_(flags.dir, flags.keep) {}
 
 CheckpointSaver::~CheckpointSaver() {
   // An error unwinds past finish(): the thread still ends before its
@@ -461,7 +461,11 @@ void CheckpointSaver::finish() {
     try {
       commitCheckpoint(flags_.dir, step, spec_.mesh.numRanks(),
                        metadata_(step));
-      retainNewest(flags_.dir, flags_.keep);
+      retention_.committedHere(step);
+      std::vector<std::string> warnings;
+      retention_.apply(&warnings);
+      for (const std::string &w : warnings)
+        std::fprintf(stderr, "warning: --keep-checkpoints: %s\n", w.c_str());
     } catch (const std::exception &e) {
       error = e.what();
     }
@@ -472,6 +476,24 @@ void CheckpointSaver::finish() {
   committed_ = step;
   if (onCommitted_)
     onCommitted_(step);
+}
+
+/// With no whole checkpoint left under `dir`: an error when some were
+/// committed (each skipped above as corrupt), so that a job does not quietly
+/// train from step 0 over them; a first start (none committed, or only
+/// saves that stopped half-way) goes on.
+static void refuseToLoseCheckpoints(const std::string &dir) {
+  std::vector<CheckpointRef> committed = findManifested(dir);
+  if (committed.empty())
+    return;
+  std::string names;
+  for (const CheckpointRef &c : committed)
+    names += (names.empty() ? "" : ", ") + c.dir;
+  throw Error("--resume: every committed checkpoint in " + dir +
+              " is corrupt (" + names +
+              "; the warnings above say why): nothing to resume from. Run "
+              "without --resume to start afresh (the corrupt checkpoints "
+              "stay until retention removes them)");
 }
 
 std::shared_ptr<const CheckpointReader>
@@ -490,15 +512,17 @@ rtxrt::program::openResumeCheckpoint(const CheckpointFlags &flags, int64_t rank,
     if (latest)
       std::printf("resume: from %s (step %lld)\n", latest->dir.c_str(),
                   static_cast<long long>(latest->step));
-    else
+    else if (findManifested(flags.dir).empty())
       std::printf("resume: no committed checkpoint in %s: starting afresh\n",
                   flags.dir.c_str());
     // Before the reads: a recovery that fails half-way still says where
     // it resumed from.
     std::fflush(stdout);
   }
-  if (!latest)
+  if (!latest) {
+    refuseToLoseCheckpoints(flags.dir);
     return nullptr;
+  }
   return std::make_shared<const CheckpointReader>(latest->dir);
 }
 

@@ -92,6 +92,8 @@ private:
   const ProgramDevice &device_;
   const CheckpointFlags &flags_;
   MetadataFn metadata_;
+  /// Rank 0's: what --keep-checkpoints keeps after each commit.
+  checkpoint::Retention retention_;
   std::thread writer_;
   std::atomic<bool> written_{false};
   std::string error_;

@@ -306,7 +306,9 @@ ShrinkSave rtxrt::program::saveForShrink(
     checkpoint::commitCheckpoint(flags.dir, save.step,
                                  static_cast<int64_t>(writers.size()),
                                  metadata(save.step));
-    checkpoint::retainNewest(flags.dir, flags.keep);
+    checkpoint::Retention retention(flags.dir, flags.keep);
+    retention.committedHere(save.step);
+    retention.apply();
     save.committed = true;
   } catch (const std::exception &e) {
     save.why = e.what();

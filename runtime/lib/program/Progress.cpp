@@ -70,6 +70,7 @@ void Progress::step(StepRecord r, const CommunicationStats &comm) {
       figures.device ? figures.device->peakBytes : figures.host.peakBytes;
   r.stepPeakBytes = figures.device ? figures.device->windowPeakBytes
                                    : figures.host.windowPeakBytes;
+  ++ran_;
   totalMs_ += r.ms;
   totalCollectiveMs_ += r.collectiveMs.value_or(0.0);
   double perSecond = figures.tokensPerSecond;
@@ -101,11 +102,11 @@ void Progress::done() {
     linger();
     return;
   }
-  std::printf("done: %lld step(s) in %.3f s", static_cast<long long>(steps_),
+  std::printf("done: %lld step(s) in %.3f s", static_cast<long long>(ran_),
               seconds);
   if (tokensPerStep_ > 0 && seconds > 0)
     std::printf(", %.0f tokens/s",
-                tokensPerStep_ * static_cast<double>(steps_) / seconds);
+                tokensPerStep_ * static_cast<double>(ran_) / seconds);
   if (world_ > 1 && totalMs_ > 0)
     std::printf(", %.1f%% of the step time waiting in collectives (rank 0)",
                 100.0 * totalCollectiveMs_ / totalMs_);

@@ -37,8 +37,9 @@ public:
   /// Completes `record` with the step's communication and memory figures
   /// and reports it.
   void step(StepRecord record, const CommunicationStats &comm);
-  /// The summary line after the last step; keeps /metrics up for
-  /// --metrics-linger seconds.
+  /// The summary line after the last step (the steps step() reported, not
+  /// those planned: a pre-emption stops early, a recovery runs some again);
+  /// keeps /metrics up for --metrics-linger seconds.
   void done();
 
 private:
@@ -56,6 +57,8 @@ private:
   std::string textfileDir_;
   double lingerSeconds_;
   double totalMs_ = 0, totalCollectiveMs_ = 0;
+  /// The steps step() reported.
+  int64_t ran_ = 0;
   std::chrono::steady_clock::time_point start_;
 };
 

@@ -44,6 +44,20 @@ bool isEmptyDirectory(const std::string &dir) {
   return empty;
 }
 
+bool holdsNpyFiles(const std::string &dir) {
+  DIR *d = opendir(dir.c_str());
+  if (!d)
+    return false;
+  bool found = false;
+  while (dirent *entry = readdir(d)) {
+    size_t length = std::strlen(entry->d_name);
+    found = found ||
+            (length > 4 && !std::strcmp(entry->d_name + length - 4, ".npy"));
+  }
+  closedir(d);
+  return found;
+}
+
 void renameOrFail(const std::string &from, const std::string &to) {
   if (std::rename(from.c_str(), to.c_str()) != 0)
     fail("cannot rename " + from + " to", to, errno);
@@ -67,6 +81,14 @@ std::string rtxrt::committedStateDir(const std::string &dir, bool say) {
                    dir.c_str(), other.c_str());
     return other;
   }
+  // .npy files without steps_done are no state a save committed (it writes
+  // steps_done last): refused here, where the programs and rtx-run both
+  // read a --state. A folder with none is left to the reader, which names
+  // the first file it lacks.
+  if (holdsNpyFiles(base))
+    throw Error("--state " + dir +
+                " lacks a valid steps_done (written by --save-state, last): "
+                "its .npy files are not a whole saved state");
   return base;
 }
 

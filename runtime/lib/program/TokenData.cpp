@@ -5,22 +5,61 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <sys/stat.h>
 
 using namespace rtxrt;
 using namespace rtxrt::program;
 
-std::vector<int64_t> rtxrt::program::readTokens(const std::string &path) {
+namespace {
+
+constexpr int32_t kLlmcMagic = 20240520;
+
+/// The bytes of the token file `path`; throws naming it.
+std::vector<char> readBytes(const std::string &path) {
+  struct stat info;
+  if (stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode))
+    throw Error("token file " + path +
+                " is a directory (--data takes a file of tokens)");
   std::ifstream file(path, std::ios::binary);
   if (!file)
     throw Error("cannot open the token file " + path);
-  std::vector<char> bytes((std::istreambuf_iterator<char>(file)),
-                          std::istreambuf_iterator<char>());
+  try {
+    return std::vector<char>((std::istreambuf_iterator<char>(file)),
+                             std::istreambuf_iterator<char>());
+  } catch (const std::exception &e) {
+    throw Error("cannot read the token file " + path + ": " + e.what());
+  }
+}
+
+/// Whether `header`, whose magic is not llm.c's, is otherwise an llm.c
+/// header of a file of `size` bytes: a version llm.c writes, and the count
+/// of tokens that follow. Raw tokens making both by chance are implausible;
+/// a damaged magic read as raw tokens would feed the header to the model.
+bool looksLikeLlmcHeader(const int32_t *header, size_t size) {
+  if (header[1] != 1 && header[1] != 2)
+    return false;
+  size_t width = header[1] == 1 ? 2 : 4;
+  size_t body = size - 256 * sizeof(int32_t);
+  return header[2] > 0 && body % width == 0 &&
+         static_cast<size_t>(header[2]) == body / width;
+}
+
+} // namespace
+
+std::vector<int64_t> rtxrt::program::readTokens(const std::string &path) {
+  std::vector<char> bytes = readBytes(path);
   std::vector<int64_t> tokens;
   int32_t header[256] = {};
   size_t offset = 0, width = 2;
   if (bytes.size() >= sizeof header) {
     std::memcpy(header, bytes.data(), sizeof header);
-    if (header[0] == 20240520) {
+    if (header[0] != kLlmcMagic && looksLikeLlmcHeader(header, bytes.size()))
+      throw Error("token file " + path + ": an llm.c header (version " +
+                  std::to_string(header[1]) + ", " + std::to_string(header[2]) +
+                  " tokens) with the magic " + std::to_string(header[0]) +
+                  " instead of " + std::to_string(kLlmcMagic) +
+                  ": a damaged file");
+    if (header[0] == kLlmcMagic) {
       if (header[1] != 1 && header[1] != 2)
         throw Error("token file " + path + ": unknown llm.c version " +
                     std::to_string(header[1]));

@@ -9,6 +9,7 @@
 
 #include "TestUtil.h"
 
+#include <fstream>
 #include <functional>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -128,6 +129,13 @@ TEST_F(ArgumentsTest, StateIsZeroOrReadByItsKey) {
   file("param:w.npy", global);
   ArgumentSources sources;
   sources.stateDir = dir;
+  // Without steps_done (--save-state writes it last) the files are no
+  // saved state.
+  EXPECT_NE(errorOf([&] {
+              ArgumentLoader loader(mesh, sources);
+            }).find("lacks a valid steps_done"),
+            std::string::npos);
+  std::ofstream(dir + "/steps_done") << "2\n";
   ArgumentLoader loader(mesh, sources);
   EXPECT_EQ(loader.block(m, 1).getAsDouble(0), global.getAsDouble(6));
   // A parameter comes from param:NAME unless its state key says otherwise.

@@ -16,6 +16,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -80,6 +82,21 @@ void flipByte(const std::string &path, std::streamoff at) {
   f.get(c);
   f.seekp(at);
   f.put(static_cast<char>(c ^ 0x5a));
+}
+
+/// Rewrites the manifest of checkpoint `dir` through `edit`, its CRC32C
+/// made to match again: a change the checksum cannot catch (a hand edit,
+/// another tool, a bug in a writer).
+void editManifest(const std::string &dir,
+                  const std::function<void(nlohmann::json &)> &edit) {
+  std::string path = dir + "/manifest.json";
+  std::ifstream in(path);
+  nlohmann::json body = nlohmann::json::parse(in);
+  body.erase("body_crc32c");
+  edit(body);
+  std::string text = body.dump();
+  body["body_crc32c"] = crc32c(text.data(), text.size());
+  std::ofstream(path, std::ios::trunc) << body.dump(1) << "\n";
 }
 
 std::string join(const std::vector<std::string> &lines) {
@@ -235,6 +252,46 @@ TEST_F(CheckpointTest, TornAndCorruptCheckpointsAreSkippedWithAWarning) {
   expectBitEqual(reader.read("layer0.b"), b);
 }
 
+TEST_F(CheckpointTest, AManifestWhoseChunksDoNotTileIsSkippedNamingTheChunk) {
+  Tensor w = randomTensor({7, 9}, DType::F32, 31);
+  Tensor b = randomTensor({9}, DType::F32, 32);
+  struct Case {
+    const char *what;
+    std::function<void(nlohmann::json &)> edit;
+    const char *named; // in the warning
+  };
+  std::vector<Case> cases = {
+      {"the bias's chunk left out",
+       [](nlohmann::json &m) { m["chunks"].erase(1); },
+       "the chunks of layer0.b[9] cover 0 of its 9 elements"},
+      {"a negative offset",
+       [](nlohmann::json &m) { m["chunks"][2]["offsets"][1] = -8; },
+       "the chunk of layer0.w at [0, -8] of shape [7, 3] in rank-00001.data "
+       "reaches outside"},
+      {"a negative byte offset",
+       [](nlohmann::json &m) { m["chunks"][3]["byte_offset"] = -8; },
+       "the chunk of layer0.w at [0, 6] of shape [7, 3] in rank-00002.data "
+       "starts at byte -8"},
+      {"two chunks over the same columns",
+       [](nlohmann::json &m) { m["chunks"][2]["offsets"][1] = 0; },
+       "overlaps the one at [0, 0]"},
+  };
+  saveColumnSplit(root_, 10, w, b);
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.what);
+    saveColumnSplit(root_, 20, w, b);
+    std::string dir = root_ + "/" + checkpointDirName(20);
+    editManifest(dir, c.edit);
+    std::vector<std::string> warnings;
+    auto latest = findLatest(root_, Verify::Manifest, &warnings);
+    ASSERT_TRUE(latest.has_value());
+    EXPECT_EQ(latest->step, 10);
+    ASSERT_EQ(warnings.size(), 1u) << join(warnings);
+    EXPECT_NE(warnings[0].find(c.named), std::string::npos) << warnings[0];
+    EXPECT_THROW(CheckpointReader{dir}, Error);
+  }
+}
+
 TEST_F(CheckpointTest, RetentionKeepsTheNewestK) {
   Tensor w = randomTensor({7, 9}, DType::F32, 6);
   Tensor b = randomTensor({9}, DType::F32, 7);
@@ -250,6 +307,41 @@ TEST_F(CheckpointTest, RetentionKeepsTheNewestK) {
   EXPECT_EQ(left, (std::vector<int64_t>{5, 8}));
   EXPECT_TRUE(fs::exists(root_ + "/" + checkpointDirName(9)));
   EXPECT_FALSE(fs::exists(root_ + "/" + checkpointDirName(4)));
+}
+
+TEST_F(CheckpointTest, RetentionNeverKeepsACorruptCheckpointAlone) {
+  Tensor w = randomTensor({7, 9}, DType::F32, 41);
+  Tensor b = randomTensor({9}, DType::F32, 42);
+  for (int64_t step : {2, 4, 6})
+    saveColumnSplit(root_, step, w, b);
+  flipByte(root_ + "/" + checkpointDirName(6) + "/rank-00000.data", 5);
+  // A --resume skipped step 6, resumed from 4 and committed step 5.
+  saveColumnSplit(root_, 5, w, b);
+  std::vector<std::string> removed = retainNewest(root_, 1);
+  auto latest = findLatest(root_, Verify::Chunks, nullptr);
+  ASSERT_TRUE(latest.has_value()) << "removed: " << join(removed);
+  EXPECT_EQ(latest->step, 5);
+  // The corrupt newer one stays (a later --resume skips it, naming it).
+  EXPECT_TRUE(fs::exists(root_ + "/" + checkpointDirName(6)));
+  EXPECT_FALSE(fs::exists(root_ + "/" + checkpointDirName(4)));
+
+  // When none is known whole, nothing goes.
+  flipByte(root_ + "/" + checkpointDirName(5) + "/rank-00001.data", 5);
+  std::vector<std::string> warnings;
+  EXPECT_TRUE(Retention(root_, 1).apply(&warnings).empty());
+  EXPECT_EQ(warnings.size(), 2u) << join(warnings);
+  EXPECT_TRUE(fs::exists(root_ + "/" + checkpointDirName(5)));
+
+  // What this process committed counts unread; the corrupt ones older than
+  // it go.
+  saveColumnSplit(root_, 7, w, b);
+  Retention retention(root_, 2);
+  retention.committedHere(7);
+  warnings.clear();
+  removed = retention.apply(&warnings);
+  EXPECT_EQ(warnings.size(), 2u) << join(warnings); // steps 5 and 6
+  EXPECT_EQ(removed.size(), 2u) << join(removed);
+  EXPECT_TRUE(fs::exists(root_ + "/" + checkpointDirName(7)));
 }
 
 TEST_F(CheckpointTest, ACrashAtEveryDurabilityPointLosesNothingCommitted) {

@@ -96,6 +96,26 @@ TEST_F(WalTest, ALastRecordFailingItsCrcIsATornTail) {
   EXPECT_EQ(c.tornBytes, kRecordBytes);
 }
 
+TEST_F(WalTest, GarbageIsNotATornTail) {
+  writeSteps(2);
+  {
+    std::ofstream f(path_, std::ios::app | std::ios::binary);
+    f << std::string(3 * kRecordBytes, 'x');
+  }
+  try {
+    wal::Writer log(path_, 1);
+    FAIL() << "three records' worth of garbage was cut as a torn tail";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  path_ + ": its 144 bytes from byte 96 (after step 2) are "
+                          "not records of a log"),
+              std::string::npos)
+        << e.what();
+  }
+  // Nothing was cut.
+  EXPECT_EQ(fs::file_size(path_), 5u * kRecordBytes);
+}
+
 TEST_F(WalTest, ABadRecordWithGoodOnesAfterItIsCorruption) {
   writeSteps(5);
   {

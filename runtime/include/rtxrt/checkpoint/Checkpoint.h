@@ -157,6 +157,10 @@ enum class Verify {
 /// to `warnings`.
 std::vector<CheckpointRef> findCommitted(const std::string &root, Verify verify,
                                          std::vector<std::string> *warnings);
+/// The checkpoints under `root` whose manifest.json is there, oldest
+/// first: those a save committed, whether whole now or not (a save that
+/// stopped half-way has none).
+std::vector<CheckpointRef> findManifested(const std::string &root);
 /// The newest of findCommitted, if any, other than those in `skip`
 /// (directories, as CheckpointReader::directory names them).
 std::optional<CheckpointRef>
@@ -164,9 +168,35 @@ findLatest(const std::string &root, Verify verify,
            std::vector<std::string> *warnings,
            const std::vector<std::string> &skip = {});
 
-/// Keeps the newest `keep` committed checkpoints under `root`; removes the
-/// older ones and every uncommitted directory older than the newest
-/// committed one (a save that a crash stopped). Returns the removed paths.
+/// --keep-checkpoints K: keeps the newest K whole checkpoints under a root
+/// and removes the older ones, and every uncommitted directory older than
+/// the newest committed one (a save that a crash stopped). A checkpoint
+/// counts as kept only once its chunks' CRC32C are known good, so that a
+/// corrupt newest one (found by a --resume that then read an older one) is
+/// never what retention keeps alone: corrupt ones newer than the oldest kept
+/// stay, for a later --resume to skip, and no checkpoint is removed while
+/// none is known whole. What it learnt of each checkpoint is kept for its
+/// next apply(): a run reads an older checkpoint once, not at every save.
+class Retention {
+public:
+  Retention(const std::string &root, int64_t keep);
+  /// This process committed `step`: the CRC32C of its chunks were computed
+  /// from the blocks written, so it counts without being read back.
+  void committedHere(int64_t step);
+  /// Removes what is not kept; returns the removed paths. Each checkpoint
+  /// found corrupt appends a line naming it and why to `warnings`.
+  std::vector<std::string> apply(std::vector<std::string> *warnings = nullptr);
+
+private:
+  /// Whether the chunks of `dir` are whole (read once, then remembered).
+  bool whole(const std::string &dir, std::vector<std::string> *warnings);
+
+  std::string root_;
+  int64_t keep_;
+  std::map<std::string, bool> known_; ///< directory -> whole
+};
+
+/// Retention(root, keep).apply(): every checkpoint it counts is read.
 std::vector<std::string> retainNewest(const std::string &root, int64_t keep);
 
 /// Reads blocks of a committed checkpoint's logical tensors.

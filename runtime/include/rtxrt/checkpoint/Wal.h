@@ -13,7 +13,8 @@
 // A crash can leave a torn last record; opening the log finds it (short, or
 // failing its CRC with nothing valid after it) and cuts it. A bad record
 // with valid ones after it is not a torn tail but corruption, and is an
-// error naming its byte offset.
+// error naming its byte offset; so is a tail longer than one record that
+// holds none (a damaged file, or one that is not a log).
 //
 //===----------------------------------------------------------------------===//
 

@@ -32,7 +32,10 @@ class CheckpointReader;
 /// The directory that holds the whole state a --save-state DIR wrote: DIR,
 /// or the DIR.new / DIR.old that a save interrupted between its renames
 /// left (runtime/lib/program/StateDirectory.h); DIR when none has
-/// steps_done. With `say`, a note on stderr names the one it picked.
+/// steps_done and DIR holds no .npy file (the reader then names the first
+/// file it lacks). Throws when DIR holds .npy files but no steps_done: the
+/// programs and rtx-run refuse such a folder alike. With `say`, a note on
+/// stderr names the one it picked.
 std::string committedStateDir(const std::string &dir, bool say = false);
 
 /// Where arguments come from (the flags of a program or of rtx-run).
@@ -91,9 +94,15 @@ public:
 
 private:
   /// The global tensor of a parameter from a file or the caller; undefined
-  /// when it comes from its initializer.
-  Tensor globalParam(const ArgSpec &arg);
-  Tensor globalState(const ArgSpec &arg);
+  /// when it comes from its initializer. `rank` asks for it.
+  Tensor globalParam(const ArgSpec &arg, int64_t rank);
+  Tensor globalState(const ArgSpec &arg, int64_t rank);
+  /// The global tensor of `arg` (a `what`: parameter, optimizer state) in
+  /// the .npy file `path`, in the program's dtype. A NaN in it is an error
+  /// (training from it gives loss=nan without a word); another dtype (f64,
+  /// int32) is converted, with a note on stderr once per tensor from rank 0.
+  Tensor fromFile(const ArgSpec &arg, const std::string &what,
+                  const std::string &path, int64_t rank);
   /// `arg`'s block at `block` from sources_.checkpoint.
   Tensor checkpointBlock(const ArgSpec &arg, const LocalBlock &block) const;
   /// readNpy(path), through the cache when keepGlobals is set.
@@ -106,6 +115,8 @@ private:
   std::map<std::string, Tensor> globals_; // by key: "input:NAME", a path
   /// Parameters drawn under paramsPartial (each is named once).
   std::set<std::string> drawnParams_;
+  /// Arguments read in another dtype and converted (each is named once).
+  std::set<std::string> convertedArgs_;
 };
 
 class OffloadStore;
