@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "rtxrt/Program.h"
-#include "rtxrt/RecoveryBoard.h"
+#include "rtxrt/elastic/EpochBoard.h"
 
 #include "program/Checkpointing.h"
 #include "program/ClockSync.h"
@@ -169,7 +169,7 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
     Progress progress(spec, MetricsPlace{self.rank, self.localRank, run},
                       std::max<int64_t>(0, untilStep - stepsBefore), flags);
     tracer.setRunInfo(spec.mesh.spec(), run);
-    std::optional<RecoveryBoard> board;
+    std::optional<EpochBoard> board;
     if (recovery.inJob)
       board.emplace(self.launch.store, run, timeout.rendezvous());
 
@@ -226,7 +226,7 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
     for (int64_t epoch = recovery.epoch;; ++epoch) {
       std::string lost;
       {
-        setenv("RTX_RUN_ID", RecoveryBoard::epochRun(run, epoch).c_str(), 1);
+        setenv("RTX_RUN_ID", EpochBoard::epochRun(run, epoch).c_str(), 1);
         ProcessGroups groups(spec, self, device, self.launch.store,
                              timeout.rendezvous(), timeout.shortest());
         timeout.start([&groups](double seconds) {
@@ -434,9 +434,9 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
                    static_cast<long long>(epoch + 1));
       board->reportLost(epoch, self.rank, stepsBefore,
                         lost.substr(0, lost.find('\n')));
-      RecoveryBoard::Decision next = board->waitDecision(
+      EpochBoard::Decision next = board->waitDecision(
           epoch, timeout.rendezvous(), [] { return preemptionRequested(); });
-      if (next == RecoveryBoard::Decision::Shrink) {
+      if (next == EpochBoard::Decision::Shrink) {
         // The smaller world is another program: save what the survivors
         // hold for it, and end.
         ShrinkSave save = saveForShrink(
@@ -458,11 +458,11 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
         writeTrace(tracer, spec, self.rank);
         return 0;
       }
-      if (next != RecoveryBoard::Decision::Replace && preemptionRequested())
+      if (next != EpochBoard::Decision::Replace && preemptionRequested())
         throw Error("in-job recovery: stopped by a signal while waiting for "
                     "epoch " +
                     std::to_string(epoch + 1) + " (rtx-launch gave up on it)");
-      if (next != RecoveryBoard::Decision::Replace)
+      if (next != EpochBoard::Decision::Replace)
         throw Error("in-job recovery: rtx-launch did not open epoch " +
                     std::to_string(epoch + 1) + " within " +
                     std::to_string(int(timeout.rendezvous())) +

@@ -42,7 +42,7 @@ struct Options {
   /// and built at the restart that needs it (Replan.h).
   rtxlaunch::ReplanOptions replan;
   /// --recover in-job: a lost rank is replaced while the others keep their
-  /// processes and state (rtxrt/RecoveryBoard.h); ranks that lost a peer
+  /// processes and state (rtxrt/elastic/EpochBoard.h); ranks that lost a peer
   /// and reported it within recoverWindow seconds are survivors.
   bool inJob = false;
   double recoverWindow = 3;

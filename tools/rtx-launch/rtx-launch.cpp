@@ -25,7 +25,9 @@
 #include "Replan.h"
 
 #include "rtxrt/LaunchEnvironment.h"
-#include "rtxrt/RecoveryBoard.h"
+#include "rtxrt/elastic/EpochBoard.h"
+#include "rtxrt/elastic/GrowthBoard.h"
+#include "rtxrt/elastic/RoundBoard.h"
 #include "rtxrt/Tensor.h"
 #include "rtxrt/Trace.h"
 #include "rtxrt/TraceMerge.h"
@@ -77,7 +79,7 @@ int main(int argc, char **argv) {
   if (options.join > 0) {
     // A node offers ranks to a running job (it grows at a step boundary).
     try {
-      rtxrt::RecoveryBoard board(options.store, options.runId);
+      rtxrt::GrowthBoard board(options.store, options.runId);
       int64_t n = board.offerRanks(options.join, launcherName());
       std::fprintf(
           stderr, "rtx-launch: offered %d rank(s) to run %s (join.%lld)\n",
@@ -135,7 +137,7 @@ int main(int argc, char **argv) {
   std::string roundsRunId = runId;
   if (!runId.empty() && nodes == 1 && !options.store.empty()) {
     try {
-      int64_t launch = rtxrt::RecoveryBoard(options.store, runId)
+      int64_t launch = rtxrt::GrowthBoard(options.store, runId)
                            .claimLaunch(launcherName());
       if (launch > 0)
         roundsRunId = runId + "-launch" + std::to_string(launch);
@@ -198,7 +200,7 @@ int main(int argc, char **argv) {
   };
   // Offers of ranks (rtx-launch --join) to a job that may grow: under the
   // job's own run id, taken in order, each once.
-  std::optional<rtxrt::RecoveryBoard> joins;
+  std::optional<rtxrt::GrowthBoard> joins;
   int64_t offersTaken = 0;
   if (!options.store.empty() &&
       (options.minRanks > 0 || options.maxRanks > options.ranks)) {
@@ -211,7 +213,7 @@ int main(int argc, char **argv) {
   // A job of several nodes that restarts (one agent per node): a round
   // that fails on one node ends on every node, and all start the next
   // round together (round-R.failed in the store).
-  std::optional<rtxrt::RecoveryBoard> rounds;
+  std::optional<rtxrt::RoundBoard> rounds;
   if (nodes > 1 && options.maxRestarts > 0) {
     try {
       rounds.emplace(options.store, runId);
@@ -367,7 +369,7 @@ int main(int argc, char **argv) {
     }
     // In-job recovery (--recover in-job): the epoch the ranks run in, and
     // while a loss is being collected, until when survivors may report.
-    std::optional<rtxrt::RecoveryBoard> board;
+    std::optional<rtxrt::EpochBoard> board;
     if (options.inJob)
       board.emplace(options.store, roundRunId);
     int64_t epoch = 0;
@@ -509,7 +511,7 @@ int main(int argc, char **argv) {
       // Every node's settlement, or the first node missing.
       int64_t survivorsAll = 0, lostAll = 0, missing = -1;
       for (int64_t i = 0; i < nodes && missing < 0; ++i) {
-        std::optional<rtxrt::RecoveryBoard::NodeLoss> loss;
+        std::optional<rtxrt::EpochBoard::NodeLoss> loss;
         try {
           loss = board->settledLoss(epoch, i);
         } catch (const rtxrt::Error &) {
@@ -656,7 +658,7 @@ int main(int argc, char **argv) {
           firstLost = firstLost < 0 ? c.rank : firstLost;
         }
       if (nodes > 1) {
-        rtxrt::RecoveryBoard::NodeLoss mine;
+        rtxrt::EpochBoard::NodeLoss mine;
         mine.survivors = survivors;
         for (int local : lost)
           mine.lost.push_back(node * ranks + local);
