@@ -352,6 +352,18 @@ int main(int argc, char **argv) {
       child.err = err[0];
       return "";
     };
+    // In-job recovery (--recover in-job): the board of this round's epochs,
+    // before any rank starts (a store out of reach is an error, not a crash).
+    std::optional<rtxrt::EpochBoard> board;
+    if (options.inJob) {
+      try {
+        board.emplace(options.store, roundRunId);
+      } catch (const rtxrt::Error &error) {
+        std::fprintf(stderr, "rtx-launch: error: in-job recovery: %s\n",
+                     error.what());
+        return RoundEnd{1, false};
+      }
+    }
     std::vector<Child> children(ranks);
     for (int local = 0; local < ranks; ++local) {
       std::string failed =
@@ -367,11 +379,8 @@ int main(int argc, char **argv) {
         return RoundEnd{1, false};
       }
     }
-    // In-job recovery (--recover in-job): the epoch the ranks run in, and
-    // while a loss is being collected, until when survivors may report.
-    std::optional<rtxrt::EpochBoard> board;
-    if (options.inJob)
-      board.emplace(options.store, roundRunId);
+    // In-job recovery: the epoch the ranks run in, and while a loss is being
+    // collected, until when survivors may report.
     int64_t epoch = 0;
     bool collecting = false;
     auto reportDeadline = std::chrono::steady_clock::time_point::max();
