@@ -307,29 +307,24 @@ int main(int argc, char **argv) {
         dup2(err[1], STDERR_FILENO);
         close(out[0]);
         close(err[0]);
-        setenv("RANK", std::to_string(rank).c_str(), 1);
-        setenv("WORLD_SIZE", std::to_string(world).c_str(), 1);
-        setenv("LOCAL_RANK", std::to_string(local).c_str(), 1);
-        setenv("LOCAL_WORLD_SIZE", std::to_string(ranks).c_str(), 1);
-        setenv("RTX_RESTART_ROUND", std::to_string(round).c_str(), 1);
-        if (options.inJob) {
-          setenv("RTX_RECOVER", "in-job", 1);
-          setenv("RTX_RECOVER_EPOCH", std::to_string(epoch).c_str(), 1);
-        }
-        if (!options.store.empty())
-          setenv("RTX_STORE", options.store.c_str(), 1);
-        if (!options.devices.empty())
-          setenv("RTX_DEVICES", options.devices.c_str(), 1);
-        // Which launcher set RANK (the program's first line says it).
-        setenv("RTX_LAUNCHER", "rtx-launch", 1);
-        if (!options.trace.empty()) {
-          setenv("RTX_TRACE", options.trace.c_str(), 1);
-          if (!options.traceSteps.empty())
-            setenv("RTX_TRACE_STEPS", options.traceSteps.c_str(), 1);
-        }
-        // The node placement is now in RANK; an outer launcher's NODE_RANK
-        // etc. stay for the program, which does not read them as its own.
-        setenv("RTX_RUN_ID", roundRunId.c_str(), 1);
+        // The one handoff to the program (rtxrt/LaunchEnvironment.h). The
+        // node placement is now in RANK; an outer launcher's NODE_RANK etc.
+        // stay for the program, which does not read them as its own.
+        rtxrt::LaunchHandoff handoff;
+        handoff.rank = rank;
+        handoff.world = world;
+        handoff.localRank = local;
+        handoff.localWorld = ranks;
+        handoff.restartRound = round;
+        handoff.inJob = options.inJob;
+        handoff.recoverEpoch = epoch;
+        handoff.store = options.store;
+        handoff.devices = options.devices;
+        handoff.trace = options.trace;
+        handoff.traceSteps = options.traceSteps;
+        handoff.runId = roundRunId;
+        for (const auto &[name, value] : handoff.variables())
+          setenv(name.c_str(), value.c_str(), 1);
         std::vector<std::string> program =
             programOf(ranks, epoch > 0 ? round + 1 : round, planned);
         std::vector<char *> args;
