@@ -99,8 +99,8 @@ NodePlacement readNodePlacement(const EnvironmentLookup &env);
 ///   WORLD_SIZE         world            ranks in the job (every node)
 ///   LOCAL_RANK         localRank        this rank's index on its node
 ///   LOCAL_WORLD_SIZE   localWorld       ranks on this node
-///   RTX_RESTART_ROUND  restartRound     restart round (0: the first start;
-///                                       a replacement: the next round's)
+///   RTX_RESTART_ROUND  restartRound     the restart round the rank runs in
+///                                       (0: the first start)
 ///   RTX_RECOVER        inJob            "in-job" (--recover in-job), else
 ///                                       not set
 ///   RTX_RECOVER_EPOCH  recoverEpoch     in-job recovery's epoch to join (0:
