@@ -1,8 +1,10 @@
-//===- LaunchOptions.h - rtx-launch's command line ---------------*- C++
-//-*-===//
+//===- LaunchOptions.h - rtx-launch's command line --------------*- C++ -*-===//
 //
 // What rtx-launch was asked to do, parsed and checked: every refusal names
-// the flag and why (usage() prints the help and exits 2).
+// the flag and why (usage() prints the help and exits 2). Each option is
+// declared once, in a table (LaunchOptions.cpp) that parses and checks its
+// value and prints its help; the rules that tie options together are a
+// table too.
 //
 //===----------------------------------------------------------------------===//
 
