@@ -154,9 +154,9 @@ std::vector<Flag> placementFlags() {
   };
 }
 
-/// Failures, shrinking and growing (docs/launch.md, "Failures and what
-/// rtx-launch does").
-std::vector<Flag> elasticFlags() {
+/// Restarts, shrinking and growing back (docs/launch.md, "Failures and
+/// what rtx-launch does").
+std::vector<Flag> restartFlags() {
   return {
       {{"--max-restarts"},
        "R",
@@ -197,6 +197,12 @@ std::vector<Flag> elasticFlags() {
          o.nodeWait = parseSeconds(flag, v, false, 3600);
          o.nodeWaitGiven = true;
        }},
+  };
+}
+
+/// Growing by offered ranks, the program of another world, in-job recovery.
+std::vector<Flag> growthAndRecoveryFlags() {
+  return {
       {{"--max-ranks"},
        "X",
        "grow by ranks that nodes offer (--join), up to X (default N; more "
@@ -257,8 +263,9 @@ std::vector<Flag> elasticFlags() {
 const std::vector<Flag> &flagTable() {
   static const std::vector<Flag> table = [] {
     std::vector<Flag> flags = placementFlags();
-    for (Flag &flag : elasticFlags())
-      flags.push_back(std::move(flag));
+    for (std::vector<Flag> more : {restartFlags(), growthAndRecoveryFlags()})
+      for (Flag &flag : more)
+        flags.push_back(std::move(flag));
     flags.push_back({{"-h", "--help"},
                      nullptr,
                      "print this help",
