@@ -1,8 +1,10 @@
-//===- LaunchOptions.h - rtx-launch's command line ---------------*- C++
-//-*-===//
+//===- LaunchOptions.h - rtx-launch's command line --------------*- C++ -*-===//
 //
 // What rtx-launch was asked to do, parsed and checked: every refusal names
-// the flag and why (usage() prints the help and exits 2).
+// the flag and why (usage() prints the help and exits 2). Each option is
+// declared once, in a table (LaunchOptions.cpp) that parses and checks its
+// value and prints its help; the rules that tie options together are a
+// table too.
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,7 +44,7 @@ struct Options {
   /// and built at the restart that needs it (Replan.h).
   rtxlaunch::ReplanOptions replan;
   /// --recover in-job: a lost rank is replaced while the others keep their
-  /// processes and state (rtxrt/RecoveryBoard.h); ranks that lost a peer
+  /// processes and state (rtxrt/elastic/EpochBoard.h); ranks that lost a peer
   /// and reported it within recoverWindow seconds are survivors.
   bool inJob = false;
   double recoverWindow = 3;

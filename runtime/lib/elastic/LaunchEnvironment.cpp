@@ -467,3 +467,52 @@ NodePlacement rtxrt::readNodePlacement(const EnvironmentLookup &lookup) {
   }
   return placement;
 }
+
+std::vector<std::pair<std::string, std::string>>
+LaunchHandoff::variables() const {
+  std::vector<std::pair<std::string, std::string>> set = {
+      {"RANK", std::to_string(rank)},
+      {"WORLD_SIZE", std::to_string(world)},
+      {"LOCAL_RANK", std::to_string(localRank)},
+      {"LOCAL_WORLD_SIZE", std::to_string(localWorld)},
+      {"RTX_RESTART_ROUND", std::to_string(restartRound)}};
+  if (inJob) {
+    set.push_back({"RTX_RECOVER", "in-job"});
+    set.push_back({"RTX_RECOVER_EPOCH", std::to_string(recoverEpoch)});
+  }
+  if (!store.empty())
+    set.push_back({"RTX_STORE", store});
+  if (!devices.empty())
+    set.push_back({"RTX_DEVICES", devices});
+  set.push_back({"RTX_LAUNCHER", launcher});
+  if (!trace.empty()) {
+    set.push_back({"RTX_TRACE", trace});
+    if (!traceSteps.empty())
+      set.push_back({"RTX_TRACE_STEPS", traceSteps});
+  }
+  set.push_back({"RTX_RUN_ID", runId});
+  return set;
+}
+
+LaunchHandoff rtxrt::readLaunchHandoff(const EnvironmentLookup &lookup) {
+  Reader env(lookup);
+  LaunchHandoff handoff;
+  handoff.rank = env.integer("RANK", handoff.rank);
+  handoff.world = env.has("WORLD_SIZE") ? env.count("WORLD_SIZE") : 1;
+  handoff.localRank = env.integer("LOCAL_RANK", handoff.localRank);
+  handoff.localWorld =
+      env.has("LOCAL_WORLD_SIZE") ? env.count("LOCAL_WORLD_SIZE") : 1;
+  handoff.restartRound = env.integer("RTX_RESTART_ROUND", 0);
+  std::string recover = env.text("RTX_RECOVER");
+  if (!recover.empty() && recover != "in-job" && recover != "restart")
+    throw Error("RTX_RECOVER is '" + recover + "': use in-job or restart");
+  handoff.inJob = recover == "in-job";
+  handoff.recoverEpoch = env.integer("RTX_RECOVER_EPOCH", 0);
+  handoff.store = env.text("RTX_STORE");
+  handoff.devices = env.text("RTX_DEVICES");
+  handoff.launcher = env.text("RTX_LAUNCHER");
+  handoff.trace = env.text("RTX_TRACE");
+  handoff.traceSteps = env.text("RTX_TRACE_STEPS");
+  handoff.runId = env.text("RTX_RUN_ID");
+  return handoff;
+}

@@ -190,15 +190,15 @@ bool rtxrt::program::awaitNextEpoch(Run &run, TrainState &state,
                run.spec.name.c_str(), static_cast<long long>(run.self.rank),
                static_cast<long long>(state.stepsDone), lost.c_str(),
                static_cast<long long>(epoch + 1));
-  RecoveryBoard &board = *run.board;
+  EpochBoard &board = *run.board;
   board.reportLost(epoch, run.self.rank, state.stepsDone,
                    lost.substr(0, lost.find('\n')));
   double wait = run.timeout->rendezvous();
-  RecoveryBoard::Decision next =
+  EpochBoard::Decision next =
       board.waitDecision(epoch, wait, [] { return preemptionRequested(); });
-  if (next == RecoveryBoard::Decision::Replace)
+  if (next == EpochBoard::Decision::Replace)
     return true;
-  if (next == RecoveryBoard::Decision::Shrink) {
+  if (next == EpochBoard::Decision::Shrink) {
     // The smaller world is another program: save what the survivors hold
     // for it, and end.
     ShrinkSave save = saveForShrink(

@@ -217,7 +217,7 @@ void rtxrt::program::checkHealedHash(
 ShrinkSave rtxrt::program::saveForShrink(
     const ProgramSpec &whole, const ProgramSpec &spec,
     const ProgramDevice &device, const std::vector<Tensor> &args,
-    const CheckpointFlags &flags, RecoveryBoard &board, int64_t epoch,
+    const CheckpointFlags &flags, EpochBoard &board, int64_t epoch,
     int64_t rank, double timeoutSeconds,
     const std::function<std::map<std::string, std::string>(int64_t)>
         &metadata) {

@@ -2,7 +2,7 @@
 //
 // Under `rtx-launch --recover in-job` (RTX_RECOVER=in-job), a rank whose
 // collective fails because a peer died or hung (CommunicationError) does not
-// exit: it drops its communicator, reports the loss on the RecoveryBoard,
+// exit: it drops its communicator, reports the loss on the EpochBoard,
 // waits for rtx-launch to replace the lost ranks and open the next epoch,
 // and meets the replacements in that epoch's rendezvous. Then the ranks
 // heal: those that hold fewer steps (the replacements) receive the state
@@ -26,7 +26,7 @@
 #include "Groups.h"
 
 #include "rtxrt/program/Program.h"
-#include "rtxrt/RecoveryBoard.h"
+#include "rtxrt/elastic/EpochBoard.h"
 
 #include <cstdint>
 #include <functional>
@@ -90,7 +90,7 @@ struct ShrinkSave {
 };
 
 /// The survivors' save when the agent shrinks the job after a loss in
-/// `epoch` (RecoveryBoard::shrinking). Every survivor calls it. Those that
+/// `epoch` (EpochBoard::shrinking). Every survivor calls it. Those that
 /// hold the newest step write one copy of each block of the state among
 /// them into a checkpoint of that step under flags.dir (no collective: the
 /// board says who writes what), and the first of them commits it with
@@ -101,7 +101,7 @@ struct ShrinkSave {
 ShrinkSave saveForShrink(
     const ProgramSpec &whole, const ProgramSpec &spec,
     const ProgramDevice &device, const std::vector<Tensor> &args,
-    const CheckpointFlags &flags, RecoveryBoard &board, int64_t epoch,
+    const CheckpointFlags &flags, EpochBoard &board, int64_t epoch,
     int64_t rank, double timeoutSeconds,
     const std::function<std::map<std::string, std::string>(int64_t)> &metadata);
 

@@ -5,7 +5,7 @@
 #include "Checkpointing.h"
 #include "PipelineView.h"
 
-#include "rtxrt/RecoveryBoard.h"
+#include "rtxrt/elastic/EpochBoard.h"
 
 #include <cstdio>
 
@@ -58,7 +58,7 @@ void Run::startProgress(int64_t stepsDone, int64_t untilStep) {
 }
 
 Rendezvous Run::rendezvous(int64_t epoch) const {
-  return Rendezvous{self.launch.store, RecoveryBoard::epochRun(id, epoch)};
+  return Rendezvous{self.launch.store, EpochBoard::epochRun(id, epoch)};
 }
 
 bool Run::writeTrace() const {

@@ -19,7 +19,7 @@
 #include "StepTimeout.h"
 #include "TokenData.h"
 
-#include "rtxrt/RecoveryBoard.h"
+#include "rtxrt/elastic/EpochBoard.h"
 #include "rtxrt/comm/Communicator.h"
 #include "rtxrt/observe/Trace.h"
 #include "rtxrt/program/Program.h"
@@ -64,7 +64,7 @@ public:
   std::optional<Progress> progress;
   /// In-job recovery: where this rank reports a lost peer and learns what
   /// the agent (rtx-launch) decided.
-  std::optional<RecoveryBoard> board;
+  std::optional<EpochBoard> board;
 };
 
 } // namespace rtxrt::program

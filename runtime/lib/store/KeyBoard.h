@@ -2,7 +2,7 @@
 //
 // Private to librtxrt. Gloo's stores can only add keys and wait for them;
 // heartbeats (Liveness.h) and the in-job recovery protocol
-// (rtxrt/RecoveryBoard.h) need values that are overwritten and read without
+// (rtxrt/elastic/*Board.h) need values that are overwritten and read without
 // waiting. A board keeps them beside the store, in a namespace of its own:
 // files DIR/SPACE[0]/SPACE[1]/.../NAME for file:DIR (written aside and
 // renamed, so a reader never sees half a value), keys

@@ -3,7 +3,8 @@
 // program/InJobRecovery.h: a rank that lacks the newest step heals from a
 // rank with it that holds the same blocks of every piece of state (a
 // replica along an axis no state is split on); where none does, -1 (every
-// rank reads the checkpoint). Also the recovery board's keys (file store).
+// rank reads the checkpoint). The boards have tests of their own
+// (EpochBoardTest, GrowthBoardTest, RoundBoardTest).
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,16 +12,12 @@
 #include "Checkpointing.h"
 
 #include "rtxrt/checkpoint/Checkpoint.h"
-#include "rtxrt/RecoveryBoard.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <set>
-#include <sys/wait.h>
 #include <unistd.h>
 
 using namespace rtxrt;
@@ -115,31 +112,6 @@ TEST(InJobRecoveryTest, DataArgumentsDoNotDecideReplicas) {
   EXPECT_EQ(healSources(spec, {5, 0}), (std::vector<int64_t>{0, 0}));
 }
 
-TEST(InJobRecoveryTest, TheBoardCarriesReportsAndEpochs) {
-  std::filesystem::path dir =
-      std::filesystem::temp_directory_path() /
-      ("rtx-recovery-board-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  RecoveryBoard agent("file:" + dir.string(), "job-1");
-  RecoveryBoard rank("file:" + dir.string(), "job-1");
-  RecoveryBoard other("file:" + dir.string(), "job-2");
-  EXPECT_FALSE(agent.lost(0, 1).has_value());
-  rank.reportLost(0, 1, 17, "rank 1: connection closed");
-  std::optional<LostReport> report = agent.lost(0, 1);
-  ASSERT_TRUE(report.has_value());
-  EXPECT_EQ(report->stepsDone, 17);
-  EXPECT_EQ(report->error, "rank 1: connection closed");
-  EXPECT_FALSE(agent.lost(1, 1).has_value()); // another epoch
-  EXPECT_FALSE(other.lost(0, 1).has_value()); // another run
-  EXPECT_EQ(rank.waitDecision(0, 0.05), RecoveryBoard::Decision::None);
-  agent.open(1, 2);
-  EXPECT_EQ(rank.waitDecision(0, 0.05), RecoveryBoard::Decision::Replace);
-  EXPECT_FALSE(other.isOpen(1));
-  EXPECT_EQ(RecoveryBoard::epochRun("job-1", 0), "job-1");
-  EXPECT_EQ(RecoveryBoard::epochRun("job-1", 2), "job-1-epoch2");
-  std::filesystem::remove_all(dir);
-}
-
 namespace {
 
 /// A temporary directory, removed at the end of the test.
@@ -165,191 +137,6 @@ Tensor columnsOf(int64_t tp, int64_t parts) {
 }
 
 } // namespace
-
-TEST(InJobRecoveryTest, TheBoardCarriesAShrink) {
-  TempDir dir("rtx-recovery-shrink");
-  RecoveryBoard agent("file:" + dir.path.string(), "job-1");
-  RecoveryBoard rank("file:" + dir.path.string(), "job-1");
-  EXPECT_EQ(rank.waitDecision(0, 0.05), RecoveryBoard::Decision::None);
-  agent.shrink(0, {0, 2, 3});
-  EXPECT_EQ(rank.waitDecision(0, 0.05), RecoveryBoard::Decision::Shrink);
-  EXPECT_EQ(rank.shrinking(0), (std::vector<int64_t>{0, 2, 3}));
-  EXPECT_FALSE(rank.shrinking(1).has_value());
-  EXPECT_FALSE(agent.savedBy(0, 2).has_value());
-  rank.saved(0, 2, "");
-  rank.saved(0, 3, "No space left on device");
-  EXPECT_EQ(agent.savedBy(0, 2), std::optional<std::string>(""));
-  EXPECT_EQ(agent.savedBy(0, 3),
-            std::optional<std::string>("No space left on device"));
-  agent.open(2, 3);
-  EXPECT_EQ(rank.waitDecision(1, 0.05), RecoveryBoard::Decision::Replace);
-}
-
-TEST(InJobRecoveryTest, OffersAndLaunchesAreNumberedInOrder) {
-  TempDir dir("rtx-recovery-offers");
-  RecoveryBoard node("file:" + dir.path.string(), "job-1");
-  RecoveryBoard launcher("file:" + dir.path.string(), "job-1");
-  EXPECT_FALSE(launcher.offer(0).has_value());
-  EXPECT_EQ(node.offerRanks(2, "node-a"), 0);
-  EXPECT_EQ(node.offerRanks(1, "node-b"), 1);
-  EXPECT_EQ(launcher.offer(0), std::optional<int64_t>(2));
-  EXPECT_EQ(launcher.offer(1), std::optional<int64_t>(1));
-  // A taken offer stays taken for the next launch of the run id.
-  EXPECT_FALSE(launcher.offerTaken(0));
-  EXPECT_TRUE(launcher.takeOffer(0, "host:1"));
-  EXPECT_FALSE(RecoveryBoard("file:" + dir.path.string(), "job-1")
-                   .takeOffer(0, "host:2"));
-  EXPECT_TRUE(
-      RecoveryBoard("file:" + dir.path.string(), "job-1").offerTaken(0));
-  EXPECT_FALSE(launcher.offerTaken(1));
-  // Launches count apart from offers, and another run id has its own.
-  EXPECT_EQ(launcher.claimLaunch("host:1"), 0);
-  EXPECT_EQ(launcher.claimLaunch("host:2"), 1);
-  EXPECT_EQ(
-      RecoveryBoard("file:" + dir.path.string(), "job-2").claimLaunch("x"), 0);
-  EXPECT_FALSE(RecoveryBoard("file:" + dir.path.string(), "job-2").offer(0));
-}
-
-/// Offers and launches are numbered by writers that race (nodes offering
-/// at once, two launches of one run id): each number goes to one writer.
-/// The processes start together at a barrier file, so their claims
-/// overlap.
-TEST(InJobRecoveryTest, WritersAtOnceClaimDistinctNumbers) {
-  TempDir dir("rtx-recovery-claims");
-  std::string store = "file:" + dir.path.string();
-  std::string go = (dir.path / "go").string();
-  constexpr int kWriters = 8;
-  std::vector<pid_t> writers;
-  for (int w = 0; w < kWriters; ++w) {
-    pid_t pid = fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-      // The child only claims and exits: no gtest assertion, no exception
-      // out of it (it would run the rest of the suite in the child).
-      int code = 0;
-      try {
-        while (access(go.c_str(), F_OK) != 0)
-          usleep(100);
-        int64_t n = RecoveryBoard(store, "job-1")
-                        .offerRanks(1, "writer-" + std::to_string(w));
-        std::ofstream(dir.path / ("claimed-" + std::to_string(w))) << n;
-      } catch (...) {
-        code = 1;
-      }
-      _exit(code);
-    }
-    writers.push_back(pid);
-  }
-  std::ofstream(go) << "1";
-  for (pid_t pid : writers) {
-    int status = 0;
-    waitpid(pid, &status, 0);
-    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  }
-  std::set<int64_t> numbers;
-  for (int w = 0; w < kWriters; ++w) {
-    std::ifstream in(dir.path / ("claimed-" + std::to_string(w)));
-    int64_t n = -1;
-    in >> n;
-    numbers.insert(n);
-  }
-  EXPECT_EQ(numbers.size(), size_t(kWriters));
-  EXPECT_EQ(*numbers.begin(), 0);
-  EXPECT_EQ(*numbers.rbegin(), kWriters - 1);
-  // Each number's offer is its writer's.
-  RecoveryBoard reader(store, "job-1");
-  for (int64_t n = 0; n < kWriters; ++n)
-    EXPECT_EQ(reader.offer(n), std::optional<int64_t>(1));
-}
-
-/// Several nodes restart together: an agent enters the round the others
-/// are in, unless its node ran in it already (it was lost and came back):
-/// then that round is failed for every node and all start the next.
-TEST(InJobRecoveryTest, AgentsOfSeveralNodesEnterTheSameRound) {
-  TempDir dir("rtx-recovery-rounds");
-  std::string store = "file:" + dir.path.string();
-  RecoveryBoard node0(store, "job-1"), node1(store, "job-1");
-  EXPECT_EQ(node0.enterRound(0, 2, "a:1"), 0);
-  EXPECT_EQ(node1.enterRound(1, 2, "b:1"), 0);
-  EXPECT_FALSE(node0.roundFailure(0));
-  // A rank fails: the first reason stays; both agents start round 1.
-  node1.failRound(0, "rank 1 on node 1 was killed by signal 9");
-  node0.failRound(0, "rank 0 on node 0 exited with status 1");
-  EXPECT_EQ(
-      node0.roundFailure(0),
-      std::optional<std::string>("rank 1 on node 1 was killed by signal 9"));
-  node0.startRound(1, 0, "a:1");
-  // Node 1's agent is lost and started again: it joins round 1, which
-  // node 0 waits in.
-  EXPECT_EQ(RecoveryBoard(store, "job-1").enterRound(1, 2, "b:2"), 1);
-  EXPECT_FALSE(node0.roundFailure(1));
-  // Lost again after it ran in round 1: round 1 fails, everyone goes to 2.
-  EXPECT_EQ(RecoveryBoard(store, "job-1").enterRound(1, 2, "b:3"), 2);
-  EXPECT_EQ(node0.roundFailure(1),
-            std::optional<std::string>("node 1 (b:3) came back"));
-  // Another run id starts afresh.
-  EXPECT_EQ(RecoveryBoard(store, "job-2").enterRound(1, 2, "b:4"), 0);
-}
-
-TEST(InJobRecoveryTest, NodesMeetWithoutTheLostOneAndTakeItBack) {
-  TempDir dir("rtx-recovery-members");
-  std::string store = "file:" + dir.path.string();
-  RecoveryBoard node0(store, "job-1"), node1(store, "job-1"),
-      node2(store, "job-1");
-  for (int64_t i = 0; i < 3; ++i)
-    node0.startRound(0, i, "x:" + std::to_string(i));
-  // Every node started round 0: the meeting does not wait.
-  EXPECT_EQ(node0.meetNodes(0, 3, 60), (std::vector<int64_t>{0, 1, 2}));
-  // Node 1 is lost: nodes 0 and 2 start round 1 and wait 0.2 s for it.
-  node0.startRound(1, 0, "a:1");
-  node2.startRound(1, 2, "c:1");
-  EXPECT_EQ(node2.meetNodes(1, 3, 0.2), (std::vector<int64_t>{0, 2}));
-  // Node 1 comes back after the members were claimed: the first claim
-  // stays, and it enters round 1 outside it (its earlier start was in
-  // round 0, which is not the newest).
-  EXPECT_EQ(RecoveryBoard(store, "job-1").enterRound(1, 3, "b:2"), 1);
-  EXPECT_EQ(node1.meetNodes(1, 3, 0.2), (std::vector<int64_t>{0, 2}));
-  EXPECT_FALSE(node0.roundFailure(1));
-  EXPECT_FALSE(node0.joinRequest(1));
-  node1.askToJoin(1, 1, "b:2");
-  node1.askToJoin(1, 1, "b:3");
-  EXPECT_EQ(node0.joinRequest(1), std::optional<std::string>("1 b:2"));
-  // Started again while it waits outside: still outside, no failure.
-  EXPECT_EQ(RecoveryBoard(store, "job-1").enterRound(1, 3, "b:4"), 1);
-  EXPECT_FALSE(node0.roundFailure(1));
-  // The members take it in: round 2 has all three.
-  EXPECT_FALSE(node1.roundStarted(2, 3));
-  node0.startRound(2, 0, "a:1");
-  EXPECT_TRUE(node1.roundStarted(2, 3));
-  node1.startRound(2, 1, "b:4");
-  node2.startRound(2, 2, "c:1");
-  EXPECT_EQ(node1.meetNodes(2, 3, 60), (std::vector<int64_t>{0, 1, 2}));
-  EXPECT_FALSE(node1.jobEnded(2));
-  node0.endJob(2, 0);
-  EXPECT_EQ(node1.jobEnded(2), std::optional<int>(0));
-}
-
-TEST(InJobRecoveryTest, NodesSettleTheirPartOfALoss) {
-  TempDir dir("rtx-recovery-settle");
-  std::string store = "file:" + dir.path.string();
-  RecoveryBoard node0(store, "job-1"), node1(store, "job-1");
-  EXPECT_FALSE(node0.lossBegun(0));
-  node1.beginLoss(0);
-  EXPECT_TRUE(node0.lossBegun(0));
-  EXPECT_FALSE(node0.lossBegun(1));
-  // Node 1 lost ranks 5 and 7; node 0 lost none.
-  node1.settleLoss(0, 1, {2, {5, 7}});
-  node0.settleLoss(0, 0, {4, {}});
-  std::optional<RecoveryBoard::NodeLoss> one = node0.settledLoss(0, 1);
-  ASSERT_TRUE(one);
-  EXPECT_EQ(one->survivors, 2);
-  EXPECT_EQ(one->lost, (std::vector<int64_t>{5, 7}));
-  std::optional<RecoveryBoard::NodeLoss> zero = node1.settledLoss(0, 0);
-  ASSERT_TRUE(zero);
-  EXPECT_EQ(zero->survivors, 4);
-  EXPECT_TRUE(zero->lost.empty());
-  EXPECT_FALSE(node0.settledLoss(1, 1));
-}
 
 TEST(InJobRecoveryTest, SurvivorsSaveOneCopyOfEachBlock) {
   // dp=2 x tp=2, rank = dp * 2 + tp: the weight split over tp, the bias

@@ -286,3 +286,85 @@ TEST(BindAddress, FromTheEnvironment) {
 }
 
 } // namespace
+
+namespace {
+
+/// The environment a child of rtx-launch gets from `handoff`.
+Vars childEnvironment(const LaunchHandoff &handoff) {
+  Vars vars;
+  for (const auto &[name, value] : handoff.variables())
+    vars[name] = value;
+  return vars;
+}
+
+} // namespace
+
+TEST(LaunchHandoff, TheProgramReadsBackWhatTheLauncherHanded) {
+  LaunchHandoff handoff;
+  handoff.rank = 5;
+  handoff.world = 8;
+  handoff.localRank = 1;
+  handoff.localWorld = 4;
+  handoff.restartRound = 2;
+  handoff.inJob = true;
+  handoff.recoverEpoch = 3;
+  handoff.store = "file:/tmp/s";
+  handoff.devices = "cpu,cpu,cpu,cpu";
+  handoff.trace = "/tmp/t";
+  handoff.traceSteps = "2:4";
+  handoff.runId = "job-round2";
+  Vars vars = childEnvironment(handoff);
+  EXPECT_EQ(vars.size(), 13u); // every variable of the documented table
+  EXPECT_EQ(vars["RANK"], "5");
+  EXPECT_EQ(vars["RTX_RECOVER"], "in-job");
+  EXPECT_EQ(vars["RTX_LAUNCHER"], "rtx-launch");
+  LaunchHandoff back = readLaunchHandoff(lookup(vars));
+  EXPECT_EQ(back.rank, 5);
+  EXPECT_EQ(back.world, 8);
+  EXPECT_EQ(back.localRank, 1);
+  EXPECT_EQ(back.localWorld, 4);
+  EXPECT_EQ(back.restartRound, 2);
+  EXPECT_TRUE(back.inJob);
+  EXPECT_EQ(back.recoverEpoch, 3);
+  EXPECT_EQ(back.store, "file:/tmp/s");
+  EXPECT_EQ(back.devices, "cpu,cpu,cpu,cpu");
+  EXPECT_EQ(back.launcher, "rtx-launch");
+  EXPECT_EQ(back.trace, "/tmp/t");
+  EXPECT_EQ(back.traceSteps, "2:4");
+  EXPECT_EQ(back.runId, "job-round2");
+  // The launch environment agrees on the placement.
+  LaunchEnvironment launch = read(vars);
+  EXPECT_EQ(launch.launcher, "rtx-launch");
+  EXPECT_EQ(launch.rank, 5);
+  EXPECT_EQ(launch.store, "file:/tmp/s");
+  EXPECT_EQ(launch.runId, "job-round2");
+}
+
+TEST(LaunchHandoff, WhatIsNotGivenIsNotSet) {
+  LaunchHandoff handoff; // no store, devices, trace; restart recovery
+  handoff.runId = "r";
+  Vars vars = childEnvironment(handoff);
+  for (const char *unset : {"RTX_RECOVER", "RTX_RECOVER_EPOCH", "RTX_STORE",
+                            "RTX_DEVICES", "RTX_TRACE", "RTX_TRACE_STEPS"})
+    EXPECT_EQ(vars.count(unset), 0u) << unset;
+  handoff.traceSteps = "1:2"; // steps without a trace directory: not set
+  EXPECT_EQ(childEnvironment(handoff).count("RTX_TRACE_STEPS"), 0u);
+}
+
+TEST(LaunchHandoff, MalformedValuesNameTheVariable) {
+  auto refusalOf = [](const Vars &vars) -> std::string {
+    try {
+      readLaunchHandoff(lookup(vars));
+    } catch (const Error &error) {
+      return error.what();
+    }
+    return "";
+  };
+  EXPECT_NE(refusalOf({{"RTX_RECOVER", "sometimes"}}).find("RTX_RECOVER"),
+            std::string::npos);
+  EXPECT_NE(refusalOf({{"RTX_RECOVER_EPOCH", "x"}}).find("RTX_RECOVER_EPOCH"),
+            std::string::npos);
+  EXPECT_NE(refusalOf({{"RTX_RESTART_ROUND", "-1"}}).find("RTX_RESTART_ROUND"),
+            std::string::npos);
+  EXPECT_EQ(refusalOf({}), "");
+}

@@ -59,7 +59,7 @@ Completion completed(Tensor value);
 
 /// A collective or message that failed because a peer died, hung or was cut
 /// off (its connection closed, or the timeout passed), as opposed to a bad
-/// call. In-job recovery (rtxrt/RecoveryBoard.h) catches exactly this.
+/// call. In-job recovery (rtxrt/elastic/EpochBoard.h) catches exactly this.
 class CommunicationError : public Error {
 public:
   using Error::Error;

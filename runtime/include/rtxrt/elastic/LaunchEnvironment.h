@@ -8,7 +8,8 @@
 // their rank, their device and their store; rtx-launch reads the node part
 // (readNodePlacement) when one rtx-launch runs per node. A value that is not
 // a number, or that contradicts another (a rank outside its world), is an
-// rtxrt::Error naming the variable, never a default.
+// rtxrt::Error naming the variable, never a default. What rtx-launch hands
+// its programs is one documented struct, LaunchHandoff.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +19,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace rtxrt {
@@ -88,6 +90,58 @@ struct NodePlacement {
   std::string source; // the variables read, for messages; empty: none
 };
 NodePlacement readNodePlacement(const EnvironmentLookup &env);
+
+/// What rtx-launch hands each program it starts: the one channel from the
+/// launcher to a rank, as environment variables (torchrun's names where
+/// torchrun has one, so that a program runs alike under either). The
+/// launcher fills one of these per rank and turns it into the child's
+/// environment in one place (variables()); a program reads it back in one
+/// place (readLaunchHandoff). docs/launch.md, "What a rank is handed",
+/// lists the same table.
+///
+///   RANK               rank             this rank, 0 .. WORLD_SIZE - 1
+///   WORLD_SIZE         world            ranks in the job (every node)
+///   LOCAL_RANK         localRank        this rank's index on its node
+///   LOCAL_WORLD_SIZE   localWorld       ranks on this node
+///   RTX_RESTART_ROUND  restartRound     the restart round the rank runs in
+///                                       (0: the first start)
+///   RTX_RECOVER        inJob            "in-job" (--recover in-job), else
+///                                       not set
+///   RTX_RECOVER_EPOCH  recoverEpoch     in-job recovery's epoch to join (0:
+///                                       the first rendezvous); with "in-job"
+///   RTX_STORE          store            the rendezvous store (--store); not
+///                                       set without one
+///   RTX_DEVICES        devices          the devices, one per local rank
+///                                       (--devices); not set without
+///   RTX_LAUNCHER       launcher         "rtx-launch": which launcher set RANK
+///   RTX_TRACE          trace            the trace directory (--trace)
+///   RTX_TRACE_STEPS    traceSteps       the traced steps A:B, with RTX_TRACE
+///   RTX_RUN_ID         runId            the id of this round's rendezvous
+///
+/// A variable the launcher does not set keeps the value the launcher itself
+/// was started with (an outer launcher's NODE_RANK etc. stay too).
+struct LaunchHandoff {
+  int64_t rank = 0, world = 1;
+  int64_t localRank = 0, localWorld = 1;
+  int64_t restartRound = 0;
+  bool inJob = false;
+  int64_t recoverEpoch = 0;
+  std::string store;
+  std::string devices;
+  std::string launcher = "rtx-launch";
+  std::string trace, traceSteps;
+  std::string runId;
+
+  /// The variables to set in the child, (name, value), in the table's
+  /// order; those left unset (above) are not listed.
+  std::vector<std::pair<std::string, std::string>> variables() const;
+};
+
+/// The handoff as a program reads it back; variables not set keep the
+/// defaults above. Throws rtxrt::Error naming the variable when a value is
+/// malformed (RTX_RECOVER other than in-job or restart, a number that is
+/// none).
+LaunchHandoff readLaunchHandoff(const EnvironmentLookup &env);
 
 } // namespace rtxrt
 
