@@ -99,7 +99,8 @@ def check(runtime, layers):
     below = closure(layers)
     errors, edges = [], set()
     files = [p for p in sorted(runtime.rglob("*"))
-             if p.suffix in (".h", ".cpp", ".cu", ".def") and "build" not in p.parts]
+             if p.suffix in (".h", ".cpp", ".cu", ".def")
+             and "build" not in p.relative_to(runtime).parts]
     for source in files:
         own = layer_of(source, runtime)
         if own is None:

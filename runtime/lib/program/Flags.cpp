@@ -10,6 +10,8 @@
 
 #include "FlagTable.h"
 
+#include "rtxrt/elastic/LaunchEnvironment.h"
+
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -244,12 +246,14 @@ static const std::vector<FlagSpec> &flagTable() {
 // What rtx-launch hands every rank through the environment: the store, the
 // trace and the metrics port. The flags win over them.
 static void readLauncherVariables(Flags &flags) {
-  if (const char *store = std::getenv("RTX_STORE"))
-    flags.store = store;
-  if (const char *trace = std::getenv("RTX_TRACE"); trace && *trace)
-    flags.trace.dir = trace;
-  if (const char *steps = std::getenv("RTX_TRACE_STEPS"); steps && *steps)
-    TraceOptions::parseSteps(steps, flags.trace);
+  // What rtx-launch hands its ranks (rtxrt/elastic/LaunchEnvironment.h);
+  // the command line's flags, parsed after, win.
+  LaunchHandoff handoff = readLaunchHandoff(processEnvironment());
+  flags.store = handoff.store;
+  if (!handoff.trace.empty())
+    flags.trace.dir = handoff.trace;
+  if (!handoff.traceSteps.empty())
+    TraceOptions::parseSteps(handoff.traceSteps, flags.trace);
   if (const char *port = std::getenv("RTX_METRICS_PORT"); port && *port) {
     char *end = nullptr;
     long p = std::strtol(port, &end, 10);

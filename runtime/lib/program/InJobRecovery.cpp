@@ -5,9 +5,10 @@
 #include "Checkpointing.h"
 #include "core/Faults.h"
 
-#include "rtxrt/program/Arguments.h"
 #include "rtxrt/checkpoint/Checkpoint.h"
 #include "rtxrt/checkpoint/Wal.h"
+#include "rtxrt/elastic/LaunchEnvironment.h"
+#include "rtxrt/program/Arguments.h"
 
 #include <algorithm>
 #include <chrono>
@@ -20,21 +21,10 @@ using namespace rtxrt;
 using namespace rtxrt::program;
 
 RecoveryMode RecoveryMode::fromEnvironment() {
+  LaunchHandoff handoff = readLaunchHandoff(processEnvironment());
   RecoveryMode mode;
-  const char *recover = std::getenv("RTX_RECOVER");
-  std::string value = recover ? recover : "";
-  if (value == "in-job")
-    mode.inJob = true;
-  else if (!value.empty() && value != "restart")
-    throw Error("RTX_RECOVER is '" + value + "': use in-job or restart");
-  if (const char *epoch = std::getenv("RTX_RECOVER_EPOCH")) {
-    char *end = nullptr;
-    long long parsed = std::strtoll(epoch, &end, 10);
-    if (!*epoch || *end || parsed < 0)
-      throw Error(std::string("RTX_RECOVER_EPOCH is '") + epoch +
-                  "': a number >= 0");
-    mode.epoch = parsed;
-  }
+  mode.inJob = handoff.inJob;
+  mode.epoch = handoff.recoverEpoch;
   return mode;
 }
 
@@ -214,6 +204,42 @@ void rtxrt::program::checkHealedHash(
                 static_cast<long long>(step));
 }
 
+/// Waits until every one of `writers` said on the board that it wrote its
+/// part of the shrink's checkpoint; why not (a rank that could not, or the
+/// time passed), or empty.
+static std::string awaitSurvivorParts(EpochBoard &board, int64_t epoch,
+                                      const std::vector<int64_t> &writers,
+                                      double timeoutSeconds) {
+  auto deadline =
+      std::chrono::steady_clock::now() +
+      std::chrono::milliseconds(static_cast<int64_t>(timeoutSeconds * 1000));
+  for (int64_t r : writers) {
+    std::optional<std::string> said;
+    while (!(said = board.savedBy(epoch, r))) {
+      if (std::chrono::steady_clock::now() > deadline)
+        return "rank " + std::to_string(r) + " did not write its part " +
+               "within " + std::to_string(int(timeoutSeconds)) + " s";
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    if (!said->empty())
+      return "rank " + std::to_string(r) +
+             " could not write its part: " + *said;
+  }
+  return "";
+}
+
+/// Commits the survivors' checkpoint of `step` (`parts` writers) and
+/// applies --keep-checkpoints to the folder.
+static void
+commitShrinkSave(const CheckpointFlags &flags, int64_t step, size_t parts,
+                 const std::map<std::string, std::string> &metadata) {
+  checkpoint::commitCheckpoint(flags.dir, step, static_cast<int64_t>(parts),
+                               metadata);
+  checkpoint::Retention retention(flags.dir, flags.keep);
+  retention.committedHere(step);
+  retention.apply();
+}
+
 ShrinkSave rtxrt::program::saveForShrink(
     const ProgramSpec &whole, const ProgramSpec &spec,
     const ProgramDevice &device, const std::vector<Tensor> &args,
@@ -283,32 +309,11 @@ ShrinkSave rtxrt::program::saveForShrink(
     return save;
   // The first writer commits once every writer has written (or names the
   // one that could not).
-  auto deadline =
-      std::chrono::steady_clock::now() +
-      std::chrono::milliseconds(static_cast<int64_t>(timeoutSeconds * 1000));
-  for (int64_t r : writers) {
-    std::optional<std::string> said;
-    while (!(said = board.savedBy(epoch, r))) {
-      if (std::chrono::steady_clock::now() > deadline) {
-        save.why = "rank " + std::to_string(r) + " did not write its part " +
-                   "within " + std::to_string(int(timeoutSeconds)) + " s";
-        return save;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    if (!said->empty()) {
-      save.why =
-          "rank " + std::to_string(r) + " could not write its part: " + *said;
-      return save;
-    }
-  }
+  save.why = awaitSurvivorParts(board, epoch, writers, timeoutSeconds);
+  if (!save.why.empty())
+    return save;
   try {
-    checkpoint::commitCheckpoint(flags.dir, save.step,
-                                 static_cast<int64_t>(writers.size()),
-                                 metadata(save.step));
-    checkpoint::Retention retention(flags.dir, flags.keep);
-    retention.committedHere(save.step);
-    retention.apply();
+    commitShrinkSave(flags, save.step, writers.size(), metadata(save.step));
     save.committed = true;
   } catch (const std::exception &e) {
     save.why = e.what();

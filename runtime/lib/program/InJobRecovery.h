@@ -36,9 +36,10 @@
 
 namespace rtxrt::program {
 
-/// How this process takes part: RTX_RECOVER=in-job|restart (rtx-launch
-/// --recover sets it) and RTX_RECOVER_EPOCH, the epoch a replacement
-/// starts in (0 for the first ranks).
+/// How this process takes part, from rtx-launch's handoff (LaunchHandoff,
+/// rtxrt/elastic/LaunchEnvironment.h): in-job recovery or restarts
+/// (--recover), and the epoch a replacement starts in (0 for the first
+/// ranks).
 struct RecoveryMode {
   bool inJob = false;
   int64_t epoch = 0;
