@@ -204,14 +204,10 @@ struct FileCloser {
 };
 using File = std::unique_ptr<std::FILE, FileCloser>;
 
-} // namespace
-
-Tensor rtxrt::readNpy(const std::string &path) {
-  File file(std::fopen(path.c_str(), "rb"));
-  if (!file)
-    npyError(path, std::string("cannot open: ") + std::strerror(errno));
+/// The header text of an open .npy file, after its magic and version.
+std::string readHeaderText(std::FILE *file, const std::string &path) {
   unsigned char prefix[8];
-  if (std::fread(prefix, 1, 8, file.get()) != 8)
+  if (std::fread(prefix, 1, 8, file) != 8)
     npyError(path, "too short for a .npy header");
   if (std::memcmp(prefix, "\x93NUMPY", 6) != 0)
     npyError(path, "bad magic string (not a .npy file)");
@@ -219,12 +215,12 @@ Tensor rtxrt::readNpy(const std::string &path) {
   size_t headerLength;
   if (major == 1) {
     unsigned char len[2];
-    if (std::fread(len, 1, 2, file.get()) != 2)
+    if (std::fread(len, 1, 2, file) != 2)
       npyError(path, "truncated header length");
     headerLength = len[0] | (static_cast<size_t>(len[1]) << 8);
   } else if (major == 2 || major == 3) {
     unsigned char len[4];
-    if (std::fread(len, 1, 4, file.get()) != 4)
+    if (std::fread(len, 1, 4, file) != 4)
       npyError(path, "truncated header length");
     headerLength = len[0] | (static_cast<size_t>(len[1]) << 8) |
                    (static_cast<size_t>(len[2]) << 16) |
@@ -237,17 +233,16 @@ Tensor rtxrt::readNpy(const std::string &path) {
     npyError(path, "header length " + std::to_string(headerLength) +
                        " is implausible");
   std::string headerText(headerLength, '\0');
-  if (std::fread(&headerText[0], 1, headerLength, file.get()) != headerLength)
+  if (std::fread(&headerText[0], 1, headerLength, file) != headerLength)
     npyError(path, "truncated header");
+  return headerText;
+}
 
-  NpyHeader header = HeaderParser(path, headerText).parse();
-  if (header.fortranOrder)
-    npyError(path, "Fortran-order arrays are not supported (save with "
-                   "numpy.ascontiguousarray)");
-  DescrInfo info = descrInfo(path, header.descr);
-
-  // Check the shape against the file before allocating anything: a header
-  // may claim more elements than int64 counts or than the file holds.
+/// The number of elements of `header`, checked against the file before
+/// anything is allocated: a header may claim more elements than int64
+/// counts or than the file holds.
+int64_t checkedElements(std::FILE *file, const std::string &path,
+                        const NpyHeader &header, const DescrInfo &info) {
   int64_t elements = 1, dataBytes = 0;
   for (int64_t d : header.shape)
     if (__builtin_mul_overflow(elements, d, &elements))
@@ -257,11 +252,11 @@ Tensor rtxrt::readNpy(const std::string &path) {
                              &dataBytes))
     npyError(path, "shape " + shapeToString(header.shape) + " of '" +
                        header.descr + "' needs more bytes than a 64-bit size");
-  long dataStart = std::ftell(file.get());
-  if (dataStart < 0 || std::fseek(file.get(), 0, SEEK_END) != 0)
+  long dataStart = std::ftell(file);
+  if (dataStart < 0 || std::fseek(file, 0, SEEK_END) != 0)
     npyError(path, std::string("cannot seek: ") + std::strerror(errno));
-  long fileEnd = std::ftell(file.get());
-  if (fileEnd < 0 || std::fseek(file.get(), dataStart, SEEK_SET) != 0)
+  long fileEnd = std::ftell(file);
+  if (fileEnd < 0 || std::fseek(file, dataStart, SEEK_SET) != 0)
     npyError(path, std::string("cannot seek: ") + std::strerror(errno));
   int64_t present = static_cast<int64_t>(fileEnd) - dataStart;
   if (present < dataBytes)
@@ -269,19 +264,14 @@ Tensor rtxrt::readNpy(const std::string &path) {
                        " of '" + header.descr + "' needs (" +
                        std::to_string(dataBytes) + " bytes, the file holds " +
                        std::to_string(present) + ")");
+  return elements;
+}
 
-  Tensor tensor(header.shape, info.dtype);
-  size_t count = static_cast<size_t>(elements);
-  std::vector<unsigned char> bytes(count * info.fileBytes);
-  if (!bytes.empty() &&
-      std::fread(bytes.data(), 1, bytes.size(), file.get()) != bytes.size())
-    npyError(path, "data is shorter than shape " + shapeToString(header.shape) +
-                       " of '" + header.descr + "' needs (" +
-                       std::to_string(bytes.size()) + " bytes)");
-  if (std::fgetc(file.get()) != EOF)
-    npyError(path, "trailing bytes after the data of shape " +
-                       shapeToString(header.shape));
-
+/// `count` elements of the file's `bytes` into `tensor`, widened or
+/// normalised as `info` says.
+void decodeElements(const DescrInfo &info,
+                    const std::vector<unsigned char> &bytes, size_t count,
+                    Tensor &tensor) {
   switch (info.kind) {
   case DescrInfo::Same:
     if (!bytes.empty())
@@ -316,6 +306,34 @@ Tensor rtxrt::readNpy(const std::string &path) {
     break;
   }
   }
+}
+
+} // namespace
+
+Tensor rtxrt::readNpy(const std::string &path) {
+  File file(std::fopen(path.c_str(), "rb"));
+  if (!file)
+    npyError(path, std::string("cannot open: ") + std::strerror(errno));
+  NpyHeader header =
+      HeaderParser(path, readHeaderText(file.get(), path)).parse();
+  if (header.fortranOrder)
+    npyError(path, "Fortran-order arrays are not supported (save with "
+                   "numpy.ascontiguousarray)");
+  DescrInfo info = descrInfo(path, header.descr);
+  size_t count =
+      static_cast<size_t>(checkedElements(file.get(), path, header, info));
+
+  Tensor tensor(header.shape, info.dtype);
+  std::vector<unsigned char> bytes(count * info.fileBytes);
+  if (!bytes.empty() &&
+      std::fread(bytes.data(), 1, bytes.size(), file.get()) != bytes.size())
+    npyError(path, "data is shorter than shape " + shapeToString(header.shape) +
+                       " of '" + header.descr + "' needs (" +
+                       std::to_string(bytes.size()) + " bytes)");
+  if (std::fgetc(file.get()) != EOF)
+    npyError(path, "trailing bytes after the data of shape " +
+                       shapeToString(header.shape));
+  decodeElements(info, bytes, count, tensor);
   return tensor;
 }
 

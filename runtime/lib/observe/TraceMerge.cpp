@@ -47,6 +47,41 @@ static std::vector<int64_t> rankFiles(const std::string &dir) {
   return ranks;
 }
 
+/// One rank's trace file, checked to hold a traceEvents array.
+static json readRankTrace(const std::string &path) {
+  std::ifstream in(path);
+  json trace;
+  try {
+    in >> trace;
+  } catch (const json::exception &error) {
+    throw Error(path + " is not a JSON trace: " + error.what());
+  }
+  if (!trace.is_object() || !trace.contains("traceEvents") ||
+      !trace["traceEvents"].is_array())
+    throw Error(path + " has no traceEvents array");
+  return trace;
+}
+
+/// Writes `value` to `path` aside and renames it into place, so that a
+/// reader never sees half a trace.
+static void writeAtomically(const std::string &path, const json &value) {
+  std::string temporary = path + ".tmp." + std::to_string(getpid());
+  {
+    std::ofstream file(temporary);
+    file << value.dump() << "\n";
+    file.flush();
+    if (!file) {
+      std::remove(temporary.c_str());
+      throw Error("cannot write " + path + ": " + std::strerror(errno));
+    }
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    std::string why = std::strerror(errno);
+    std::remove(temporary.c_str());
+    throw Error("cannot write " + path + ": " + why);
+  }
+}
+
 MergedTrace rtxrt::mergeRankTraces(const std::string &dir, int64_t world,
                                    const std::string &run) {
   MergedTrace merged;
@@ -64,16 +99,7 @@ MergedTrace rtxrt::mergeRankTraces(const std::string &dir, int64_t world,
   json first;
   for (int64_t rank : merged.ranks) {
     std::string path = dir + "/rank-" + std::to_string(rank) + ".trace.json";
-    std::ifstream in(path);
-    json trace;
-    try {
-      in >> trace;
-    } catch (const json::exception &error) {
-      throw Error(path + " is not a JSON trace: " + error.what());
-    }
-    if (!trace.is_object() || !trace.contains("traceEvents") ||
-        !trace["traceEvents"].is_array())
-      throw Error(path + " has no traceEvents array");
+    json trace = readRankTrace(path);
     const json &other = trace.value("otherData", json::object());
     // A file an earlier run left (a rank of this run failed before it wrote
     // its own) is not merged as if it were this run's.
@@ -133,20 +159,6 @@ MergedTrace rtxrt::mergeRankTraces(const std::string &dir, int64_t world,
   out["otherData"] = other;
 
   merged.path = dir + "/trace.json";
-  std::string temporary = merged.path + ".tmp." + std::to_string(getpid());
-  {
-    std::ofstream file(temporary);
-    file << out.dump() << "\n";
-    file.flush();
-    if (!file) {
-      std::remove(temporary.c_str());
-      throw Error("cannot write " + merged.path + ": " + std::strerror(errno));
-    }
-  }
-  if (std::rename(temporary.c_str(), merged.path.c_str()) != 0) {
-    std::string why = std::strerror(errno);
-    std::remove(temporary.c_str());
-    throw Error("cannot write " + merged.path + ": " + why);
-  }
+  writeAtomically(merged.path, out);
   return merged;
 }
