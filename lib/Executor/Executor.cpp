@@ -199,9 +199,7 @@ std::vector<Tensor> RankRunner::run(int64_t rank,
                           ? results[step_.lossIndex()].getAsDouble(0)
                           : 0,
                       ms);
-    for (size_t i = 0; i < results.size(); ++i)
-      if (int64_t arg = p.program.results[i].feedsArgument; arg >= 0)
-        values[arg] = results[i];
+    p.feedback.apply(values, results);
   }
   for (size_t i = 0; i < results.size(); ++i)
     if (const ProgramResult &r = p.program.results[i]; !r.offload.empty())

@@ -154,9 +154,13 @@ StepPrograms::StepPrograms(const StepFunctions &step, MeshOp meshOp,
 }
 
 void StepPrograms::addProgram(func::FuncOp function, MeshOp meshOp) {
-  RankProgram p{function, describeOrThrow(function, meshOp), {}, {}};
+  RankProgram p{function, describeOrThrow(function, meshOp), {}, {}, {}};
   for (const ProgramArgument &argument : p.program.arguments)
     p.args.push_back(argSpecOf(argument));
+  std::vector<std::string> resultStates;
+  for (const ProgramResult &result : p.program.results)
+    resultStates.push_back(result.stateKey);
+  p.feedback = rtxrt::StateFeedback(p.args, resultStates);
   for (auto [i, r] : llvm::enumerate(p.program.results)) {
     if (!r.stateKey.empty() && r.feedsArgument < 0)
       throw Error("@" + function.getSymName().str() + ": result " +

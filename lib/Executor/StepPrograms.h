@@ -14,6 +14,7 @@
 
 #include "rtx/Analysis/ProgramDescription.h"
 #include "rtxrt/Arguments.h"
+#include "rtxrt/program/StateFeedback.h"
 
 #include <set>
 #include <string>
@@ -25,12 +26,15 @@ namespace mlir::rtx {
 /// What one pipeline coordinate's ranks run (the whole step when the module
 /// has no pipeline): its function, what each argument is, and where each of
 /// its results sits among the step's results (-1: a flat buffer, whose
-/// members are results of their own).
+/// members are results of their own), and the state it carries on.
 struct RankProgram {
   func::FuncOp function;
   ProgramDescription program;
   std::vector<rtxrt::ArgSpec> args;
   std::vector<int64_t> stepResult;
+  /// Which argument each result's state replaces after a step, as emitted
+  /// programs' step loop feeds it.
+  rtxrt::StateFeedback feedback;
 };
 
 /// The runtime's view of a parameter: an `rtx.param` op's.
