@@ -144,10 +144,8 @@ void Reassembly::assembleFlat(std::vector<Tensor> &results) const {
       for (int64_t rank = 0; rank < numRanks; ++rank)
         if (step_.coordinateOf(rank) == int64_t(c))
           shards[rank] = rankResults_[rank][j];
-      int64_t stage = c;
-      auto placeOf = [&](int64_t rank) -> int64_t {
-        return step_.coordinateOf(rank) == stage ? step_.withCoordinate(rank, 0)
-                                                 : -1;
+      auto placeOf = [&, stage = int64_t(c)](int64_t rank) {
+        return step_.pipeline().placeOf(rank, stage);
       };
       for (auto [m, member] : llvm::enumerate(r.members)) {
         Tensor global = rtxrt::assembleFlatMember(

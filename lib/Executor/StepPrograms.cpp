@@ -124,16 +124,16 @@ StepFunctions mlir::rtx::stepFunctions(ModuleOp module, StringRef entry) {
 
 StepPrograms::StepPrograms(const StepFunctions &step, MeshOp meshOp,
                            const rtxrt::MeshLayout &mesh)
-    : mesh_(mesh), pipelined_(step.pipelined) {
+    : mesh_(mesh) {
   const std::string &axis = step.pipelineAxis;
   int64_t numStages = static_cast<int64_t>(step.functions.size());
-  if (pipelined_) {
+  if (step.pipelined) {
     if (!llvm::is_contained(mesh.axisNames(), axis) ||
         mesh.axisSize(axis) != numStages)
       throw Error("the module has " + std::to_string(numStages) +
                   " pipeline functions, but mesh " + mesh.spec() +
                   " has no axis \"" + axis + "\" of that size");
-    pipelineAxis_ = mesh.axisIndex(axis);
+    pipeline_ = rtxrt::PipelineCoordinates(mesh, axis);
   }
   for (func::FuncOp function : step.functions)
     addProgram(function, meshOp);
@@ -178,18 +178,6 @@ void StepPrograms::addProgram(func::FuncOp function, MeshOp meshOp) {
     numStepResults_ = std::max(numStepResults_, p.stepResult.back() + 1);
   }
   programs_.push_back(std::move(p));
-}
-
-int64_t StepPrograms::coordinateOf(int64_t rank) const {
-  return pipelined_ ? mesh_.coordinates(rank)[pipelineAxis_] : 0;
-}
-
-int64_t StepPrograms::withCoordinate(int64_t rank, int64_t c) const {
-  if (!pipelined_)
-    return rank;
-  std::vector<int64_t> coords = mesh_.coordinates(rank);
-  coords[pipelineAxis_] = c;
-  return mesh_.rankOf(coords);
 }
 
 ShardingAttr StepPrograms::lossSharding() const {

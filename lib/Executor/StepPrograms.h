@@ -14,6 +14,7 @@
 
 #include "rtx/Analysis/ProgramDescription.h"
 #include "rtxrt/Arguments.h"
+#include "rtxrt/program/PipelineCoordinates.h"
 #include "rtxrt/program/StateFeedback.h"
 
 #include <set>
@@ -64,11 +65,17 @@ public:
   const RankProgram &of(int64_t rank) const {
     return programs_[coordinateOf(rank)];
   }
+  /// Where ranks sit along the pipeline, as emitted programs place them.
+  const rtxrt::PipelineCoordinates &pipeline() const { return pipeline_; }
   /// `rank`'s pipeline coordinate (0 without a pipeline).
-  int64_t coordinateOf(int64_t rank) const;
+  int64_t coordinateOf(int64_t rank) const {
+    return pipeline_.coordinateOf(rank);
+  }
   /// The rank with `rank`'s coordinates but `c` on the pipeline axis; with
   /// c = 0, the rank whose place the shardings describe.
-  int64_t withCoordinate(int64_t rank, int64_t c) const;
+  int64_t withCoordinate(int64_t rank, int64_t c) const {
+    return pipeline_.withCoordinate(rank, c);
+  }
 
   int64_t numStepResults() const { return numStepResults_; }
   /// Is step result `i` a member of a flat buffer (rtx-shard-state)?
@@ -87,8 +94,7 @@ private:
   void addProgram(func::FuncOp function, MeshOp meshOp);
 
   const rtxrt::MeshLayout &mesh_;
-  bool pipelined_ = false;
-  size_t pipelineAxis_ = 0;
+  rtxrt::PipelineCoordinates pipeline_;
   std::vector<RankProgram> programs_;
   int64_t numStepResults_ = 0;
   std::set<int64_t> flatMembers_;
