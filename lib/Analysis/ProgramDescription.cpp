@@ -46,6 +46,23 @@ FailureOr<MeshOp> mlir::rtx::getProgramMesh(ModuleOp module) {
   return meshes.empty() ? MeshOp() : meshes.front();
 }
 
+SmallVector<func::FuncOp> mlir::rtx::getStepFunctions(ModuleOp module,
+                                                      func::FuncOp function) {
+  if (!function->hasAttr(RTXDialect::getPipelineRankAttrName()))
+    return {function};
+  SmallVector<func::FuncOp> byRank;
+  for (auto f : module.getOps<func::FuncOp>()) {
+    auto rank =
+        f->getAttrOfType<IntegerAttr>(RTXDialect::getPipelineRankAttrName());
+    if (!rank || f.isExternal())
+      continue;
+    if (byRank.size() <= rank.getUInt())
+      byRank.resize(rank.getUInt() + 1);
+    byRank[rank.getUInt()] = f;
+  }
+  return byRank;
+}
+
 /// The members of an `rtx.flat` layout (verified by the dialect), as
 /// arguments; results take the state key, type, sharding and index.
 static FailureOr<std::vector<ProgramArgument>>
@@ -177,6 +194,9 @@ FailureOr<ProgramDescription> mlir::rtx::describeProgram(func::FuncOp function,
     if (auto index = function.getResultAttrOfType<IntegerAttr>(
             i, RTXDialect::getStepResultAttrName()))
       result.index = index.getInt();
+    if (auto grad = function.getResultAttrOfType<StringAttr>(
+            i, RTXDialect::getGradOfAttrName()))
+      result.gradOf = grad.getValue().str();
     if (auto layout = function.getResultAttrOfType<DictionaryAttr>(
             i, RTXDialect::getFlatAttrName())) {
       std::vector<int64_t> indices;

@@ -1,10 +1,11 @@
 //===- Interpreter.cpp - one rank's interpretation of a function ----------===//
 //
 // Walks a function's body in order and runs each op on the runtime's CPU
-// kernels, as its kernel binding (KernelOpInterface) says. Collectives and
-// send/recv go through the InProcessWorld; async starts complete eagerly and
-// their tokens carry the result to rtx.wait, which preserves the program's
-// meaning (only the overlap is lost).
+// kernels, as its kernel binding (KernelOpInterface) says. Collectives,
+// send/recv and offloaded buffers go through rtxrt::StepContext, as in
+// emitted programs; started collectives complete eagerly and their tokens
+// carry the result to rtx.wait, which preserves the program's meaning (only
+// the overlap is lost).
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,7 +13,6 @@
 #include "Distribution.h"
 
 #include "rtx/Target/KernelBinding.h"
-#include "rtxrt/comm/Collectives.h"
 #include "rtxrt/kernels/KernelRegistry.h"
 
 #include "llvm/ADT/TypeSwitch.h"
@@ -178,56 +178,68 @@ private:
     return s;
   }
 
-  InProcessWorld &world(Operation *op) {
-    if (!env.world)
+  /// The step's context, for an op that reaches other ranks.
+  rtxrt::StepContext &peers(Operation *op) {
+    if (!env.hasPeers)
       throw Error("collectives need several ranks: run with --ranks N "
                   "matching the mesh");
-    return *env.world;
+    return *env.context;
   }
 
-  /// Runs the collective `op` (sync or start form) on `input`.
-  Tensor collective(Operation *op, CollectiveKind kind, const Tensor &input) {
-    std::vector<std::string> axes = axesOf(op);
-    std::vector<int64_t> group = env.mesh.group(env.rank, axes);
-    int64_t index = env.mesh.indexInGroup(env.rank, axes);
-    std::vector<Tensor> all =
-        world(op).exchange(env.rank, group, signature(op), input, where(op));
+  /// What the collective `op` computes, as emitted programs pass it to
+  /// StepContext (Emitter::collectiveOf).
+  static rtxrt::Collective collectiveOf(Operation *op, CollectiveKind kind) {
     auto intAttr = [&](StringRef name) {
       return op->getAttrOfType<IntegerAttr>(name).getValue().getSExtValue();
     };
     auto reduceKind = [&] {
       return toRuntime(op->getAttrOfType<ReductionKindAttr>("kind").getValue());
     };
+    using rtxrt::Collective;
     switch (kind) {
     case CollectiveKind::AllReduce:
-      return rtxrt::reduceGroup(reduceKind(), all);
+      return Collective::allReduce(reduceKind());
     case CollectiveKind::AllGather:
-      return rtxrt::gatherGroup(all, intAttr("gather_dim"));
+      return Collective::allGather(intAttr("gather_dim"));
     case CollectiveKind::ReduceScatter:
-      return rtxrt::reduceScatterGroup(reduceKind(), all,
-                                       intAttr("scatter_dim"), index);
+      return Collective::reduceScatter(reduceKind(), intAttr("scatter_dim"));
     case CollectiveKind::AllToAll:
-      return rtxrt::allToAllGroup(all, intAttr("split_dim"),
-                                  intAttr("concat_dim"), index);
+      return Collective::allToAll(intAttr("split_dim"), intAttr("concat_dim"));
     case CollectiveKind::BroadcastFrom:
-      return all[intAttr("root")];
+      return Collective::broadcastFrom(intAttr("root"));
     case CollectiveKind::Permute:
-      return rtxrt::permuteGroup(
-          all,
-          toVector(op->getAttrOfType<DenseI64ArrayAttr>("pairs").asArrayRef()),
-          index, input);
+      return Collective::permute(
+          toVector(op->getAttrOfType<DenseI64ArrayAttr>("pairs").asArrayRef()));
     }
     llvm_unreachable("unknown collective");
   }
 
-  int64_t peerRank(Operation *op) {
-    std::vector<int64_t> group = env.mesh.group(env.rank, axesOf(op));
-    int64_t peer =
-        op->getAttrOfType<IntegerAttr>("peer").getValue().getSExtValue();
-    return group.at(peer);
+  /// Runs the collective `op` (sync or start form) on `input`. A start
+  /// completes at once: the in-process world tells a deadlock from a busy
+  /// rank only when each rank waits on one thread.
+  Tensor collective(Operation *op, CollectiveKind kind, const Tensor &input) {
+    std::string what = where(op);
+    return peers(op).collective(what.c_str(), axesOf(op),
+                                collectiveOf(op, kind), input);
+  }
+
+  int64_t peerOf(Operation *op) {
+    return op->getAttrOfType<IntegerAttr>("peer").getValue().getSExtValue();
   }
   int64_t tagOf(Operation *op) {
     return op->getAttrOfType<IntegerAttr>("tag").getValue().getSExtValue();
+  }
+  rtxrt::StepContext::Pending sendStart(Operation *op, Value input) {
+    std::string what = where(op);
+    return peers(op).sendStart(what.c_str(), axesOf(op), peerOf(op), tagOf(op),
+                               get(input));
+  }
+  /// Starts receiving a value of `type` (a tensor type).
+  rtxrt::StepContext::Pending recvStart(Operation *op, Type valueType) {
+    std::string what = where(op);
+    auto type = cast<RankedTensorType>(valueType);
+    return peers(op).recvStart(what.c_str(), axesOf(op), peerOf(op), tagOf(op),
+                               shapeOf(type), toDType(type.getElementType()));
   }
 
   void dispatch(Operation *op) {
@@ -263,43 +275,46 @@ private:
           set(c, t);
         })
         .Case([&](MeshSliceOp m) {
-          Tensor input = get(m.getInput());
-          std::vector<std::string> axes = axesOf(m);
-          int64_t n = env.mesh.groupSize(axes);
-          int64_t dim = static_cast<int64_t>(m.getDim());
-          set(m, rtxrt::sliceGroup(input, dim, n,
-                                   env.mesh.indexInGroup(env.rank, axes)));
+          set(m, env.context->meshSlice(axesOf(m),
+                                        static_cast<int64_t>(m.getDim()),
+                                        get(m.getInput())));
         })
         .Case([&](SendOp s) {
-          world(s).send(env.rank, peerRank(s), tagOf(s), get(s.getInput()));
+          std::string what = where(s);
+          peers(s).send(what.c_str(), axesOf(s), peerOf(s), tagOf(s),
+                        get(s.getInput()));
         })
         .Case([&](SendStartOp s) {
-          world(s).send(env.rank, peerRank(s), tagOf(s), get(s.getInput()));
-          values[s.getToken()] = Tensor();
+          pending[s.getToken()] = sendStart(s, s.getInput());
         })
         .Case([&](RecvOp r) {
-          set(r, world(r).recv(env.rank, peerRank(r), tagOf(r), where(r)));
+          rtxrt::StepContext::Pending received =
+              recvStart(r, r.getResult().getType());
+          set(r, env.context->wait(received));
         })
         .Case([&](RecvStartOp r) {
-          values[r.getToken()] =
-              world(r).recv(env.rank, peerRank(r), tagOf(r), where(r));
+          pending[r.getToken()] = recvStart(
+              r, cast<TokenType>(r.getToken().getType()).getValueType());
         })
         .Case([&](OffloadFetchStartOp f) {
-          if (!env.offload)
-            throw Error("the step fetches an offloaded buffer, but the run "
-                        "has no offload store");
-          values[f.getToken()] =
-              env.offload->fetch(f.getBufferKey().str()).get();
+          std::string what = where(f);
+          pending[f.getToken()] = env.context->offloadFetch(
+              what.c_str(), f.getBufferKey().str().c_str());
         })
         .Case([&](OffloadStoreOp s) {
-          if (!env.offload)
-            throw Error("the step stores an offloaded buffer, but the run "
-                        "has no offload store");
-          env.offload->store(s.getBufferKey().str(), get(s.getValue()));
+          std::string what = where(s);
+          env.context->offloadStore(
+              what.c_str(), s.getBufferKey().str().c_str(), get(s.getValue()));
           values[s.getResult()] = Tensor(); // a reference: the value is there
         })
         .Case([&](WaitOp w) {
-          Tensor value = get(w.getToken());
+          // A started message or fetch completes here; a started
+          // collective's token already holds its result.
+          auto it = pending.find(w.getToken());
+          Tensor value = it != pending.end() ? env.context->wait(it->second)
+                                             : get(w.getToken());
+          if (it != pending.end())
+            pending.erase(it);
           if (Value result = w.getResult())
             set(result, value);
         })
@@ -367,6 +382,8 @@ private:
 
   RankEnvironment &env;
   llvm::DenseMap<Value, Tensor> values;
+  /// Started messages and fetches, by token, until their rtx.wait.
+  llvm::DenseMap<Value, rtxrt::StepContext::Pending> pending;
   /// Each op's kernel, looked up once.
   llvm::DenseMap<Operation *, const rtxrt::KernelEntry *> kernels;
 };

@@ -4,9 +4,8 @@
 #define RTX_LIB_EXECUTOR_INTERPRETER_H
 
 #include "rtx/Dialect/RTX/IR/RTXDialect.h"
-#include "rtx/Executor/InProcessWorld.h"
 #include "rtxrt/core/MeshLayout.h"
-#include "rtxrt/offload/OffloadStore.h"
+#include "rtxrt/program/Program.h"
 #include "rtxrt/core/Tensor.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -34,14 +33,14 @@ struct RankEnvironment {
   int64_t rank = 0;
   /// The mesh the ranks form; empty (no axes) on a single rank.
   rtxrt::MeshLayout mesh;
-  /// Null on a single rank without collectives.
-  InProcessWorld *world = nullptr;
+  /// The step's collectives, messages and offloaded buffers, reached as
+  /// emitted programs reach them. Never null.
+  rtxrt::StepContext *context = nullptr;
+  /// False on a single rank: collectives and messages are then an error.
+  bool hasPeers = false;
   /// This rank's value of a parameter / named input.
   std::function<rtxrt::Tensor(const ParamSpec &)> getParam;
   std::function<rtxrt::Tensor(InputOp)> getInput;
-  /// Where offloaded buffers live (rtx-shard-state{offload}); null when
-  /// the step offloads nothing.
-  rtxrt::OffloadStore *offload = nullptr;
 };
 
 /// rtx element type -> runtime dtype; throws for types rtx-run lacks.

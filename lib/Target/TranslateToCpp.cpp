@@ -383,32 +383,13 @@ LogicalResult Emitter::emitOp(Operation *op) {
   return success(ok);
 }
 
-/// The functions rtx-pipeline made for `function`'s module, by pipeline
-/// coordinate, when `function` is one of them; else just `function`.
-static SmallVector<func::FuncOp> stepFunctions(ModuleOp module,
-                                               func::FuncOp function) {
-  if (!function->hasAttr(RTXDialect::getPipelineRankAttrName()))
-    return {function};
-  SmallVector<func::FuncOp> byRank;
-  for (auto f : module.getOps<func::FuncOp>()) {
-    auto rank =
-        f->getAttrOfType<IntegerAttr>(RTXDialect::getPipelineRankAttrName());
-    if (!rank || f.isExternal())
-      continue;
-    if (byRank.size() <= rank.getUInt())
-      byRank.resize(rank.getUInt() + 1);
-    byRank[rank.getUInt()] = f;
-  }
-  return byRank;
-}
-
 LogicalResult Emitter::emit() {
   // What the arguments and results are (main() writes it as the program's
   // ProgramSpec); decoded first, so that a bad module fails before any text.
   FailureOr<MeshOp> mesh = getProgramMesh(module);
   if (failed(mesh))
     return failure();
-  SmallVector<func::FuncOp> functions = stepFunctions(module, function);
+  SmallVector<func::FuncOp> functions = getStepFunctions(module, function);
   std::vector<ProgramDescription> programs;
   for (auto [rank, f] : llvm::enumerate(functions)) {
     if (!f)

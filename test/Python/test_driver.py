@@ -141,6 +141,25 @@ def test_run_reads_results_losses_and_gradient_names(tmp_path):
     assert np.isclose(float(result.results[0].value), result.losses[-1], rtol=1e-6)
 
 
+def test_describe_reads_the_step_the_compiler_decoded(tmp_path):
+    # The description rtx-translate writes, not a parse of the printed IR:
+    # roles and state keys of the arguments, the step's results in rtx-run's
+    # order.
+    train = tmp_path / "train.mlir"
+    driver.opt(models.mlp().text(), driver.training_passes("kind=sgd lr=0.1", 1), output=train)
+    description = driver.describe(train)
+    (stage,) = description["stages"]
+    roles = {a["name"]: a["role"] for a in stage["arguments"]}
+    assert roles["fc1.weight"] == "parameter" and "data" in roles.values()
+    assert stage["loss_result"] == 0
+    results = description["results"]
+    assert [r["index"] for r in results] == list(range(len(results)))
+    assert results[0]["state"] is None and results[0]["type"] == "tensor<f32>"
+    assert {r["state"] for r in results[1:]} >= {"param:fc1.weight", "param:fc2.bias"}
+    with pytest.raises(tools.ToolError, match="no function @nope"):
+        driver.describe(train, entry="nope")
+
+
 # --- the command line -----------------------------------------------------------------------------
 
 def rtx_cli(*args, cwd=None):

@@ -2,6 +2,7 @@
 //
 //   rtx-translate --emit=cpp|cuda TRAIN.mlir -o program.cpp [--build-script
 //   build.sh]
+//   rtx-translate --emit=description TRAIN.mlir -o program.json
 //
 // Turns a training step (after rtx-optimizer, and rtx-partition for several
 // ranks) into a C++ or CUDA program linking librtxrt; the build script
@@ -9,12 +10,15 @@
 // build script uses nvcc and librtxrt_cuda; with RTX_GPU_EMULATION=1 it
 // builds the same program against the host emulation of the GPU runtime,
 // which runs without a GPU. The script reuses a binary built before from the
-// same inputs (BuildScript.h).
+// same inputs (BuildScript.h). --emit=description writes what the step
+// takes and gives as JSON (rtx/Analysis/ProgramDescriptionJson.h), for tools
+// that would otherwise parse printed IR (the Python driver).
 //
 //===----------------------------------------------------------------------===//
 
 #include "BuildScript.h"
 
+#include "rtx/Analysis/ProgramDescriptionJson.h"
 #include "rtx/Dialect/RTX/IR/RTXDialect.h"
 #include "rtx/Target/BuildConfig.h"
 #include "rtx/Target/Cpp.h"
@@ -25,6 +29,7 @@
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -36,8 +41,10 @@ static cl::OptionCategory category("rtx-translate options");
 static cl::opt<std::string> input(cl::Positional, cl::desc("TRAIN.mlir"),
                                   cl::Required, cl::cat(category));
 static cl::opt<std::string> emit("emit",
-                                 cl::desc("Target: cpp (CPU kernels, Gloo) or "
-                                          "cuda (cuBLAS, CUDA kernels, NCCL)"),
+                                 cl::desc("Target: cpp (CPU kernels, Gloo), "
+                                          "cuda (cuBLAS, CUDA kernels, NCCL), "
+                                          "or description (the step's "
+                                          "arguments and results as JSON)"),
                                  cl::init("cpp"), cl::cat(category));
 static cl::opt<std::string> output("o", cl::desc("Output file"),
                                    cl::value_desc("FILE"), cl::init("-"),
@@ -66,20 +73,23 @@ static cl::opt<std::string> programCache(
              "every time"),
     cl::value_desc("DIR"), cl::init(RTX_PROGRAM_CACHE_DIR), cl::cat(category));
 
-int main(int argc, char **argv) {
-  llvm::InitLLVM init(argc, argv);
-  cl::HideUnrelatedOptions(category);
-  cl::ParseCommandLineOptions(argc, argv,
-                              "rtx-translate: emit a program from rtx IR\n");
-  if (emit != "cpp" && emit != "cuda") {
+/// Refuses options that contradict each other; false after saying why.
+static bool checkOptions() {
+  if (emit != "cpp" && emit != "cuda" && emit != "description") {
     llvm::errs() << "rtx-translate: error: --emit=" << emit
-                 << " is not a target: use --emit=cpp or --emit=cuda\n";
-    return 1;
+                 << " is not a target: use --emit=cpp or --emit=cuda "
+                    "(a program) or --emit=description (JSON)\n";
+    return false;
   }
   if (optLevel > 3) {
     llvm::errs() << "rtx-translate: error: --opt-level=" << optLevel
                  << " is not a level: use 0, 1, 2 or 3\n";
-    return 1;
+    return false;
+  }
+  if (emit == "description" && !buildScript.empty()) {
+    llvm::errs() << "rtx-translate: error: --build-script builds a program: "
+                    "--emit=description writes none\n";
+    return false;
   }
   // Both shape the build script only: without one they would do nothing.
   if (buildScript.empty() &&
@@ -88,8 +98,29 @@ int main(int argc, char **argv) {
                  << (optLevel.getNumOccurrences() ? "opt-level"
                                                   : "program-cache")
                  << " shapes the build script: pass --build-script FILE too\n";
-    return 1;
+    return false;
   }
+  return true;
+}
+
+/// The step's description as JSON, for --emit=description.
+static LogicalResult writeDescription(ModuleOp module, func::FuncOp function,
+                                      llvm::raw_ostream &os) {
+  FailureOr<llvm::json::Value> description =
+      rtx::describeStepAsJson(module, function);
+  if (failed(description))
+    return failure();
+  os << llvm::formatv("{0:2}", *description) << "\n";
+  return success();
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "rtx-translate: emit a program from rtx IR\n");
+  if (!checkOptions())
+    return 1;
   bool cuda = emit == "cuda";
   DialectRegistry registry;
   registry.insert<rtx::RTXDialect, func::FuncDialect>();
@@ -104,7 +135,8 @@ int main(int argc, char **argv) {
   // functions; the first names it.
   func::FuncOp function;
   for (auto f : module->getOps<func::FuncOp>())
-    if (!f.isExternal() && (entry.empty() ? !function : f.getSymName() == entry))
+    if (!f.isExternal() &&
+        (entry.empty() ? !function : f.getSymName() == entry))
       function = f;
   if (!function) {
     llvm::errs() << "rtx-translate: error: no function "
@@ -117,6 +149,12 @@ int main(int argc, char **argv) {
   if (!out) {
     llvm::errs() << "rtx-translate: error: " << errorMessage << "\n";
     return 1;
+  }
+  if (emit == "description") {
+    if (failed(writeDescription(*module, function, out->os())))
+      return 1;
+    out->keep();
+    return 0;
   }
   if (failed(rtx::translateToProgram(*module, function,
                                      cuda ? rtx::ProgramTarget::Cuda

@@ -82,6 +82,8 @@ struct ProgramResult {
   ShardingAttr sharding;
   /// Its index among the step's results (`rtx.step_result`), or -1.
   int64_t index = -1;
+  /// A gradient's parameter (`rtx.grad_of`), or empty.
+  std::string gradOf;
   /// A flat buffer, as for ProgramArgument: each member a result of its own,
   /// with its state key, local type, sharding and index.
   std::string flatAxis;
@@ -125,6 +127,12 @@ llvm::DenseSet<Operation *> forwardOps(const ProgramDescription &program);
 /// The mesh of a program: the module's only `rtx.mesh`, or null when it has
 /// none. Emits a diagnostic and fails when it has several.
 FailureOr<MeshOp> getProgramMesh(ModuleOp module);
+
+/// The functions one step runs, by pipeline coordinate: those rtx-pipeline
+/// made for `function`'s module when `function` is one of them (a null
+/// entry where a coordinate has none), else just `function`.
+SmallVector<func::FuncOp> getStepFunctions(ModuleOp module,
+                                           func::FuncOp function);
 
 } // namespace mlir::rtx
 

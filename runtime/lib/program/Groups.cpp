@@ -72,8 +72,11 @@ ProcessGroups::ProcessGroups(const ProgramSpec &spec, const Placement &self,
                              const Rendezvous &rendezvous,
                              double rendezvousSeconds,
                              double heartbeatBasis)
-    : mesh_(spec.mesh), pipelineAxis_(spec.pipelineAxis), device_(device),
-      rank_(self.rank) {
+    : mesh_(spec.mesh),
+      pipeline_(spec.pipelineAxis.empty()
+                    ? PipelineCoordinates()
+                    : PipelineCoordinates(spec.mesh, spec.pipelineAxis)),
+      device_(device), rank_(self.rank) {
   for (int64_t r = 0; r < self.world; ++r)
     world_.push_back(r);
   if (self.world == 1) {
@@ -120,17 +123,6 @@ void ProcessGroups::markProgress(int64_t steps) {
 
 ClockOffset ProcessGroups::measureClockOffset() {
   return program::measureClockOffset(*comm_, world_, rank_);
-}
-
-int64_t ProcessGroups::placeOf(int64_t r, int64_t owner) const {
-  if (owner < 0 || pipelineAxis_.empty())
-    return r;
-  std::vector<int64_t> coords = mesh_.coordinates(r);
-  size_t axis = mesh_.axisIndex(pipelineAxis_);
-  if (coords[axis] != owner)
-    return -1;
-  coords[axis] = 0;
-  return mesh_.rankOf(coords);
 }
 
 double ProcessGroups::globalScalar(const Tensor &local,

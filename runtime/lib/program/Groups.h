@@ -11,6 +11,7 @@
 
 #include "rtxrt/elastic/LaunchEnvironment.h"
 #include "rtxrt/program/Program.h"
+#include "rtxrt/program/PipelineCoordinates.h"
 
 #include <memory>
 #include <string>
@@ -118,10 +119,12 @@ public:
 private:
   /// The rank whose place in the mesh `r`'s block of a value describes, or
   /// -1 when `r` holds none (pipelined programs: not the owner coordinate).
-  int64_t placeOf(int64_t r, int64_t owner) const;
+  int64_t placeOf(int64_t r, int64_t owner) const {
+    return pipeline_.placeOf(r, owner);
+  }
 
   const MeshLayout &mesh_;
-  std::string pipelineAxis_;
+  PipelineCoordinates pipeline_;
   const ProgramDevice &device_;
   int64_t rank_;
   std::vector<int64_t> world_;

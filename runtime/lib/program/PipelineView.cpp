@@ -2,6 +2,8 @@
 
 #include "PipelineView.h"
 
+#include "rtxrt/program/PipelineCoordinates.h"
+
 #include <algorithm>
 
 using namespace rtxrt;
@@ -17,7 +19,7 @@ ProgramSpec rtxrt::program::pipelineView(const ProgramSpec &spec,
                 " pipeline stages, but its mesh " + spec.mesh.spec() +
                 " has no axis \"" + spec.pipelineAxis + "\" of that size");
   int64_t c =
-      spec.mesh.coordinates(rank)[spec.mesh.axisIndex(spec.pipelineAxis)];
+      PipelineCoordinates(spec.mesh, spec.pipelineAxis).coordinateOf(rank);
   const PipelineStage &stage = spec.stages[c];
   ProgramSpec view = spec;
   view.stage = c;

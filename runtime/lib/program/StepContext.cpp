@@ -331,7 +331,8 @@ StepContext::Pending StepContext::sendStart(const char *what, const Axes &axes,
   checkPeer(what, axes, peer);
   std::vector<int64_t> group = mesh_.group(rank_, axes);
   int64_t index = mesh_.indexInGroup(rank_, axes);
-  if (peer == index) { // to itself: the message waits for its recv
+  if (peer == index && !comm_.messagesToSelf()) {
+    // To itself: the message waits for its recv.
     selfMessages_[tag].push_back(t);
     return track(completed(Tensor()), what);
   }
@@ -355,7 +356,7 @@ StepContext::Pending StepContext::recvStart(const char *what, const Axes &axes,
   checkPeer(what, axes, peer);
   std::vector<int64_t> group = mesh_.group(rank_, axes);
   int64_t index = mesh_.indexInGroup(rank_, axes);
-  if (peer == index) {
+  if (peer == index && !comm_.messagesToSelf()) {
     auto &queue = selfMessages_[tag];
     if (queue.empty())
       throw Error(std::string(what) + ": rank " + std::to_string(rank_) +

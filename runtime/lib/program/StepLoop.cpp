@@ -5,20 +5,19 @@
 #include "core/Faults.h"
 
 #include "rtxrt/offload/OffloadStore.h"
+#include "rtxrt/program/StateFeedback.h"
 
 #include <chrono>
-#include <map>
 
 using namespace rtxrt;
 using namespace rtxrt::program;
 
 std::vector<Tensor> StepLoop::run(std::vector<Tensor> &args,
                                   int64_t stepsBefore, int64_t steps) {
-  // Which argument each piece of state returns to.
-  std::map<std::string, size_t> argOfState;
-  for (size_t i = 0; i < spec.args.size(); ++i)
-    if (std::string key = stateKeyOf(spec.args[i]); !key.empty())
-      argOfState[key] = i;
+  std::vector<std::string> resultStates;
+  for (const ResultSpec &result : spec.results)
+    resultStates.push_back(result.state);
+  const StateFeedback feedback(spec.args, resultStates);
 
   const Faults &faults = Faults::get();
   Tracer *tracer = context.tracer();
@@ -87,10 +86,7 @@ std::vector<Tensor> StepLoop::run(std::vector<Tensor> &args,
     if (tracer)
       tracer->endStep();
     progress.step(record, comm);
-    for (size_t i = 0; i < results.size(); ++i)
-      if (auto it = argOfState.find(spec.results[i].state);
-          !spec.results[i].state.empty() && it != argOfState.end())
-        args[it->second] = results[i];
+    feedback.apply(args, results);
     stepsRun = step;
     if (timeout)
       // The whole iteration: what a peer may wait for between collectives.

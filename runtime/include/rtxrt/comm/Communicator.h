@@ -161,6 +161,10 @@ public:
   virtual Completion recv(const std::vector<int64_t> &group, int64_t index,
                           int64_t peer, int64_t tag, const Shape &shape,
                           DType dtype, const std::string &what);
+  /// True when send() and recv() carry a rank's messages to itself (the
+  /// in-process world's mailboxes, whose waits its deadlock detection
+  /// sees); otherwise StepContext queues them itself.
+  virtual bool messagesToSelf() const { return false; }
 };
 
 /// Where the ranks of one rendezvous meet: the store (`file:DIR` or

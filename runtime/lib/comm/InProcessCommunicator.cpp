@@ -1,16 +1,73 @@
-//===- InProcessWorld.cpp - ranks as threads, with collectives ------------===//
+//===- InProcessCommunicator.cpp - ranks as threads of one process --------===//
 
-#include "rtx/Executor/InProcessWorld.h"
+#include "rtxrt/comm/InProcessCommunicator.h"
 
 #include <sstream>
 
-using namespace mlir::rtx;
-using rtxrt::Error;
-using rtxrt::Tensor;
+using namespace rtxrt;
+
+namespace {
+/// One rank's view of the world. Collectives are the Communicator's
+/// defaults over exchange(), as on Gloo's host groups.
+class InProcessCommunicator : public Communicator {
+public:
+  InProcessCommunicator(InProcessWorld &world, int64_t rank)
+      : world_(world), rank_(rank) {}
+
+  std::vector<Tensor> exchange(const std::vector<int64_t> &group,
+                               const Tensor &input,
+                               const std::string &what) override {
+    return world_.exchange(rank_, group, signatureOf(what, input), input, what);
+  }
+
+  bool messagesToSelf() const override { return true; }
+
+  Completion send(const std::vector<int64_t> &group, int64_t /*index*/,
+                  int64_t peer, int64_t tag, const Tensor &input,
+                  const std::string & /*what*/) override {
+    world_.send(rank_, group.at(peer), tag, input);
+    return completed(Tensor());
+  }
+
+  /// Receives now, on the calling thread: the world sees the wait and can
+  /// tell a deadlock from a rank that is still computing.
+  Completion recv(const std::vector<int64_t> &group, int64_t /*index*/,
+                  int64_t peer, int64_t tag, const Shape &shape, DType dtype,
+                  const std::string &what) override {
+    Tensor message = world_.recv(rank_, group.at(peer), tag, what);
+    if (message.shape() != shape || message.dtype() != dtype)
+      throw Error(
+          what + ": expected " + shapeToString(shape) + " " + dtypeName(dtype) +
+          ", but the message under tag " + std::to_string(tag) + " is " +
+          shapeToString(message.shape()) + " " + dtypeName(message.dtype()));
+    return completed(std::move(message));
+  }
+
+private:
+  /// What ranks meeting in one collective must agree on: the op as `what`
+  /// names it (without its location: pipeline stages run one collective
+  /// from different functions) and the input's type.
+  static std::string signatureOf(const std::string &what, const Tensor &input) {
+    std::string op = what.substr(0, what.rfind(" at "));
+    return op + " : " + shapeToString(input.shape()) + " " +
+           dtypeName(input.dtype());
+  }
+
+  InProcessWorld &world_;
+  int64_t rank_;
+};
+} // namespace
 
 InProcessWorld::InProcessWorld(int64_t numRanks, double timeoutSeconds)
     : numRanks_(numRanks), timeout_(timeoutSeconds), sequence_(numRanks),
       waitingOn_(numRanks), readiness_(numRanks), finished_(numRanks, false) {}
+
+std::unique_ptr<Communicator> InProcessWorld::communicator(int64_t rank) {
+  if (rank < 0 || rank >= numRanks_)
+    throw Error("rank " + std::to_string(rank) + " is outside the " +
+                std::to_string(numRanks_) + " ranks of the process");
+  return std::make_unique<InProcessCommunicator>(*this, rank);
+}
 
 bool InProcessWorld::isDeadlocked() const {
   bool anyWaiting = false;
@@ -38,42 +95,40 @@ std::string InProcessWorld::describeWaiters() const {
   return os.str();
 }
 
+void InProcessWorld::fail(const std::string &message) {
+  aborted_ = true;
+  abortMessage_ = message;
+  changed_.notify_all();
+  throw CommunicationError(message);
+}
+
 void InProcessWorld::waitFor(Lock &lock, int64_t rank, const std::string &where,
                              std::function<bool()> ready) {
   waitingOn_[rank] = where;
   readiness_[rank] = ready;
-  auto clear = [&] {
-    waitingOn_[rank].clear();
-    readiness_[rank] = nullptr;
-  };
+  // Cleared however the wait ends, so that reports never name a stale wait.
+  struct Clear {
+    std::string &where;
+    std::function<bool()> &ready;
+    ~Clear() {
+      where.clear();
+      ready = nullptr;
+    }
+  } clear{waitingOn_[rank], readiness_[rank]};
   auto start = std::chrono::steady_clock::now();
   while (!ready()) {
-    if (aborted_) {
-      clear();
-      throw Error(abortMessage_);
-    }
-    if (isDeadlocked()) {
-      std::string report = "deadlock: no rank can make progress" +
-                           describeWaiters();
-      aborted_ = true;
-      abortMessage_ = report;
-      clear();
-      changed_.notify_all();
-      throw Error(report);
-    }
+    if (aborted_)
+      throw CommunicationError(abortMessage_);
+    if (isDeadlocked())
+      fail("deadlock: no rank can make progress" + describeWaiters());
     if (std::chrono::steady_clock::now() - start > timeout_) {
       std::ostringstream os;
       os << "rank " << rank << " timed out after " << timeout_.count()
          << " s waiting in " << where << describeWaiters();
-      aborted_ = true;
-      abortMessage_ = os.str();
-      clear();
-      changed_.notify_all();
-      throw Error(abortMessage_);
+      fail(os.str());
     }
     changed_.wait_for(lock, std::chrono::milliseconds(50));
   }
-  clear();
 }
 
 std::vector<Tensor> InProcessWorld::exchange(int64_t rank,
@@ -146,8 +201,8 @@ void InProcessWorld::abort(int64_t rank, const std::string &message) {
   finished_[rank] = true;
   if (!aborted_) {
     aborted_ = true;
-    abortMessage_ = "stopped because rank " + std::to_string(rank) +
-                    " failed: " + message;
+    abortMessage_ =
+        "stopped because rank " + std::to_string(rank) + " failed: " + message;
   }
   changed_.notify_all();
 }
