@@ -12,6 +12,39 @@
 using namespace rtxrt;
 using namespace rtxrt::program;
 
+/// What the offload tier moved during the step (`before` to `now`).
+static void recordOffload(StepRecord &record, const OffloadStats &before,
+                          const OffloadStats &now, int64_t boundBytes) {
+  record.offloadTransfers =
+      now.reads + now.writes - before.reads - before.writes;
+  record.offloadBytes =
+      now.bytesRead + now.bytesWritten - before.bytesRead - before.bytesWritten;
+  record.offloadWaitMs = 1000.0 * (now.blockedSeconds - before.blockedSeconds);
+  record.offloadPeakInFlightBytes = now.peakInFlightBytes;
+  record.offloadBoundBytes = boundBytes;
+}
+
+/// The step's global loss, when it has one (a collective: every rank calls
+/// it).
+static void recordLoss(StepRecord &record, const ProgramSpec &spec,
+                       ProcessGroups &groups,
+                       const std::vector<Tensor> &results) {
+  if (spec.stage >= 0 && spec.stepLossResult >= 0) {
+    // Pipelined: one coordinate holds the loss; every rank takes part.
+    const ResultSpec &loss = spec.stepResults[spec.stepLossResult];
+    record.hasLoss = true;
+    record.loss = groups.globalScalar(
+        spec.lossResult >= 0 ? results[spec.lossResult]
+                             : Tensor(loss.shape, loss.dtype),
+        loss.sharding, "the loss of the step", spec.stepLossOwner);
+  } else if (spec.lossResult >= 0) {
+    record.hasLoss = true;
+    record.loss = groups.globalScalar(results[spec.lossResult],
+                                      spec.results[spec.lossResult].sharding,
+                                      "the loss of the step");
+  }
+}
+
 std::vector<Tensor> StepLoop::run(std::vector<Tensor> &args,
                                   int64_t stepsBefore, int64_t steps) {
   std::vector<std::string> resultStates;
@@ -53,35 +86,12 @@ std::vector<Tensor> StepLoop::run(std::vector<Tensor> &args,
                     std::chrono::steady_clock::now() - start)
                     .count();
     CommunicationStats comm = context.takeCommunicationStats();
-    if (offload) {
-      OffloadStats now = offload->stats();
-      record.offloadTransfers =
-          now.reads + now.writes - offloadBefore.reads - offloadBefore.writes;
-      record.offloadBytes = now.bytesRead + now.bytesWritten -
-                            offloadBefore.bytesRead -
-                            offloadBefore.bytesWritten;
-      record.offloadWaitMs =
-          1000.0 * (now.blockedSeconds - offloadBefore.blockedSeconds);
-      record.offloadPeakInFlightBytes = now.peakInFlightBytes;
-      record.offloadBoundBytes = offloadBoundBytes;
-    }
+    if (offload)
+      recordOffload(record, offloadBefore, offload->stats(), offloadBoundBytes);
     if (tracer && tracer->active())
       tracer->span(TraceLane::Compute, "step", "step", stepStart, Tracer::now(),
                    "", "step " + std::to_string(step));
-    if (spec.stage >= 0 && spec.stepLossResult >= 0) {
-      // Pipelined: one coordinate holds the loss; every rank takes part.
-      const ResultSpec &loss = spec.stepResults[spec.stepLossResult];
-      record.hasLoss = true;
-      record.loss = groups.globalScalar(
-          spec.lossResult >= 0 ? results[spec.lossResult]
-                               : Tensor(loss.shape, loss.dtype),
-          loss.sharding, "the loss of the step", spec.stepLossOwner);
-    } else if (spec.lossResult >= 0) {
-      record.hasLoss = true;
-      record.loss = groups.globalScalar(results[spec.lossResult],
-                                        spec.results[spec.lossResult].sharding,
-                                        "the loss of the step");
-    }
+    recordLoss(record, spec, groups, results);
     groups.markProgress(stepsBefore + step);
     if (tracer)
       tracer->endStep();
