@@ -147,7 +147,7 @@ int64_t groupSizeOf(Operation *op, MeshOp mesh) {
 }
 
 /// Bytes a host collective allocates while it runs, besides its result, as
-/// the runtime computes it (runtime/lib/program/Communicator.cpp): a sum or
+/// the runtime computes it (runtime/lib/comm/Communicator.cpp): a sum or
 /// a mean in f32 runs on Gloo's ring (an all-reduce on its result; a
 /// reduce-scatter of contiguous pieces on a copy of its input); an
 /// all-gather of contiguous pieces writes its result directly; anything
