@@ -232,3 +232,19 @@ FailureOr<ProgramDescription> mlir::rtx::describeProgram(func::FuncOp function,
   }
   return program;
 }
+
+FailureOr<std::vector<ProgramDescription>>
+mlir::rtx::describeStepStages(ModuleOp module, ArrayRef<func::FuncOp> functions,
+                              MeshOp mesh) {
+  std::vector<ProgramDescription> stages;
+  for (auto [rank, f] : llvm::enumerate(functions)) {
+    if (!f)
+      return module.emitError() << "no function runs pipeline rank " << rank
+                                << " of " << functions.size();
+    FailureOr<ProgramDescription> program = describeProgram(f, mesh);
+    if (failed(program))
+      return failure();
+    stages.push_back(std::move(*program));
+  }
+  return stages;
+}

@@ -160,18 +160,13 @@ FailureOr<json::Value> mlir::rtx::describeStepAsJson(ModuleOp module,
   if (failed(mesh))
     return failure();
   SmallVector<func::FuncOp> functions = getStepFunctions(module, function);
-  std::vector<ProgramDescription> stages;
+  FailureOr<std::vector<ProgramDescription>> stages =
+      describeStepStages(module, functions, *mesh);
+  if (failed(stages))
+    return failure();
   json::Array stageJson;
-  for (auto [rank, f] : llvm::enumerate(functions)) {
-    if (!f)
-      return module.emitError() << "no function runs pipeline rank " << rank
-                                << " of " << functions.size();
-    FailureOr<ProgramDescription> program = describeProgram(f, *mesh);
-    if (failed(program))
-      return failure();
-    stageJson.push_back(toJson(*program));
-    stages.push_back(std::move(*program));
-  }
+  for (const ProgramDescription &stage : *stages)
+    stageJson.push_back(toJson(stage));
   json::Value pipelineAxis = nullptr;
   if (auto axis = function->getAttrOfType<StringAttr>(
           RTXDialect::getPipelineAxisAttrName()))
@@ -180,5 +175,5 @@ FailureOr<json::Value> mlir::rtx::describeStepAsJson(ModuleOp module,
                                   {"mesh", meshJson(*mesh)},
                                   {"pipeline_axis", std::move(pipelineAxis)},
                                   {"stages", std::move(stageJson)},
-                                  {"results", stepResults(stages)}});
+                                  {"results", stepResults(*stages)}});
 }

@@ -390,16 +390,11 @@ LogicalResult Emitter::emit() {
   if (failed(mesh))
     return failure();
   SmallVector<func::FuncOp> functions = getStepFunctions(module, function);
-  std::vector<ProgramDescription> programs;
-  for (auto [rank, f] : llvm::enumerate(functions)) {
-    if (!f)
-      return module.emitError() << "no function runs pipeline rank " << rank
-                                << " of " << functions.size();
-    FailureOr<ProgramDescription> program = describeProgram(f, *mesh);
-    if (failed(program))
-      return failure();
-    programs.push_back(std::move(*program));
-  }
+  FailureOr<std::vector<ProgramDescription>> described =
+      describeStepStages(module, functions, *mesh);
+  if (failed(described))
+    return failure();
+  std::vector<ProgramDescription> programs = std::move(*described);
   bool pipelined = functions.size() > 1 ||
                    function->hasAttr(RTXDialect::getPipelineRankAttrName());
 

@@ -134,6 +134,13 @@ FailureOr<MeshOp> getProgramMesh(ModuleOp module);
 SmallVector<func::FuncOp> getStepFunctions(ModuleOp module,
                                            func::FuncOp function);
 
+/// describeProgram of each of `functions` (getStepFunctions' list) on
+/// `mesh`, in order; an error on `module` naming the pipeline coordinate
+/// that has no function.
+FailureOr<std::vector<ProgramDescription>>
+describeStepStages(ModuleOp module, ArrayRef<func::FuncOp> functions,
+                   MeshOp mesh);
+
 } // namespace mlir::rtx
 
 #endif // RTX_ANALYSIS_PROGRAMDESCRIPTION_H

@@ -108,7 +108,7 @@ rtxrt::makeGlooCommunicator(int64_t, int64_t, const Rendezvous &,
 Tensor Communicator::run(const Collective &c, const std::vector<int64_t> &group,
                          int64_t index, const Tensor &t,
                          const std::string &what) {
-  program::sleepMs(program::Faults::get().commDelayMs); // a test's slow link
+  sleepMs(Faults::get().commDelayMs); // a test's slow link
   switch (c.kind) {
   case Collective::Kind::AllReduce:
     return allReduce(group, index, c.reduce, t, what);

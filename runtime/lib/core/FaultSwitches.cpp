@@ -24,7 +24,7 @@ const std::vector<FaultSwitchInfo> &rtxrt::faultSwitches() {
       {FaultSwitch::CommDelayMs, "RTX_FAULT_COMM_DELAY_MS",
        "every collective of the host communicator waits MS ms first: a slow "
        "link",
-       "MS, milliseconds in [0, 3600000]", "program/Communicator.cpp", nullptr},
+       "MS, milliseconds in [0, 3600000]", "comm/Communicator.cpp", nullptr},
       {FaultSwitch::SlowRank, "RTX_FAULT_SLOW_RANK",
        "rank R computes MS ms longer in every step: a straggler (its trace "
        "shows 'injected delay (RTX_FAULT_SLOW_RANK)')",
@@ -38,7 +38,8 @@ const std::vector<FaultSwitchInfo> &rtxrt::faultSwitches() {
        "state it receives, a transfer corrupted without an error",
        "0 or 1", "program/InJobRecovery.cpp", nullptr},
       {FaultSwitch::CheckpointCrashAt, "RTX_FAULT_CHECKPOINT_CRASH_AT",
-       "SIGKILL when a save reaches a durability point (rtxrt/checkpoint/Checkpoint.h "
+       "SIGKILL when a save reaches a durability point "
+       "(rtxrt/checkpoint/Checkpoint.h "
        "lists them; resume-read: a resume reading a chunk), as a power cut "
        "or an OOM kill would",
        "POINT, POINT@STEP, POINT/ROUND or POINT@STEP/ROUND (ROUND: "

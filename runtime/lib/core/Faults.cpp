@@ -8,7 +8,6 @@
 #include <thread>
 
 using namespace rtxrt;
-using namespace rtxrt::program;
 
 static Faults readFaults() {
   Faults faults;
@@ -26,7 +25,7 @@ const Faults &Faults::get() {
   return faults;
 }
 
-void rtxrt::program::sleepMs(double ms) {
+void rtxrt::sleepMs(double ms) {
   if (ms > 0)
     std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(ms));
 }

@@ -12,7 +12,7 @@
 
 #include <cstdint>
 
-namespace rtxrt::program {
+namespace rtxrt {
 
 struct Faults {
   double commDelayMs = 0;
@@ -28,6 +28,6 @@ struct Faults {
 /// Sleeps for `ms` milliseconds (nothing when ms <= 0).
 void sleepMs(double ms);
 
-} // namespace rtxrt::program
+} // namespace rtxrt
 
 #endif // RTXRT_LIB_PROGRAM_FAULTS_H

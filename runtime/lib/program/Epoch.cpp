@@ -185,11 +185,10 @@ static void sayShrinkSave(const ShrinkSave &save, const std::string &dir) {
 bool rtxrt::program::awaitNextEpoch(Run &run, TrainState &state,
                                     int64_t epoch, const std::string &lost) {
   std::fprintf(stderr,
-               "%s: rank %lld: lost a peer after step %lld (%s); in-job "
-               "recovery: waiting for epoch %lld\n",
-               run.spec.name.c_str(), static_cast<long long>(run.self.rank),
-               static_cast<long long>(state.stepsDone), lost.c_str(),
-               static_cast<long long>(epoch + 1));
+               "%slost a peer after step %lld (%s); in-job recovery: waiting "
+               "for epoch %lld\n",
+               run.who().c_str(), static_cast<long long>(state.stepsDone),
+               lost.c_str(), static_cast<long long>(epoch + 1));
   EpochBoard &board = *run.board;
   board.reportLost(epoch, run.self.rank, state.stepsDone,
                    lost.substr(0, lost.find('\n')));

@@ -175,7 +175,7 @@ public:
 /// (rtxrt/elastic/LaunchEnvironment.h); an epoch's is derived from it.
 struct Rendezvous {
   std::string store;
-  std::string run = "default";
+  std::string run;
 };
 
 /// One process, one rank: exchanges return the input.
