@@ -15,11 +15,24 @@ void Retention::committedHere(int64_t step) {
   known_[root_ + "/" + checkpointDirName(step)] = true;
 }
 
+void Retention::knownCorrupt(const std::string &dir, const std::string &why) {
+  std::string path = durable::normalized(dir);
+  known_[path] = false;
+  unsaid_[path] =
+      "checkpoint " + path + " is corrupt, not counted among those kept: " + why;
+}
+
 bool Retention::whole(const std::string &dir,
                       std::vector<std::string> *warnings) {
   auto it = known_.find(dir);
-  if (it != known_.end())
+  if (it != known_.end()) {
+    if (auto said = unsaid_.find(dir); said != unsaid_.end()) {
+      if (warnings)
+        warnings->push_back(said->second);
+      unsaid_.erase(said);
+    }
     return it->second;
+  }
   bool good = true;
   try {
     CheckpointReader(dir).verifyChunks();

@@ -73,6 +73,13 @@ public:
   /// it from there, one buffer at a time, while the next steps run; a
   /// step's store() of a buffer the save has not read yet waits for it.
   void setOffload(OffloadStore *offload) { offload_ = offload; }
+  /// Checkpoints a resume skipped as corrupt: retention neither counts nor
+  /// reads them again (a full read on rank 0, which every rank would wait
+  /// for at the next commit).
+  void skipCorrupt(const std::vector<std::string> &dirs) {
+    for (const std::string &dir : dirs)
+      retention_.knownCorrupt(dir, "--resume skipped it");
+  }
   /// Called on every rank right after a checkpoint of `step` is committed
   /// (wherever the commit happens: a step boundary, the next start(),
   /// finish()), before any later save can start.

@@ -15,6 +15,7 @@ EpochCheckpoints::EpochCheckpoints(Run &run, TrainState &state,
              [&state](int64_t step) { return state.checkpointMetadata(step); }),
       log_(run.flags.checkpoint, run.self.rank, state.stepsDone, planChange) {
   saver_.setOffload(state.offload.get());
+  saver_.skipCorrupt(state.corruptCheckpoints());
   if (run.self.rank == 0)
     saver_.setOnCommitted([this](int64_t step) { committed(step); });
 }

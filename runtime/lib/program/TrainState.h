@@ -53,6 +53,10 @@ public:
   /// Why the log of the checkpoint resumed from cannot be replayed (another
   /// plan wrote it); empty when it can, or when nothing was resumed.
   std::string planChange() const;
+  /// The checkpoints resume() and agreeOnResume() skipped as corrupt.
+  const std::vector<std::string> &corruptCheckpoints() const {
+    return corruptCheckpoints_;
+  }
   /// The metadata of the checkpoint of `step`.
   std::map<std::string, std::string> checkpointMetadata(int64_t step) const;
   /// `results` with the offloaded buffers' values read back from their tier.

@@ -344,6 +344,33 @@ TEST_F(CheckpointTest, RetentionNeverKeepsACorruptCheckpointAlone) {
   EXPECT_TRUE(fs::exists(root_ + "/" + checkpointDirName(7)));
 }
 
+TEST_F(CheckpointTest, RetentionTakesWhatAResumeFoundCorruptWithoutReadingIt) {
+  Tensor w = randomTensor({7, 9}, DType::F32, 43);
+  Tensor b = randomTensor({9}, DType::F32, 44);
+  for (int64_t step : {4, 6})
+    saveColumnSplit(root_, step, w, b);
+  // Step 6 is whole on disk: only what the resume said makes it corrupt,
+  // so a retention that read it again would count it and remove step 5.
+  saveColumnSplit(root_, 5, w, b);
+  Retention retention(root_, 1);
+  retention.committedHere(5);
+  retention.knownCorrupt(root_ + "/" + checkpointDirName(6) + "/", "skipped");
+  std::vector<std::string> warnings;
+  std::vector<std::string> removed = retention.apply(&warnings);
+  ASSERT_EQ(warnings.size(), 1u) << join(warnings);
+  EXPECT_NE(warnings[0].find("is corrupt, not counted among those kept: "
+                             "skipped"),
+            std::string::npos)
+      << warnings[0];
+  EXPECT_TRUE(fs::exists(root_ + "/" + checkpointDirName(5)));
+  EXPECT_TRUE(fs::exists(root_ + "/" + checkpointDirName(6)));
+  EXPECT_FALSE(fs::exists(root_ + "/" + checkpointDirName(4)));
+  // Said once.
+  warnings.clear();
+  retention.apply(&warnings);
+  EXPECT_TRUE(warnings.empty()) << join(warnings);
+}
+
 TEST_F(CheckpointTest, ACrashAtEveryDurabilityPointLosesNothingCommitted) {
   Tensor w1 = randomTensor({7, 9}, DType::F32, 8);
   Tensor w2 = randomTensor({7, 9}, DType::F32, 9);

@@ -183,6 +183,9 @@ public:
   /// This process committed `step`: the CRC32C of its chunks were computed
   /// from the blocks written, so it counts without being read back.
   void committedHere(int64_t step);
+  /// `dir` was found corrupt already (a resume skipped it, `why`): it is
+  /// not counted and not read again; apply() says so once.
+  void knownCorrupt(const std::string &dir, const std::string &why);
   /// Removes what is not kept; returns the removed paths. Each checkpoint
   /// found corrupt appends a line naming it and why to `warnings`.
   std::vector<std::string> apply(std::vector<std::string> *warnings = nullptr);
@@ -194,6 +197,8 @@ private:
   std::string root_;
   int64_t keep_;
   std::map<std::string, bool> known_; ///< directory -> whole
+  /// Warnings of knownCorrupt() not yet given by apply().
+  std::map<std::string, std::string> unsaid_;
 };
 
 /// Retention(root, keep).apply(): every checkpoint it counts is read.
