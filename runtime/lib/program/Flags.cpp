@@ -245,10 +245,7 @@ static const std::vector<FlagSpec> &flagTable() {
 
 // What rtx-launch hands every rank through the environment: the store, the
 // trace and the metrics port. The flags win over them.
-static void readLauncherVariables(Flags &flags) {
-  // What rtx-launch hands its ranks (rtxrt/elastic/LaunchEnvironment.h);
-  // the command line's flags, parsed after, win.
-  LaunchHandoff handoff = readLaunchHandoff(processEnvironment());
+static void readLauncherVariables(Flags &flags, const LaunchHandoff &handoff) {
   flags.store = handoff.store;
   if (!handoff.trace.empty())
     flags.trace.dir = handoff.trace;
@@ -342,9 +339,9 @@ static void checkCombinations(const Flags &flags,
 }
 
 Flags rtxrt::program::parseFlags(const std::string &program, int argc,
-                                 char **argv) {
+                                 char **argv, const LaunchHandoff &handoff) {
   Flags flags;
-  readLauncherVariables(flags);
+  readLauncherVariables(flags, handoff);
   std::vector<const FlagSpec *> given;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i], value;

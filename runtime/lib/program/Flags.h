@@ -3,6 +3,7 @@
 #ifndef RTXRT_LIB_PROGRAM_FLAGS_H
 #define RTXRT_LIB_PROGRAM_FLAGS_H
 
+#include "rtxrt/elastic/LaunchEnvironment.h"
 #include "rtxrt/program/Arguments.h"
 #include "rtxrt/program/Program.h"
 
@@ -62,7 +63,8 @@ struct Flags {
 
 /// Parses `--flag VALUE` and `--flag=VALUE`; --store defaults to $RTX_STORE.
 /// Throws Error on an unknown flag or a bad value.
-Flags parseFlags(const std::string &program, int argc, char **argv);
+Flags parseFlags(const std::string &program, int argc, char **argv,
+                 const LaunchHandoff &handoff);
 
 /// --help.
 void printHelp(const std::string &program, const ProgramSpec &spec);

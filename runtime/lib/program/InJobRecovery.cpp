@@ -20,8 +20,7 @@
 using namespace rtxrt;
 using namespace rtxrt::program;
 
-RecoveryMode RecoveryMode::fromEnvironment() {
-  LaunchHandoff handoff = readLaunchHandoff(processEnvironment());
+RecoveryMode RecoveryMode::of(const LaunchHandoff &handoff) {
   RecoveryMode mode;
   mode.inJob = handoff.inJob;
   mode.epoch = handoff.recoverEpoch;

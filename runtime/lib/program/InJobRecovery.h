@@ -25,8 +25,8 @@
 #include "Flags.h"
 #include "Groups.h"
 
-#include "rtxrt/program/Program.h"
 #include "rtxrt/elastic/EpochBoard.h"
+#include "rtxrt/program/Program.h"
 
 #include <cstdint>
 #include <functional>
@@ -43,7 +43,7 @@ namespace rtxrt::program {
 struct RecoveryMode {
   bool inJob = false;
   int64_t epoch = 0;
-  static RecoveryMode fromEnvironment();
+  static RecoveryMode of(const LaunchHandoff &handoff);
 };
 
 /// For each rank, the survivor it heals from: itself when it holds the

@@ -14,7 +14,9 @@ using namespace rtxrt::program;
 
 bool Run::start(int argc, char **argv) {
   self = placementFromEnvironment();
-  flags = parseFlags(argv[0], argc, argv);
+  // What rtx-launch hands every rank, read once (LaunchEnvironment.h).
+  LaunchHandoff handoff = readLaunchHandoff(processEnvironment());
+  flags = parseFlags(argv[0], argc, argv, handoff);
   if (flags.help) {
     printHelp(argv[0], spec);
     return false;
@@ -33,7 +35,7 @@ bool Run::start(int argc, char **argv) {
   device.emplace(spec.device, self);
   // rtx-launch --recover in-job (InJobRecovery.h): a lost peer does not
   // end this process.
-  recovery = RecoveryMode::fromEnvironment();
+  recovery = RecoveryMode::of(handoff);
   recovery.inJob = recovery.inJob && self.world > 1;
   // Ranks meet under the rendezvous timeout (they may start seconds apart
   // on a loaded machine); the steps run under --timeout (StepTimeout.h).

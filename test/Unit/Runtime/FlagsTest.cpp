@@ -25,7 +25,8 @@ Flags parse(std::initializer_list<const char *> args) {
   std::vector<char *> argv;
   for (std::string &arg : text)
     argv.push_back(arg.data());
-  return parseFlags("prog", static_cast<int>(argv.size()), argv.data());
+  return parseFlags("prog", static_cast<int>(argv.size()), argv.data(),
+                    LaunchHandoff());
 }
 
 /// The message parse throws for `args` ("" if none).

@@ -178,19 +178,24 @@ TEST(InJobRecoveryTest, SurvivorsSaveOneCopyOfEachBlock) {
   EXPECT_THROW(checkpoint::commitCheckpoint(gap, 7, 2, {}), Error);
 }
 
+/// The mode a program takes from rtx-launch's handoff in its environment.
+static RecoveryMode modeFromEnvironment() {
+  return RecoveryMode::of(readLaunchHandoff(processEnvironment()));
+}
+
 TEST(InJobRecoveryTest, TheEnvironmentChoosesTheMode) {
   unsetenv("RTX_RECOVER");
   unsetenv("RTX_RECOVER_EPOCH");
-  EXPECT_FALSE(RecoveryMode::fromEnvironment().inJob);
+  EXPECT_FALSE(modeFromEnvironment().inJob);
   setenv("RTX_RECOVER", "in-job", 1);
   setenv("RTX_RECOVER_EPOCH", "3", 1);
-  RecoveryMode mode = RecoveryMode::fromEnvironment();
+  RecoveryMode mode = modeFromEnvironment();
   EXPECT_TRUE(mode.inJob);
   EXPECT_EQ(mode.epoch, 3);
   setenv("RTX_RECOVER_EPOCH", "x", 1);
-  EXPECT_THROW(RecoveryMode::fromEnvironment(), Error);
+  EXPECT_THROW(modeFromEnvironment(), Error);
   setenv("RTX_RECOVER", "sometimes", 1);
-  EXPECT_THROW(RecoveryMode::fromEnvironment(), Error);
+  EXPECT_THROW(modeFromEnvironment(), Error);
   unsetenv("RTX_RECOVER");
   unsetenv("RTX_RECOVER_EPOCH");
 }
