@@ -24,7 +24,7 @@ from pathlib import Path
 # runtime and the element formulas it shares with the CPU kernels are the
 # kernels' (they build into their own libraries, rtxrt_gpu_*, on top of
 # the layers).
-FOLDER_LAYER = {"gpu": "gpu", "common": "kernels", "observe": "observe"}
+FOLDER_LAYER = {"gpu": "gpu", "common": "kernels"}
 # Targets that live in another layer's folder (lib/observe/Prometheus.cpp
 # is the prometheus target: the endpoint links httplib, the traces do not).
 FILE_LAYER = {"lib/observe/Prometheus.cpp": "prometheus",
@@ -104,8 +104,7 @@ def check(runtime, layers):
     for source in files:
         own = layer_of(source, runtime)
         if own is None:
-            if source.parts[-2] not in ("Unit",):
-                errors.append(f"{source.relative_to(runtime)}: in no layer's folder")
+            errors.append(f"{source.relative_to(runtime)}: in no layer's folder")
             continue
         if own not in layers:
             errors.append(f"{source.relative_to(runtime)}: layer '{own}' is not "
