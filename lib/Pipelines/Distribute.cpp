@@ -38,17 +38,19 @@ RTXSeedShardingsOptions DistributeOptions::seedShardingsOptions() const {
   return o;
 }
 
-int64_t DistributeOptions::pipelineRanks() const {
+int64_t DistributeOptions::axisSize(StringRef axisName) const {
   SmallVector<StringRef> axes;
   StringRef(mesh).split(axes, ',');
   for (StringRef axis : axes) {
     auto [name, size] = axis.split(':');
     int64_t n = 1;
-    if (name.trim() == "pp" && !size.trim().getAsInteger(10, n))
+    if (name.trim() == axisName && !size.trim().getAsInteger(10, n))
       return n;
   }
   return 1;
 }
+
+int64_t DistributeOptions::pipelineRanks() const { return axisSize("pp"); }
 
 /// The options a plan does not choose, as text for the plan's pipeline, and
 /// the names of those it chooses that the user set anyway.
@@ -95,6 +97,13 @@ void mlir::rtx::buildDistributePipeline(OpPassManager &pm,
   // Padding changes the forward program, so it comes before autodiff.
   if (options.vocabParallel)
     pm.addPass(createRTXPadVocabulary());
+  // Fused q | k | v projections become one per part, which tp splits by
+  // head without a gather; key/value heads tp does not divide are repeated
+  // to the query heads.
+  if (options.axisSize("tp") > 1) {
+    pm.addPass(createRTXSplitFusedProjections());
+    pm.addPass(createRTXRepeatKVHeads());
+  }
   int64_t pp = options.pipelineRanks();
   OpPassManager &training = pm.nest<func::FuncOp>();
   // Stages are given to the forward model; autodiff hands them on to the

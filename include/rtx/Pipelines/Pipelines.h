@@ -152,6 +152,8 @@ struct DistributeOptions : public PassPipelineOptions<DistributeOptions> {
   RTXAddMeshOptions addMeshOptions() const;
   /// The size of the mesh's pp axis (1 without one).
   int64_t pipelineRanks() const;
+  /// The size of mesh axis `name` (1 when the mesh has none).
+  int64_t axisSize(llvm::StringRef name) const;
   RTXOptimizerOptions optimizerOptions() const;
   RTXSeedShardingsOptions seedShardingsOptions() const;
 };

@@ -63,6 +63,9 @@ static LogicalResult verifyShardingOfValue(Operation *anchor,
   return success();
 }
 
+static LogicalResult verifyPartOf(Operation *op, Attribute value, Type type,
+                                  const Twine &what);
+
 LogicalResult RTXDialect::verifyOperationAttribute(Operation *op,
                                                    NamedAttribute attr) {
   // Marks a function that rtx-optimizer made into a whole training step.
@@ -121,6 +124,13 @@ LogicalResult RTXDialect::verifyOperationAttribute(Operation *op,
   }
   if (attr.getName() == getActionAttrName())
     return success(isa<StringAttr>(attr.getValue()));
+  if (attr.getName() == getPartOfAttrName()) {
+    if (!isa<ParamOp>(op))
+      return op->emitError() << "'rtx.part_of' is an attribute of rtx.param "
+                                "and of parameter arguments";
+    return verifyPartOf(op, attr.getValue(), op->getResult(0).getType(),
+                        "rtx.param");
+  }
   if (attr.getName() == getPlanAttrName()) {
     auto plan = dyn_cast<DictionaryAttr>(attr.getValue());
     if (!isa<ModuleOp>(op) || !plan || !plan.getAs<StringAttr>("distribute"))
@@ -197,6 +207,30 @@ static LogicalResult verifyFlatLayout(Operation *op, Attribute value, Type type,
 }
 
 /// Shared by argument and result attributes. Besides `rtx.sharding`, the
+/// `rtx.part_of`: which block of a user's tensor a parameter of `type` is.
+static LogicalResult verifyPartOf(Operation *op, Attribute value, Type type,
+                                  const Twine &what) {
+  auto dict = dyn_cast<DictionaryAttr>(value);
+  auto ranked = dyn_cast<RankedTensorType>(type);
+  auto name = dict ? dict.getAs<StringAttr>("name") : nullptr;
+  auto dim = dict ? dict.getAs<IntegerAttr>("dim") : nullptr;
+  auto offset = dict ? dict.getAs<IntegerAttr>("offset") : nullptr;
+  auto size = dict ? dict.getAs<IntegerAttr>("size") : nullptr;
+  if (!ranked || !name || !dim || !offset || !size || dict.size() != 4)
+    return op->emitError() << "'rtx.part_of' on " << what
+                           << " must be {name = \"NAME\", dim = D, offset = O, "
+                              "size = S}, got "
+                           << value;
+  int64_t d = dim.getInt();
+  if (d < 0 || d >= ranked.getRank() || offset.getInt() < 0 ||
+      offset.getInt() + ranked.getDimSize(d) > size.getInt())
+    return op->emitError() << "'rtx.part_of' on " << what << " (" << type
+                           << ") lies outside dimension " << d << " of size "
+                           << size.getInt() << " of \"" << name.getValue()
+                           << "\" (offset " << offset.getInt() << ")";
+  return success();
+}
+
 /// training-step passes mark values: `rtx.grad_of` (the parameter a gradient
 /// belongs to), `rtx.state` (the key that links a piece of state before and
 /// after a step), and, on parameter arguments, `rtx.param`, `rtx.init` and
@@ -224,6 +258,8 @@ static LogicalResult verifyValueAttribute(Operation *op, NamedAttribute attr,
                       (tier.getValue() == "cpu" || tier.getValue() == "nvme"),
                   "\"cpu\" or \"nvme\"");
   }
+  if (name == RTXDialect::getPartOfAttrName())
+    return verifyPartOf(op, attr.getValue(), type, what);
   if (name == RTXDialect::getSeedAttrName() ||
       name == RTXDialect::getStepResultAttrName())
     return expect(isa<IntegerAttr>(attr.getValue()), "an integer");

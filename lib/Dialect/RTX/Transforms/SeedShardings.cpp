@@ -70,6 +70,8 @@ private:
   void seedPairs();
   bool collectColumns(Value v, SmallVectorImpl<Operation *> &leaves,
                       llvm::DenseSet<Value> &visited);
+  bool fromConstants(Value v);
+  bool splitsWholeHeads(Operation *contraction) const;
   void seedTensorParallel();
   void warnGatheredFusedProjections();
   void seedData();
@@ -117,6 +119,8 @@ private:
   /// Values from which no column-parallel region leads back (memoized so
   /// that a walk down a residual stream is done once, not once per layer).
   llvm::DenseSet<Value> dead;
+  /// Whether a value is computed from constants only (memoized).
+  llvm::DenseMap<Value, bool> constantOnly;
   /// Whether a rule proposed any tp split at all (for the warning).
   bool anyCandidate = false;
   /// The arguments' shardings, written back at once at the end: setting
@@ -252,6 +256,39 @@ void Seeder::seedHints() {
   }
 }
 
+/// Whether `v` is computed from constants alone (a rotary table broadcast
+/// to the heads, a causal mask): it may meet a split region anywhere.
+bool Seeder::fromConstants(Value v) {
+  if (auto it = constantOnly.find(v); it != constantOnly.end())
+    return it->second;
+  Operation *def = v.getDefiningOp();
+  bool result = def && (isa<ConstantOp>(def) ||
+                        (def->getNumOperands() > 0 && isPure(def) &&
+                         !isa<ParamOp, InputOp>(def) &&
+                         llvm::all_of(def->getOperands(), [&](Value operand) {
+                           return fromConstants(operand);
+                         })));
+  constantOnly[v] = result;
+  return result;
+}
+
+/// False when the contraction's output features are viewed as heads
+/// (`[.., H*D] -> [.., H, D]`) that tp does not divide.
+bool Seeder::splitsWholeHeads(Operation *contraction) const {
+  for (Operation *user : contraction->getResult(0).getUsers()) {
+    auto reshape = dyn_cast<ReshapeOp>(user);
+    if (!reshape)
+      continue;
+    ArrayRef<int64_t> in = reshape.getInput().getType().getShape();
+    ArrayRef<int64_t> out = reshape.getType().getShape();
+    size_t r = out.size();
+    if (r == in.size() + 1 && in.back() == out[r - 2] * out[r - 1] &&
+        out[r - 2] % mesh.size("tp") != 0)
+      return false;
+  }
+  return true;
+}
+
 /// Walks back from `v` through ops that keep a split of the features (or of
 /// the heads made from them) local, to the contractions that compute it.
 /// False when some path leads elsewhere (a norm, a data input, ...).
@@ -274,19 +311,33 @@ bool Seeder::collectColumns(Value v, SmallVectorImpl<Operation *> &leaves,
   } else if (asContraction(def)) {
     leaves.push_back(def);
     ok = true;
-  } else if (isa<ReshapeOp, TransposeOp, RopeOp, SplitOp>(def)) {
-    ok = through(def->getOperand(0));
+  } else if (isa<ReshapeOp, TransposeOp, RopeOp, SplitOp, SliceOp,
+                 BroadcastOp, ConcatOp>(def)) {
+    // Rotary embeddings written out (halves by slices and concat, pairs by
+    // a reshape to [..., D/2, 2], a split and a concat) and key/value heads
+    // repeated for grouped-query attention (a broadcast) act within a
+    // head. Constants they mix in (rotary tables) come from anywhere.
+    ok = true;
+    for (Value operand : def->getOperands())
+      if (!fromConstants(operand) &&
+          !collectColumns(operand, leaves, visited)) {
+        ok = false;
+        break;
+      }
   } else if (auto attention = dyn_cast<AttentionOp>(def)) {
-    ok = through(
-        {attention.getQuery(), attention.getKey(), attention.getValue()});
+    // tp splits whole heads: query heads and key/value heads alike.
+    int64_t tp = mesh.size("tp");
+    ok = attention.getQuery().getType().getDimSize(1) % tp == 0 &&
+         attention.getKey().getType().getDimSize(1) % tp == 0 &&
+         through({attention.getQuery(), attention.getKey(),
+                  attention.getValue()});
   } else if (def->hasTrait<OpTrait::Elementwise>()) {
     // Every float operand from the region (masks and constants may come
     // from anywhere).
     ok = true;
     for (Value operand : def->getOperands()) {
       auto type = cast<RankedTensorType>(operand.getType());
-      if (!isa<FloatType>(type.getElementType()) ||
-          operand.getDefiningOp<ConstantOp>())
+      if (!isa<FloatType>(type.getElementType()) || fromConstants(operand))
         continue;
       if (!collectColumns(operand, leaves, visited)) {
         ok = false;
@@ -319,6 +370,11 @@ void Seeder::seedPairs() {
     SmallVector<Contraction> columns;
     bool compatible = true;
     for (Operation *leaf : leaves) {
+      // Key/value heads that tp does not divide (grouped-query attention
+      // with fewer of them than ranks) stay whole on every rank, as
+      // Megatron keeps them: each rank reads the ones its query heads use.
+      if (!splitsWholeHeads(leaf))
+        continue;
       Contraction c = *asContraction(leaf);
       auto role = roles.find(c.weight);
       compatible &= !vocabulary.contains(c.weight) &&

@@ -65,6 +65,14 @@ def RTX_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getInitAttrName() {
       return "rtx.init";
     }
+    /// On an `rtx.param` and a parameter argument: the block of a user's
+    /// tensor the parameter is (`{name = "NAME", dim = D, offset = O,
+    /// size = S}`: rows [O, O + its size) of dimension D, of size S in
+    /// NAME), made by rtx-split-fused-projections. Loading and saving use
+    /// the user's tensor; initial values are drawn as NAME's.
+    static constexpr ::llvm::StringLiteral getPartOfAttrName() {
+      return "rtx.part_of";
+    }
     /// On a parameter argument: the seed of its initializer (an integer).
     static constexpr ::llvm::StringLiteral getSeedAttrName() {
       return "rtx.seed";

@@ -719,6 +719,68 @@ def RTXPadVocabulary : Pass<"rtx-pad-vocabulary", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::rtx::RTXDialect"];
 }
 
+def RTXSplitFusedProjections
+    : Pass<"rtx-split-fused-projections", "mlir::ModuleOp"> {
+  let summary = "Splits a fused q | k | v projection into one per part";
+  let description = [{
+    GPT-2, nanoGPT and ViT compute queries, keys and values with one
+    projection whose output features are the three side by side
+    (`c_attn`: `[C] -> [3C]`, then `split(C)`), not ordered by head as
+    Megatron lays them out. Split over `tp` as it is, each rank's block of
+    features would hold some of q and some of k, and tensor parallelism
+    would need an all-gather of the whole `[B, T, 3C]` projection before
+    the split, in every layer, forward and backward.
+
+    The rule: an `rtx.split` into k equal parts whose input is a linear (or
+    a matmul over a parameter right-hand side, GPT-2's `Conv1D`) followed
+    only by reshapes, transposes and the addition of a broadcast bias, each
+    with one use, where the k parts are consecutive blocks of the
+    projection's output features, becomes k projections, one per part, over
+    k parameters `NAME@0` ... `NAME@k-1`. Each is a block of the user's
+    parameter `NAME`, which it names in `rtx.part_of = {name = "NAME", dim =
+    D, offset = O, size = S}`: loading (`--params`, a state dict, a
+    safetensors file) reads that block of `NAME`, saving reassembles
+    `NAME`, and initial values are drawn as `NAME`'s, so the program
+    computes what the fused one does, whatever the mesh. A parameter used
+    elsewhere (tied) is left fused. The parts are then ordinary
+    column-parallel projections that rtx-seed-shardings splits by head: each
+    rank stores its block of q, of k and of v, which is Megatron's layout,
+    with no gather. rtx-distribute runs it when the mesh has a `tp` axis
+    larger than 1, before autodiff.
+
+    Example: `%qkv = rtx.linear %x, %w, %b : ... -> tensor<2x8x96xf32>` with
+    `%w = rtx.param "attn.c_attn.weight" ... : tensor<96x32xf32>` and
+    `%q, %k, %v = rtx.split %qkv dim 2` becomes three `rtx.linear`s over
+    `rtx.param "attn.c_attn.weight@0" ... {rtx.part_of = {dim = 0, name =
+    "attn.c_attn.weight", offset = 0, size = 96}} : tensor<32x32xf32>`, `@1`
+    (offset 32) and `@2` (offset 64).
+  }];
+}
+
+def RTXRepeatKVHeads : Pass<"rtx-repeat-kv-heads", "mlir::ModuleOp"> {
+  let summary = "Repeats key/value heads that the tp axis does not divide";
+  let description = [{
+    Grouped-query attention (Llama 3: 32 query heads, 8 key/value heads)
+    splits by head over `tp` when tp divides both counts. With fewer
+    key/value heads than tp ranks (8 on tp=16, or 2 on tp=4), or a count tp
+    does not divide, a rank's query heads still read whole key/value heads,
+    but those are no longer one block per rank. Megatron keeps such key/value
+    heads whole on every rank that shares them; rtx does the same: for each
+    `rtx.attention` whose query heads tp divides and whose key/value heads
+    it does not, the keys and values are repeated to one head per query head
+    (`rtx.reshape` to `[B, Hkv, 1, S, D]`, `rtx.broadcast` to `[B, Hkv, G,
+    S, D]`, `rtx.reshape` to `[B, Hq, S, D]`: head h is key/value head h /
+    G, the pairing rtx.attention makes itself). rtx-seed-shardings then
+    leaves the key and value projections whole (their heads do not divide),
+    and each rank computes all key/value heads and keeps the ones its query
+    heads read, with no communication in the forward pass; the backward pass
+    gathers the repeated key/value gradients over tp before summing each
+    group (an all-gather of `[B, S, Hq/tp, D]` per rank for keys and for
+    values). rtx-distribute runs it when the mesh has a tp axis larger than
+    1, before autodiff.
+  }];
+}
+
 def RTXSeedShardings : Pass<"rtx-seed-shardings", "mlir::ModuleOp"> {
   let summary = "Megatron-style sharding seeds found from the graph's structure";
   let description = [{
