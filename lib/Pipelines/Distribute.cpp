@@ -35,6 +35,7 @@ RTXSeedShardingsOptions DistributeOptions::seedShardingsOptions() const {
   o.vocabParallel = vocabParallel;
   o.sequenceParallel = sequenceParallel;
   o.seedHints.assign(seedHints.begin(), seedHints.end());
+  o.strictTP = strictTP;
   return o;
 }
 

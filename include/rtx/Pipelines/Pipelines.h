@@ -62,6 +62,12 @@ struct DistributeOptions : public PassPipelineOptions<DistributeOptions> {
                      "(embedding table, output projection, loss), padded by "
                      "rtx-pad-vocabulary where tp does not divide it"),
       llvm::cl::init(RTXSeedShardingsOptions{}.vocabParallel)};
+  Option<bool> strictTP{
+      *this, "strict-tp",
+      llvm::cl::desc("Refuse a program in which a linear or matmul over a "
+                     "parameter stays whole on the tp axis "
+                     "(rtx-seed-shardings)"),
+      llvm::cl::init(false)};
   ListOption<std::string> seedHints{
       *this, "seed-hints",
       llvm::cl::desc("Tensor-parallel roles by parameter-name suffix, "

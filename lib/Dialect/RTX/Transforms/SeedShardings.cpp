@@ -58,9 +58,12 @@ public:
       : f(f), ctx(f.getContext()), mesh(mesh), vocabParallel(vocabParallel),
         sequenceParallel(sequenceParallel), hints(hints) {}
 
-  void run();
+  /// Seeds `f`; fails (after saying why) when `strict` finds a weight
+  /// that stays whole on tp.
+  LogicalResult run(bool strict);
 
 private:
+  LogicalResult checkStrict();
   StringAttr paramName(Value v);
   std::optional<Contraction> asContraction(Operation *op);
   void collectForward();
@@ -71,6 +74,7 @@ private:
   bool collectColumns(Value v, SmallVectorImpl<Operation *> &leaves,
                       llvm::DenseSet<Value> &visited);
   bool fromConstants(Value v);
+  StringAttr addedBias(Value v);
   bool splitsWholeHeads(Operation *contraction) const;
   void seedTensorParallel();
   void warnGatheredFusedProjections();
@@ -116,11 +120,17 @@ private:
   /// Roles taken so far, per parameter name, and the vocabulary parameters.
   llvm::StringMap<Role> roles;
   llvm::StringSet<> vocabulary;
+  /// Key/value projections whose heads tp does not divide: whole by design.
+  llvm::StringSet<> wholeHeads;
+  /// Why a parameter a rule proposed stays whole after all.
+  llvm::StringMap<std::string> whyWhole;
   /// Values from which no column-parallel region leads back (memoized so
   /// that a walk down a residual stream is done once, not once per layer).
   llvm::DenseSet<Value> dead;
   /// Whether a value is computed from constants only (memoized).
   llvm::DenseMap<Value, bool> constantOnly;
+  /// Biases met by collectColumns' current walk (addedBias).
+  SmallVector<StringAttr> biasesFound;
   /// Whether a rule proposed any tp split at all (for the warning).
   bool anyCandidate = false;
   /// The arguments' shardings, written back at once at the end: setting
@@ -289,6 +299,16 @@ bool Seeder::splitsWholeHeads(Operation *contraction) const {
   return true;
 }
 
+/// The name of a rank-1 parameter broadcast along the last dimension of
+/// `v` (a bias added after a matmul), else null.
+StringAttr Seeder::addedBias(Value v) {
+  auto broadcast = v.getDefiningOp<BroadcastOp>();
+  if (!broadcast || broadcast.getInput().getType().getRank() != 1 ||
+      broadcast.getDims()[0] != broadcast.getType().getRank() - 1)
+    return {};
+  return paramName(broadcast.getInput());
+}
+
 /// Walks back from `v` through ops that keep a split of the features (or of
 /// the heads made from them) local, to the contractions that compute it.
 /// False when some path leads elsewhere (a norm, a data input, ...).
@@ -339,6 +359,12 @@ bool Seeder::collectColumns(Value v, SmallVectorImpl<Operation *> &leaves,
       auto type = cast<RankedTensorType>(operand.getType());
       if (!isa<FloatType>(type.getElementType()) || fromConstants(operand))
         continue;
+      // A bias added after a matmul (GPT-2's Conv1D: x W + b) follows the
+      // features the column layer splits.
+      if (StringAttr bias = addedBias(operand)) {
+        biasesFound.push_back(bias);
+        continue;
+      }
       if (!collectColumns(operand, leaves, visited)) {
         ok = false;
         break;
@@ -365,6 +391,7 @@ void Seeder::seedPairs() {
       continue;
     SmallVector<Operation *> leaves;
     llvm::DenseSet<Value> visited;
+    biasesFound.clear();
     if (!collectColumns(row->input, leaves, visited) || leaves.empty())
       continue;
     SmallVector<Contraction> columns;
@@ -373,8 +400,10 @@ void Seeder::seedPairs() {
       // Key/value heads that tp does not divide (grouped-query attention
       // with fewer of them than ranks) stay whole on every rank, as
       // Megatron keeps them: each rank reads the ones its query heads use.
-      if (!splitsWholeHeads(leaf))
+      if (!splitsWholeHeads(leaf)) {
+        wholeHeads.insert(asContraction(leaf)->weight);
         continue;
+      }
       Contraction c = *asContraction(leaf);
       auto role = roles.find(c.weight);
       compatible &= !vocabulary.contains(c.weight) &&
@@ -392,6 +421,8 @@ void Seeder::seedPairs() {
       if (c.bias)
         tpDim.try_emplace(c.bias, 0);
     }
+    for (StringAttr bias : biasesFound)
+      tpDim.try_emplace(bias, 0);
   }
 }
 
@@ -417,6 +448,10 @@ void Seeder::seedTensorParallel() {
       continue;
     }
     if (type.getDimSize(dim) % tp != 0) {
+      whyWhole[name] = ("dimension " + Twine(dim) + " of size " +
+                        Twine(type.getDimSize(dim)) +
+                        " is not divisible by " + Twine(tp))
+                           .str();
       mlir::emitWarning(f.getLoc())
           << "parameter \"" << name << "\" stays replicated: dimension " << dim
           << " of size " << type.getDimSize(dim)
@@ -634,7 +669,7 @@ void Seeder::writeArgShardings() {
   f.setAllArgAttrs(attrs);
 }
 
-void Seeder::run() {
+LogicalResult Seeder::run(bool strict) {
   for (unsigned i = 0; i < f.getNumArguments(); ++i)
     argShardings.push_back(
         f.getArgAttrOfType<ShardingAttr>(i, RTXDialect::getShardingAttrName()));
@@ -661,6 +696,36 @@ void Seeder::run() {
   if (mesh.size("tp") > 1)
     warnIfTensorParallelSplitsNothing();
   writeArgShardings();
+  return strict && mesh.size("tp") > 1 ? checkStrict() : success();
+}
+
+/// strict-tp: every linear and matmul over a parameter in the forward pass
+/// is split on tp, but for key/value heads kept whole by design.
+LogicalResult Seeder::checkStrict() {
+  bool ok = true;
+  llvm::StringSet<> reported;
+  for (Operation &op : f.getBody().front()) {
+    std::optional<Contraction> c =
+        forward.contains(&op) ? asContraction(&op) : std::nullopt;
+    if (!c || tpDim.count(c->weight) || wholeHeads.contains(c->weight) ||
+        !reported.insert(c->weight).second)
+      continue;
+    auto it = whyWhole.find(c->weight);
+    mlir::emitError(op.getLoc())
+        << "parameter \"" << c->weight.getValue() << "\" of this "
+        << op.getName() << " stays whole on axis \"tp\" of size "
+        << mesh.size("tp") << ": "
+        << (it != whyWhole.end()
+                ? it->second
+                : std::string("no Megatron pair (a column-parallel layer "
+                              "feeding a row-parallel one through "
+                              "elementwise ops, attention or layout ops) "
+                              "includes it"))
+        << "; strict-tp refuses it (name its role with seed-hints, or "
+           "drop strict-tp to keep it replicated)";
+    ok = false;
+  }
+  return success(ok);
 }
 
 namespace {
@@ -711,9 +776,14 @@ struct RTXSeedShardingsPass
       hints.push_back(
           {suffix.str(), role == "column" ? Role::Column : Role::Row});
     }
+    bool failed = false;
     for (auto f : module.getOps<func::FuncOp>())
       if (!f.isExternal())
-        Seeder(f, mesh, vocabParallel, sequenceParallel, hints).run();
+        failed |= mlir::failed(
+            Seeder(f, mesh, vocabParallel, sequenceParallel, hints)
+                .run(strictTP));
+    if (failed)
+      return signalPassFailure();
     if (mesh.size("tp") > 1)
       for (const Hint &hint : hints)
         if (!hint.used)

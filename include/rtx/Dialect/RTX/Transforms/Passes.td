@@ -850,7 +850,11 @@ def RTXSeedShardings : Pass<"rtx-seed-shardings", "mlir::ModuleOp"> {
            "Megatron sequence parallelism: split data inputs' sequence over tp">,
     ListOption<"seedHints", "seed-hints", "std::string",
                "Parameter-name suffixes with a tensor-parallel role, "
-               "NAME:column or NAME:row (e.g. q_proj:column,o_proj:row)">
+               "NAME:column or NAME:row (e.g. q_proj:column,o_proj:row)">,
+    Option<"strictTP", "strict-tp", "bool", "false",
+           "Refuse a program in which a linear or matmul over a parameter "
+           "stays whole on the tp axis (key/value heads that tp does not "
+           "divide, kept whole by design, excepted)">
   ];
   let dependentDialects = ["mlir::rtx::RTXDialect"];
 }
