@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LanguageModelHead.h"
 #include "Layout.h"
 
 #include "rtx/Dialect/RTX/Transforms/Passes.h"
@@ -27,10 +28,11 @@ void padVocabulary(func::FuncOp f, StringRef axis, int64_t size,
                    StringRef meshName) {
   for (auto loss : llvm::to_vector(f.getOps<CrossEntropyOp>())) {
     Value logits = loss.getLogits();
-    auto head = logits.getDefiningOp<LinearOp>();
+    SmallVector<ReshapeOp> reshapes;
+    LinearOp head = languageModelHead(loss, &reshapes, /*onlyUse=*/true);
     auto logitsType = cast<RankedTensorType>(logits.getType());
     int64_t vocab = logitsType.getShape().back();
-    if (vocab % size == 0 || !head || !logits.hasOneUse() ||
+    if (vocab % size == 0 || !head ||
         !head.getWeight().getDefiningOp<ParamOp>() ||
         (head.getBias() && !head.getBias().getDefiningOp<ParamOp>()))
       continue;
@@ -67,10 +69,17 @@ void padVocabulary(func::FuncOp f, StringRef axis, int64_t size,
     for (auto embedding : f.getOps<EmbeddingOp>())
       if (paddedOf.count(embedding.getTable()))
         embedding.getTableMutable().assign(pad(embedding.getTable()));
-    SmallVector<int64_t> shape(logitsType.getShape());
-    shape.back() = padded;
-    auto paddedType = logitsType.clone(shape);
-    head.getResult().setType(paddedType);
+    // The head and the reshapes after it make `padded` classes.
+    auto widen = [&](Value v) {
+      auto type = cast<RankedTensorType>(v.getType());
+      SmallVector<int64_t> shape(type.getShape());
+      shape.back() = padded;
+      v.setType(type.clone(shape));
+    };
+    widen(head.getResult());
+    for (ReshapeOp reshape : reshapes)
+      widen(reshape.getResult());
+    auto paddedType = cast<RankedTensorType>(logits.getType());
     // -inf in the padded classes: exp(-inf - max) = 0.
     b.setInsertionPoint(loss);
     SmallVector<bool> isPadding(padded, false);

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LanguageModelHead.h"
 #include "Layout.h"
 
 #include "rtx/Dialect/RTX/Transforms/Passes.h"
@@ -213,7 +214,7 @@ void Seeder::seedVocabulary() {
     if (!forward.contains(loss))
       continue;
     vocabularies.insert(loss.getLogits().getType().getShape().back());
-    if (auto head = loss.getLogits().getDefiningOp<LinearOp>()) {
+    if (LinearOp head = languageModelHead(loss)) {
       add(paramName(head.getWeight()));
       if (head.getBias())
         add(paramName(head.getBias()));
