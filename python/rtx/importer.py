@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
@@ -90,13 +91,21 @@ class _Lowering:
         elif leaf.kind == "param":
             value = self.f.param(leaf.name, t.shape, _initializer(leaf), dtype=t.dtype)
         else:
-            splat = self.splat(t)
-            value = self.f.constant(splat, t.shape, t.dtype) if splat is not None else \
-                self.f.dense(leaf.tensor.reshape(-1).tolist(), t.shape, t.dtype)
+            value = self.constant(leaf.tensor, t)
         if leaf.kind != "const":
             self.declared.append(leaf)
         self.values[t.ref] = value
         return value
+
+    def constant(self, value: torch.Tensor, t: "Operand") -> Value:
+        """A constant's rtx.constant: a splat, decimal elements, or (large:
+        rotary tables, masks) its raw bytes in hex."""
+        splat = _splat(value)
+        if splat is not None:
+            return self.f.constant(splat, t.shape, t.dtype)
+        if value.numel() > _HEX_ABOVE:
+            return self.f.dense_bytes(_raw_bytes(value), t.shape, t.dtype)
+        return self.f.dense(value.reshape(-1).tolist(), t.shape, t.dtype)
 
     def splat(self, t: "Operand") -> Optional[Union[int, float, bool]]:
         """The value of a constant whose elements are all equal, else None."""
@@ -183,6 +192,21 @@ def _splat(t: torch.Tensor) -> Optional[Union[int, float, bool]]:
     flat = t.detach().reshape(-1)
     first = flat[0]
     return first.item() if bool((flat == first).all()) else None
+
+
+# Constants with more elements are written as raw bytes in hex.
+_HEX_ABOVE = 1024
+
+
+def _raw_bytes(t: torch.Tensor) -> bytes:
+    """The little-endian buffer MLIR's dense<"0x..."> reads: row-major
+    elements, booleans packed eight to a byte from the low bit."""
+    flat = t.detach().contiguous().reshape(-1)
+    if flat.dtype == torch.bool:
+        import numpy as np
+        return np.packbits(flat.numpy(), bitorder="little").tobytes()
+    assert sys.byteorder == "little", "raw constants are written in the host's byte order"
+    return flat.view(torch.uint8).numpy().tobytes()
 
 
 # A parameter's initializer is computed from at most this many of its

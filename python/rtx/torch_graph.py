@@ -151,6 +151,7 @@ class Graph:
         self.alive: List[torch.Tensor] = []   # keeps ids unique while tracing
         self.viewed: set = set()              # ids of traced tensors that a recorded view was taken of
         self.unknown: Dict[int, str] = {}     # id(meta tensor with no value) -> what it comes from
+        self.constants: Dict[tuple, List[int]] = {}   # _fingerprint -> value ids of const leaves
         self.on_zeros: List[str] = []         # ops without a meta kernel, run on zeros for their shapes
         self.where: List[Tuple[str, str]] = []
         self.busy = False                     # the tracer itself is calling torch
@@ -194,8 +195,22 @@ class Graph:
                                      self.owners.get(id(t), "")))
         if t.is_meta:
             self._valueless(t)
-        # Not derived from inputs or parameters: a constant, captured now.
-        return Ref(self.add_leaf("const", "", t, t.detach().clone()))
+        return Ref(self._constant(t))
+
+    def _constant(self, t: torch.Tensor) -> int:
+        """A value not derived from inputs or parameters: a constant,
+        captured now (a copy: a later in-place update does not change it).
+        Equal values are one constant: a rotary table unsqueezed, or a mask
+        rebuilt, in every layer is written into the IR once."""
+        key = _fingerprint(t)
+        for vid in self.constants.get(key, ()):
+            if _same_values(self.metas[vid].leaf.tensor, t):
+                self.ids[id(t)] = vid
+                self.alive.append(t)
+                return vid
+        vid = self.add_leaf("const", "", t, t.detach().clone())
+        self.constants.setdefault(key, []).append(vid)
+        return vid
 
     def _valueless(self, t: torch.Tensor) -> None:
         """A meta tensor that is not traced reached a recorded call: its value
@@ -323,6 +338,21 @@ class Graph:
                 raise UnsupportedOpError(op, path, kind, "an in-place update of a view (or of a tensor "
                                          "with views) cannot be imported; use the out-of-place form",
                                          source=user_source())
+
+
+def _fingerprint(t: torch.Tensor) -> tuple:
+    """Shape, dtype and up to 64 evenly spaced elements: equal tensors have
+    equal fingerprints, and most unequal ones differ."""
+    flat = t.detach().reshape(-1)
+    step = max(1, -(-flat.numel() // 64))
+    return tuple(t.shape), t.dtype, tuple(flat[::step].tolist())
+
+
+def _same_values(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Equal shapes, dtypes and elements, signs of zeros included."""
+    if a.shape != b.shape or a.dtype != b.dtype or not torch.equal(a, b):
+        return False
+    return not a.is_floating_point() or torch.equal(torch.signbit(a), torch.signbit(b))
 
 
 def _in_place(op: str, kwargs: dict) -> bool:
