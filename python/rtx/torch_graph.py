@@ -423,8 +423,30 @@ def _repeat_interleave_on_meta(func: Callable, args: tuple, kwargs: dict) -> Tup
     return func, args, kwargs
 
 
+_CROSS_ENTROPY_ARGS = ("input", "target", "weight", "size_average", "ignore_index", "reduce", "reduction",
+                       "label_smoothing")
+
+
+def _cross_entropy_on_meta(func: Callable, args: tuple, kwargs: dict) -> Tuple[Callable, tuple, dict]:
+    """PyTorch 1.13 has no meta kernel for the loss over [N, C, d...] (nll_loss2d):
+    the same loss with the class dimension moved last and the rest flattened."""
+    given = dict(zip(_CROSS_ENTROPY_ARGS, args), **kwargs)
+    x = given.get("input")
+    if not isinstance(x, torch.Tensor) or x.dim() <= 2:
+        return func, args, kwargs
+
+    def flattened(input, target, **rest):
+        classes = input.shape[1]
+        rows = input.movedim(1, -1).reshape(-1, classes)
+        target = target.movedim(1, -1).reshape(-1, classes) if target.is_floating_point() else target.reshape(-1)
+        out = func(rows, target, **rest)
+        return out.reshape(input.shape[:1] + input.shape[2:]) if out.dim() else out
+    return flattened, (), given
+
+
 # Traced calls that need another form to run on meta tensors.
 _TRACED_FORMS = {
+    "torch.nn.functional.cross_entropy": _cross_entropy_on_meta,
     "torch.Tensor.cpu": _same_tensor,
     "torch.Tensor.cuda": _same_tensor,
     "torch.Tensor.repeat_interleave": _repeat_interleave_on_meta,

@@ -2,15 +2,13 @@
 (no activation is allocated), computes constants for real on the CPU, imports
 models built on the meta device, and names a meta buffer whose value it
 needs. Numerical checks compare rtx-run with PyTorch (design.md tolerances)."""
-import inspect
-import json
 import re
 import subprocess
 import sys
 
 import pytest
 
-from util import ROOT, TORCH_SKIP_REASON, rel_err, run_text
+from util import ROOT, TORCH_SKIP_REASON, run_text
 
 torch = pytest.importorskip("torch", reason=TORCH_SKIP_REASON)
 
@@ -20,7 +18,7 @@ import torch.nn.functional as F  # noqa: E402
 import torch_models  # noqa: E402
 from rtx.errors import TorchImportError, UnsupportedOpError  # noqa: E402
 from rtx.importer import _bind, import_module, trace  # noqa: E402
-from test_import import LOSS_TOL, GRAD_TOL, import_and_check  # noqa: E402
+from test_import import GRAD_TOL, LOSS_TOL, ZOO, import_and_check  # noqa: E402
 
 
 # --- nothing traced has storage ------------------------------------------------------------------
@@ -46,6 +44,17 @@ def test_every_traced_value_is_a_meta_tensor(name):
     assert all(p is originals[n] and not p.is_meta for n, p in model.named_parameters())
     assert example and all(v is x for v, x in zip(example.values(), inputs))
     model(*inputs)
+
+
+@pytest.mark.parametrize("name", sorted(ZOO))
+def test_every_op_of_the_zoo_has_a_meta_form(name):
+    """No call of test_import's op zoo needs to run on zeros: each has a
+    meta kernel in PyTorch, or a form the tracer gives it (cross_entropy over
+    [N, C, d], repeat_interleave)."""
+    make, inputs = ZOO[name]
+    model, example = make(), inputs()
+    graph, _, _ = trace(model, _bind(model, example))
+    assert graph.on_zeros == [] and all(t.is_meta for node in graph.nodes for t in node.tensors)
 
 
 def torch_models_flatten(out):
@@ -267,3 +276,13 @@ def test_initializers_of_large_parameters_come_from_a_sample():
     mean, std = (float(v) for v in re.search(r'"w" normal\(([^,]+), ([^)]+)\)', text).groups())
     assert abs(mean - 0.25) < 0.01 and abs(std - 0.5) < 0.01, (mean, std)
     assert '"c" constant(3.0)' in text
+
+
+def test_the_meta_device_example_of_the_docs_runs():
+    """docs/python.md's example of a model built on the meta device (not among
+    test_docs.py's runnable blocks, which start with `import rtx`)."""
+    blocks = re.findall(r"```python\n(.*?)```", (ROOT / "docs" / "python.md").read_text(), re.S)
+    (code,) = [b for b in blocks if 'device="meta"' in b]
+    env = {"PYTHONPATH": str(ROOT / "python"), "PATH": "/usr/bin:/bin"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert done.returncode == 0 and done.stdout.strip() == "None", done.stderr
