@@ -38,8 +38,8 @@ IMPORT_CHILD = r"""
 import json, resource, sys, time
 sys.path[:0] = [{python!r}, {here!r}]
 import torch
+from rtx.importer import import_module     # first: the examples put this tree's python/ on the path
 import real_models
-from rtx.importer import import_module
 start = time.perf_counter()
 model, inputs = getattr(real_models, {factory!r})(**{kwargs!r})
 built = time.perf_counter()
@@ -74,8 +74,8 @@ def measured(argv, env=None):
     return proc.stdout, wall, rss
 
 
-def import_run(factory, kwargs, peer=False):
-    code = IMPORT_CHILD.format(python=os.path.join(ROOT, "python"), here=HERE, factory=factory, kwargs=kwargs,
+def import_run(factory, kwargs, peer=False, root=ROOT):
+    code = IMPORT_CHILD.format(python=os.path.join(root, "python"), here=HERE, factory=factory, kwargs=kwargs,
                                peer=peer)
     out, wall, rss = measured([sys.executable, "-c", code])
     return json.loads(out.strip().splitlines()[-1]), wall, rss
@@ -96,8 +96,20 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
     parser.add_argument("--skip-depth", action="store_true", help="skip the 24- and 48-layer imports")
+    parser.add_argument("--before", metavar="ROOT",
+                        help="also import GPT-2 small at batch 1 x 1024 with the importer of another checkout "
+                             "(one that runs the model eagerly: it needs about 4.4 GB) and with this one")
     args = parser.parse_args()
     missed = 0
+
+    if args.before:
+        print("GPT-2 small at batch 1 x 1024, the importer of", args.before, "and this one")
+        old, old_wall, old_rss = import_run("gpt2_small", {"batch": 1}, root=os.path.abspath(args.before))
+        new, new_wall, new_rss = import_run("gpt2_small", {"batch": 1})
+        print(f"  before: import {old['import_s']:.2f} s, process peak {old_rss / GB:.2f} GB")
+        print(f"  now:    import {new['import_s']:.2f} s, process peak {new_rss / GB:.2f} GB; "
+              f"before/now: {old['import_s'] / new['import_s']:.0f}x the time, "
+              f"{(old_rss - new_rss) / GB:.2f} GB more memory")
 
     print("GPT-2 small (12 layers, width 768, 12 heads, vocabulary 50304), batch 8 x 1024")
     r, wall, rss = import_run("gpt2_small", {}, peer=True)
