@@ -286,3 +286,15 @@ def test_the_meta_device_example_of_the_docs_runs():
     env = {"PYTHONPATH": str(ROOT / "python"), "PATH": "/usr/bin:/bin"}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert done.returncode == 0 and done.stdout.strip() == "None", done.stderr
+
+
+def test_a_model_on_the_meta_device_trains_from_its_initializers():
+    """rtx.compile of a meta-device model: no values (Program.params is None
+    until it trains), and training from the initializers lowers the loss."""
+    import rtx
+    idx, targets = torch_models.lm_batch(2, 6, 11)
+    program = rtx.compile(TinyLlama(device="meta"), (idx, targets), optimizer=rtx.AdamW(lr=3e-2))
+    assert program.params is None
+    result = program.train({"idx": idx, "targets": targets}, steps=6)
+    assert result.losses[-1] < 0.8 * result.losses[0], result.losses
+    assert result.params["head.weight"].shape == (11, 8)
