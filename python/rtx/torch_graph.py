@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Tuple
@@ -289,6 +290,11 @@ class Graph:
         try:
             return func(*args, **kwargs)
         except (NotImplementedError, RuntimeError, TypeError) as error:
+            if _DATA_DEPENDENT_SHAPE.search(str(error)):
+                # Zeros would give a shape, but not the one the values give.
+                raise UnsupportedOpError(op, *self.location(), "the shape of its result depends on the values "
+                                         "of its operands; data-dependent shapes cannot be imported",
+                                         source=user_source()) from None
             try:
                 out = func(*_zeros_for_meta(args), **_zeros_for_meta(kwargs))
             except Exception:
@@ -338,6 +344,12 @@ class Graph:
                 raise UnsupportedOpError(op, path, kind, "an in-place update of a view (or of a tensor "
                                          "with views) cannot be imported; use the out-of-place form",
                                          source=user_source())
+
+
+# The ATen ops behind calls whose result's shape depends on values (x[mask],
+# nonzero, masked_select, unique, one-argument where): named by PyTorch's
+# error for a meta operand.
+_DATA_DEPENDENT_SHAPE = re.compile(r"aten::(nonzero|masked_select|_?unique\w*|bincount)\b")
 
 
 def _fingerprint(t: torch.Tensor) -> tuple:

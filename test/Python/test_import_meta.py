@@ -298,3 +298,19 @@ def test_a_model_on_the_meta_device_trains_from_its_initializers():
     result = program.train({"idx": idx, "targets": targets}, steps=6)
     assert result.losses[-1] < 0.8 * result.losses[0], result.losses
     assert result.params["head.weight"].shape == (11, 8)
+
+
+@pytest.mark.parametrize("fn", [lambda h: h[h > 0].sum(), lambda h: torch.nonzero(h).float().sum(),
+                                lambda h: h.masked_select(h > 0).sum(), lambda h: torch.unique(h).sum()],
+                         ids=["boolean-index", "nonzero", "masked_select", "unique"])
+def test_data_dependent_shapes_are_refused(fn):
+    """Zeros would give these calls a shape, but not the one the values give."""
+    class Shape(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(torch.randn(4))
+
+        def forward(self, x):
+            return fn(x * self.w)
+    with pytest.raises(UnsupportedOpError, match="data-dependent shapes cannot be imported"):
+        import_module(Shape(), (torch.randn(3, 4),))
