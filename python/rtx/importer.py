@@ -364,8 +364,8 @@ def import_module(model: torch.nn.Module, example_inputs: Union[Sequence[Any], M
     if not isinstance(model, torch.nn.Module):
         raise TorchImportError(f"expected a torch.nn.Module, got {type(model).__name__}")
     bound = _bind(model, example_inputs)
-    graph, inputs, out = trace(model, bound, loss)
-    return _lower_graph(graph, inputs, out, name or _identifier(type(model).__name__.lower()), fuse,
+    graph, out = trace(model, bound, loss)
+    return _lower_graph(graph, out, name or _identifier(type(model).__name__.lower()), fuse,
                         f"{type(model).__module__}.{type(model).__qualname__}")
 
 
@@ -381,14 +381,15 @@ def _bind(model: torch.nn.Module, example_inputs: Union[Sequence[Any], Mapping[s
 # --- capture with the TorchFunctionMode tracer (PyTorch 1.13 and later) ---------------------
 
 def trace(model: torch.nn.Module, bound: inspect.BoundArguments,
-          loss: Optional[Callable[[Any], torch.Tensor]] = None) -> Tuple[Graph, Dict[str, torch.Tensor], Any]:
+          loss: Optional[Callable[[Any], torch.Tensor]] = None) -> Tuple[Graph, Any]:
     """Runs `model` on meta copies of the bound example inputs and of its
-    trainable parameters, recording its calls: (the Graph, input name ->
-    example value, what the model (and loss) returned, as meta tensors)."""
+    trainable parameters, recording its calls: (the Graph, what the model
+    (and loss) returned, as meta tensors). The Graph's input leaves hold the
+    example values, its parameter leaves the module's parameters."""
     with _meta_parameters(model) as (params, values, owners):
         graph = Graph(params, values, owners)
         _mark_valueless(graph, model)
-        inputs = _meta_inputs(graph, model, bound)
+        _meta_inputs(graph, model, bound)
         handles = []
         for path, sub in model.named_modules():
             handles.append(sub.register_forward_pre_hook(_enter(graph, path)))
@@ -403,7 +404,7 @@ def trace(model: torch.nn.Module, bound: inspect.BoundArguments,
         finally:
             for h in handles:
                 h.remove()
-    return graph, inputs, out
+    return graph, out
 
 
 @contextlib.contextmanager
@@ -448,14 +449,12 @@ def _mark_valueless(graph: Graph, model: torch.nn.Module) -> None:
             graph.mark_unknown(p, f"parameter '{name}' (requires_grad=False: a constant)")
 
 
-def _meta_inputs(graph: Graph, model: torch.nn.Module, bound: inspect.BoundArguments) -> Dict[str, torch.Tensor]:
-    """Replaces each tensor among the bound arguments by a meta copy (an
-    input leaf of the graph holding the example value); input name ->
-    example value."""
+def _meta_inputs(graph: Graph, model: torch.nn.Module, bound: inspect.BoundArguments) -> None:
+    """Replaces each tensor among the bound arguments by a meta copy, an
+    input leaf of the graph holding the example value."""
     signature = inspect.signature(model.forward).parameters
     params = {id(p) for p in model.parameters()}
     seen: set = set()
-    inputs: Dict[str, torch.Tensor] = {}
 
     def leaf(input_name: str, value: Any) -> Any:
         if not isinstance(value, torch.Tensor):
@@ -466,7 +465,6 @@ def _meta_inputs(graph: Graph, model: torch.nn.Module, bound: inspect.BoundArgum
         seen.add(id(value))
         copy = value.detach().to(META)
         graph.add_leaf("input", input_name, copy, value)
-        inputs[input_name] = value
         return copy
 
     for arg_name, value in list(bound.arguments.items()):
@@ -477,15 +475,14 @@ def _meta_inputs(graph: Graph, model: torch.nn.Module, bound: inspect.BoundArgum
             bound.arguments[arg_name] = {k: leaf(f"{arg_name}_{k}", x) for k, x in value.items()}
         else:
             bound.arguments[arg_name] = leaf(arg_name, value)
-    return inputs
 
 
 # --- from the record to the IR ---------------------------------------------------------------
 
-def _lower_graph(graph: Graph, inputs: Dict[str, torch.Tensor], out: Any, fname: str, fuse: bool,
-                 origin: str) -> ImportedModel:
-    """Fuses and lowers the calls of `graph` that `out` depends on into a
-    function `fname` of a new module."""
+def _lower_graph(graph: Graph, out: Any, fname: str, fuse: bool, origin: str) -> ImportedModel:
+    """Fuses and lowers the calls of `graph` that `out` (tensors the graph
+    traced) depends on into a function `fname` of a new module; `origin`
+    names the model in the module's comment. Every capture path ends here."""
     results = _select_outputs(graph, out)
     returned = [graph.ids[id(t)] for t in results]
     if fuse:
@@ -502,9 +499,7 @@ def _lower_graph(graph: Graph, inputs: Dict[str, torch.Tensor], out: Any, fname:
     f.ret(*[lowering.v(lowering.wrap(Ref(vid))) for vid in returned])
 
     params_out = {leaf.name: leaf.tensor for leaf in lowering.declared if leaf.kind == "param"}
-    # The example values, in the order the function declares its inputs.
-    inputs_out = {leaf.name: inputs.get(leaf.name, leaf.tensor) for leaf in lowering.declared
-                  if leaf.kind == "input"}
+    inputs_out = {leaf.name: leaf.tensor for leaf in lowering.declared if leaf.kind == "input"}
     returns_loss = len(results) == 1 and results[0].dim() == 0 and results[0].is_floating_point()
     return ImportedModel(module, fname, params_out, inputs_out, returns_loss, out)
 
