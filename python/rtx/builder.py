@@ -109,6 +109,7 @@ class Value:
 
 FLOATS = ("f32", "f64", "bf16", "f16")
 INTS = ("i32", "i64")
+_BYTES = {"f32": 4, "f64": 8, "bf16": 2, "f16": 2, "i32": 4, "i64": 8}
 
 
 class Function:
@@ -181,6 +182,19 @@ class Function:
         v = self._new(shape, dtype)
         literals = [_literal(x, dtype) for x in values]
         self._emit(f"{v.name} = rtx.constant dense<{_nested(literals, list(shape))}> : {v.type}")
+        return v
+
+    def dense_bytes(self, data: bytes, shape: Sequence[int], dtype: str = "f32") -> Value:
+        """A tensor given as its raw little-endian buffer, row-major (i1:
+        one bit per element, packed from the low bit): MLIR's hex form,
+        `dense<"0x...">`, which is 2 characters a byte where decimal
+        literals take 20 an element. For large constants (rotary tables)."""
+        count = math.prod(shape)
+        expected = (count + 7) // 8 if dtype == "i1" else count * _BYTES[dtype]
+        self._check(len(data) == expected, "constant",
+                    f"{len(data)} bytes do not fill shape {list(shape)} of {dtype} ({expected} bytes)")
+        v = self._new(shape, dtype)
+        self._emit(f'{v.name} = rtx.constant dense<"0x{data.hex().upper()}"> : {v.type}')
         return v
 
     # --- contractions ----------------------------------------------------------

@@ -1,10 +1,12 @@
 """Imports a PyTorch nn.Module into rtx IR.
 
-The module runs once, eagerly, on its example inputs while a
-TorchFunctionMode records every torch-level call (F.linear, Tensor.view,
-F.softmax, ...) whose operands depend on an input or a parameter. Calls on
-anything else (positions from torch.arange, causal masks from buffers,
-rotary tables) simply run: their results become rtx.constant values where a
+The module runs once on meta copies of its example inputs and trainable
+parameters (shapes and dtypes, no storage: no activation is allocated, and
+a model built on the meta device imports too) while a TorchFunctionMode
+records every torch-level call (F.linear, Tensor.view, F.softmax, ...)
+whose operands depend on an input or a parameter. Calls on anything else
+(positions from torch.arange, causal masks from buffers, rotary tables)
+run for real on the CPU: their results become rtx.constant values where a
 recorded call uses them. Shapes come from the run, so Python code that reads
 sizes, unpacks tuples or branches on shapes works unchanged.
 
@@ -14,7 +16,10 @@ op has been recognised as one rtx.attention (rtx.torch_fusion). The record
 is rtx.torch_graph; the converter of each call, rtx.torch_ops. Parameters
 keep their module paths as names (`transformer.h.0.attn.c_attn.weight`); a
 call with no rtx mapping raises UnsupportedOpError naming the op and the
-module that made it.
+module that made it. Parameter values never enter the IR: each rtx.param
+gets an initializer (from a sample of its values, or by its module's type
+when it is on the meta device), and save_params writes the module's values
+one parameter at a time.
 
     imported = import_module(model, (tokens, targets))
     imported.save("model.mlir")
@@ -23,17 +28,19 @@ module that made it.
 """
 from __future__ import annotations
 
+import contextlib
 import inspect
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 import torch
 
 from .builder import BuildError, Function, Init, Module, Value, constant, normal, ones, zeros
 from .errors import TorchImportError, UnsupportedOpError
 from .torch_fusion import fuse_attention, fuse_swiglu
-from .torch_graph import Graph, Leaf, Meta, Node, Ref, Tracer, flatten, refs
+from .torch_graph import META, Graph, Leaf, Meta, Node, Ref, Tracer, flatten, refs
 from .torch_ops import CONVERTERS, DTYPES, Operand, Unsupported, rtx_dtype, supported_ops
 
 __all__ = ["ImportedModel", "TorchImportError", "UnsupportedOpError", "import_module", "supported_ops"]
@@ -82,22 +89,27 @@ class _Lowering:
         if leaf.kind == "input":
             value = self.f.input(leaf.name, t.shape, t.dtype)
         elif leaf.kind == "param":
-            value = self.f.param(leaf.name, t.shape, _initializer(leaf.tensor), dtype=t.dtype)
+            value = self.f.param(leaf.name, t.shape, _initializer(leaf), dtype=t.dtype)
         else:
-            flat = leaf.tensor.reshape(-1).tolist()
-            value = self.f.dense(flat, t.shape, t.dtype)
+            value = self.constant(leaf.tensor, t)
         if leaf.kind != "const":
             self.declared.append(leaf)
         self.values[t.ref] = value
         return value
 
+    def constant(self, value: torch.Tensor, t: "Operand") -> Value:
+        """A constant's rtx.constant: a splat, decimal elements, or (large:
+        rotary tables, masks) its raw bytes in hex."""
+        splat = _splat(value)
+        if splat is not None:
+            return self.f.constant(splat, t.shape, t.dtype)
+        if value.numel() > _HEX_ABOVE:
+            return self.f.dense_bytes(_raw_bytes(value), t.shape, t.dtype)
+        return self.f.dense(value.reshape(-1).tolist(), t.shape, t.dtype)
+
     def splat(self, t: "Operand") -> Optional[Union[int, float, bool]]:
         """The value of a constant whose elements are all equal, else None."""
-        if t.const is None or t.const.numel() == 0:
-            return None
-        flat = t.const.reshape(-1)
-        first = flat[0]
-        return first.item() if bool((flat == first).all()) else None
+        return None if t.const is None else _splat(t.const)
 
     def operand(self, x: Any, shape: Sequence[int], dtype: str) -> Value:
         """x (an Operand or a Python number) converted to dtype and broadcast to shape."""
@@ -173,16 +185,68 @@ class _Lowering:
             self.values[vid] = value
 
 
-def _initializer(t: torch.Tensor) -> Init:
-    """An initializer that resembles the tensor: its value when constant,
-    else a normal distribution with its mean and standard deviation."""
-    flat = t.detach().reshape(-1).double()
-    if flat.numel() == 0:
+def _splat(t: torch.Tensor) -> Optional[Union[int, float, bool]]:
+    """The value of a tensor whose elements are all equal (NaN never is), else None."""
+    if t.numel() == 0:
+        return None
+    flat = t.detach().reshape(-1)
+    first = flat[0]
+    return first.item() if bool((flat == first).all()) else None
+
+
+# Constants with more elements are written as raw bytes in hex.
+_HEX_ABOVE = 1024
+
+
+def _raw_bytes(t: torch.Tensor) -> bytes:
+    """The little-endian buffer MLIR's dense<"0x..."> reads: row-major
+    elements, booleans packed eight to a byte from the low bit."""
+    flat = t.detach().contiguous().reshape(-1)
+    if flat.dtype == torch.bool:
+        import numpy as np
+        return np.packbits(flat.numpy(), bitorder="little").tobytes()
+    assert sys.byteorder == "little", "raw constants are written in the host's byte order"
+    return flat.view(torch.uint8).numpy().tobytes()
+
+
+# A parameter's initializer is computed from at most this many of its
+# values (evenly spaced): cheap on a 50k x 768 embedding, and every value of
+# a small parameter.
+_INIT_SAMPLE = 1 << 20
+
+
+def _initializer(leaf: Leaf) -> Init:
+    """An initializer that resembles the parameter: its value when constant,
+    else a normal distribution with its mean and standard deviation. A
+    parameter on the meta device has no values: see _meta_initializer."""
+    t = leaf.tensor.detach()
+    if t.is_meta:
+        return _meta_initializer(leaf)
+    if t.numel() == 0:
         return zeros()
-    first = flat[0].item()
-    if bool((flat == first).all()):
+    low, high = torch.aminmax(t.reshape(-1)) if t.is_floating_point() else (t.min(), t.max())
+    if low.item() == high.item():
+        first = low.item()
         return zeros() if first == 0 else ones() if first == 1 else constant(first)
+    flat = t.reshape(-1)
+    if flat.numel() > _INIT_SAMPLE:
+        flat = flat[::-(-flat.numel() // _INIT_SAMPLE)]
+    flat = flat.double()
     return normal(flat.mean().item(), flat.std().item())
+
+
+def _meta_initializer(leaf: Leaf) -> Init:
+    """The initializer of a parameter whose values are unknown (on the meta
+    device), by its module's type and its name, as GPT-2 and Llama
+    initialise: ones for a norm's weight (a module class named *Norm*),
+    zeros for biases, normal(0, 0.02) for matrices and other tensors of two
+    or more dimensions, ones for other vectors and scalars (scales, gains)."""
+    short = leaf.name.rsplit(".", 1)[-1]
+    if "norm" in leaf.owner.lower() and short == "weight":
+        return ones()
+    if short == "bias" or short.endswith("_bias"):
+        return zeros()
+    return normal(0.0, 0.02) if leaf.tensor.dim() >= 2 else ones()
 
 
 # --- the entry point ------------------------------------------------------------------------
@@ -195,7 +259,7 @@ class ImportedModel:
     params: Dict[str, torch.Tensor]         # parameter name -> the module's nn.Parameter, declaration order
     inputs: Dict[str, torch.Tensor]         # input name -> the example input tensor
     returns_loss: bool                      # the function returns one scalar: a loss to train on
-    output: Any = field(default=None, repr=False)   # what the traced call returned (torch values)
+    output: Any = field(default=None, repr=False)   # what the traced call returned (meta tensors)
 
     def text(self) -> str:
         return self.module.text()
@@ -205,13 +269,18 @@ class ImportedModel:
         path.write_text(self.text())
         return path
 
-    def param_arrays(self) -> Dict[str, Any]:
-        """The parameters' current values as numpy arrays (16-bit floats as float32)."""
-        return {name: _to_numpy(p) for name, p in self.params.items()}
+    def param_arrays(self) -> Optional[Mapping[str, Any]]:
+        """The parameters' current values as numpy arrays (16-bit floats as
+        float32), each converted when it is read; None when every parameter
+        is on the meta device (no values: programs start from the IR's
+        initializers). Reading a parameter on the meta device is an error."""
+        if self.params and all(p.is_meta for p in self.params.values()):
+            return None
+        return _ParamArrays(self.params)
 
     def save_params(self, directory: Union[str, Path]) -> Path:
-        """Writes NAME.npy for every parameter (rtx-run --params DIR)."""
-        return _save_arrays(directory, self.params)
+        """Writes NAME.npy for every parameter (rtx-run --params DIR), one at a time."""
+        return _save_arrays(directory, self.params, "parameter")
 
     def save_inputs(self, directory: Union[str, Path],
                     values: Optional[Mapping[str, torch.Tensor]] = None) -> Path:
@@ -221,25 +290,48 @@ class ImportedModel:
         missing = set(self.inputs) - set(values)
         if missing:
             raise TorchImportError(f"no value for input(s) {', '.join(sorted(missing))}")
-        return _save_arrays(directory, {n: values[n] for n in self.inputs})
+        return _save_arrays(directory, {n: values[n] for n in self.inputs}, "input")
 
 
-def _to_numpy(t: Any) -> Any:
-    """A copy as a numpy array; bfloat16 (which .npy lacks) as float32, which
-    rtx-run accepts for 16-bit parameters and inputs."""
+class _ParamArrays(Mapping):
+    """Parameter name -> its value as a numpy array, converted when read."""
+
+    def __init__(self, params: Mapping[str, torch.Tensor]) -> None:
+        self._params = params
+
+    def __getitem__(self, name: str) -> Any:
+        return _to_numpy(self._params[name], name, "parameter").copy()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._params)
+
+    def __len__(self) -> int:
+        return len(self._params)
+
+
+def _to_numpy(t: Any, name: str = "", what: str = "tensor") -> Any:
+    """A numpy array of t's values (sharing its memory where it can);
+    bfloat16 (which .npy lacks) as float32, which rtx-run accepts for 16-bit
+    parameters and inputs."""
     import numpy as np
     if not isinstance(t, torch.Tensor):
         return np.asarray(t)
+    if t.is_meta:
+        raise TorchImportError(
+            f"{what} '{name}' is on the meta device and has no value to write. Materialise the model first "
+            "(e.g. model.to_empty(device='cpu') then initialise or load its weights); without values, "
+            "rtx-run and rtx programs start from the IR's initializers")
     t = t.detach().cpu()
-    return (t.float() if t.dtype == torch.bfloat16 else t).numpy().copy()
+    return (t.float() if t.dtype == torch.bfloat16 else t).numpy()
 
 
-def _save_arrays(directory: Union[str, Path], tensors: Mapping[str, Any]) -> Path:
+def _save_arrays(directory: Union[str, Path], tensors: Mapping[str, Any], what: str) -> Path:
+    """NAME.npy for each tensor, converted and written one at a time."""
     import numpy as np
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     for name, t in tensors.items():
-        np.save(directory / f"{name}.npy", np.ascontiguousarray(_to_numpy(t)))
+        np.save(directory / f"{name}.npy", np.ascontiguousarray(_to_numpy(t, name, what)))
     return directory
 
 
@@ -247,7 +339,8 @@ def import_module(model: torch.nn.Module, example_inputs: Union[Sequence[Any], M
                   loss: Optional[Callable[[Any], torch.Tensor]] = None,
                   name: Optional[str] = None, fuse: bool = True) -> ImportedModel:
     """Imports `model` called on `example_inputs` (positional arguments, or
-    keyword arguments by name) into rtx IR.
+    keyword arguments by name) into rtx IR, without running it: the calls
+    see meta tensors of the inputs' and parameters' shapes and dtypes.
 
     Inputs are named after the forward method's parameters (`idx`,
     `targets`); parameters after their module paths. The function returns
@@ -258,66 +351,152 @@ def import_module(model: torch.nn.Module, example_inputs: Union[Sequence[Any], M
     Dropout is imported as rtx.dropout with rtx's own generator when the
     module is in training mode with p > 0 (masks differ from PyTorch's); in
     eval mode, or with p = 0, it is the identity. Parameters with
-    requires_grad=False and buffers become constants.
+    requires_grad=False and buffers become constants; one on the meta device
+    whose value a constant needs is an error that names it.
+
+    A model built on the meta device imports: its parameters get
+    initializers by module type (_meta_initializer), and save_params and
+    param_arrays have no values to give.
 
     With `fuse`, attention written op by op (q @ k^T, scale, causal mask,
     softmax, @ v) becomes one rtx.attention (rtx.torch_fusion).
     """
     if not isinstance(model, torch.nn.Module):
         raise TorchImportError(f"expected a torch.nn.Module, got {type(model).__name__}")
+    bound = _bind(model, example_inputs)
+    graph, out = trace(model, bound, loss)
+    return _lower_graph(graph, out, name or _identifier(type(model).__name__.lower()), fuse,
+                        f"{type(model).__module__}.{type(model).__qualname__}")
+
+
+def _bind(model: torch.nn.Module, example_inputs: Union[Sequence[Any], Mapping[str, Any]]) -> inspect.BoundArguments:
     args, kwargs = (list(example_inputs), {}) if not isinstance(example_inputs, Mapping) \
         else ([], dict(example_inputs))
     try:
-        bound = inspect.signature(model.forward).bind(*args, **kwargs)
+        return inspect.signature(model.forward).bind(*args, **kwargs)
     except TypeError as error:
         raise TorchImportError(f"example inputs do not match {type(model).__name__}.forward: {error}") from None
 
-    params = {id(p): n for n, p in model.named_parameters() if p.requires_grad}
-    graph = Graph(params)
-    inputs: Dict[str, torch.Tensor] = {}
-    for arg_name, value in bound.arguments.items():
-        kind = inspect.signature(model.forward).parameters[arg_name].kind
-        items = (list(enumerate(value)) if kind == inspect.Parameter.VAR_POSITIONAL else
-                 list(value.items()) if kind == inspect.Parameter.VAR_KEYWORD else [(None, value)])
-        for key, item in items:
-            if isinstance(item, torch.Tensor):
-                input_name = arg_name if key is None else f"{arg_name}_{key}"
-                if id(item) in graph.ids or id(item) in params:
-                    raise TorchImportError(f"input '{input_name}' is the same tensor as another input "
-                                           "or a parameter; pass a copy")
-                graph.add_leaf("input", input_name, item)
-                inputs[input_name] = item
 
-    handles = []
-    for path, sub in model.named_modules():
-        handles.append(sub.register_forward_pre_hook(_enter(graph, path)))
-        handles.append(sub.register_forward_hook(_leave(graph)))
+# --- capture with the TorchFunctionMode tracer (PyTorch 1.13 and later) ---------------------
+
+def trace(model: torch.nn.Module, bound: inspect.BoundArguments,
+          loss: Optional[Callable[[Any], torch.Tensor]] = None) -> Tuple[Graph, Any]:
+    """Runs `model` on meta copies of the bound example inputs and of its
+    trainable parameters, recording its calls: (the Graph, what the model
+    (and loss) returned, as meta tensors). The Graph's input leaves hold the
+    example values, its parameter leaves the module's parameters."""
+    with _meta_parameters(model) as (params, values, owners):
+        graph = Graph(params, values, owners)
+        _mark_valueless(graph, model)
+        _meta_inputs(graph, model, bound)
+        handles = []
+        for path, sub in model.named_modules():
+            handles.append(sub.register_forward_pre_hook(_enter(graph, path)))
+            handles.append(sub.register_forward_hook(_leave(graph)))
+        try:
+            with torch.no_grad(), Tracer(graph):
+                out = model(*bound.args, **bound.kwargs)
+                if loss is not None:
+                    graph.where.append(("<loss>", "loss function"))
+                    out = loss(out)
+                    graph.where.pop()
+        finally:
+            for h in handles:
+                h.remove()
+    return graph, out
+
+
+@contextlib.contextmanager
+def _meta_parameters(model: torch.nn.Module) -> Iterator[Tuple[Dict[int, str], Dict[int, torch.Tensor],
+                                                               Dict[int, str]]]:
+    """While inside, each trainable parameter of `model` is replaced, in
+    every module that holds it (tied weights stay tied), by a meta Parameter
+    of its shape and dtype. Yields, keyed by id(meta copy): the parameter's
+    name, the module's parameter, and the class name of its module."""
+    names = {id(p): n for n, p in model.named_parameters() if p.requires_grad}
+    copies: Dict[int, torch.nn.Parameter] = {}
+    params: Dict[int, str] = {}
+    values: Dict[int, torch.Tensor] = {}
+    owners: Dict[int, str] = {}
+    swapped: List[Tuple[torch.nn.Module, str, torch.nn.Parameter]] = []
     try:
-        with torch.no_grad(), Tracer(graph):
-            out = model(*bound.args, **bound.kwargs)
-            if loss is not None:
-                graph.where.append(("<loss>", "loss function"))
-                out = loss(out)
-                graph.where.pop()
+        for module in model.modules():
+            for key, p in list(module._parameters.items()):
+                if p is None or id(p) not in names:
+                    continue
+                if id(p) not in copies:
+                    copy = torch.nn.Parameter(p.detach().to(META), requires_grad=True)
+                    copies[id(p)] = copy
+                    params[id(copy)], values[id(copy)] = names[id(p)], p
+                    owners[id(copy)] = type(module).__name__
+                module._parameters[key] = copies[id(p)]
+                swapped.append((module, key, p))
+        yield params, values, owners
     finally:
-        for h in handles:
-            h.remove()
+        for module, key, p in reversed(swapped):
+            module._parameters[key] = p
 
+
+def _mark_valueless(graph: Graph, model: torch.nn.Module) -> None:
+    """Buffers and frozen parameters on the meta device: constants without a
+    value, named in the error if a value of theirs is needed."""
+    for name, b in model.named_buffers():
+        if b.is_meta:
+            graph.mark_unknown(b, f"buffer '{name}'")
+    for name, p in model.named_parameters():
+        if p.is_meta and not p.requires_grad:
+            graph.mark_unknown(p, f"parameter '{name}' (requires_grad=False: a constant)")
+
+
+def _meta_inputs(graph: Graph, model: torch.nn.Module, bound: inspect.BoundArguments) -> None:
+    """Replaces each tensor among the bound arguments by a meta copy, an
+    input leaf of the graph holding the example value."""
+    signature = inspect.signature(model.forward).parameters
+    params = {id(p) for p in model.parameters()}
+    seen: set = set()
+
+    def leaf(input_name: str, value: Any) -> Any:
+        if not isinstance(value, torch.Tensor):
+            return value
+        if id(value) in seen or id(value) in params:
+            raise TorchImportError(f"input '{input_name}' is the same tensor as another input "
+                                   "or a parameter; pass a copy")
+        seen.add(id(value))
+        copy = value.detach().to(META)
+        graph.add_leaf("input", input_name, copy, value)
+        return copy
+
+    for arg_name, value in list(bound.arguments.items()):
+        kind = signature[arg_name].kind
+        if kind == inspect.Parameter.VAR_POSITIONAL:
+            bound.arguments[arg_name] = tuple(leaf(f"{arg_name}_{i}", x) for i, x in enumerate(value))
+        elif kind == inspect.Parameter.VAR_KEYWORD:
+            bound.arguments[arg_name] = {k: leaf(f"{arg_name}_{k}", x) for k, x in value.items()}
+        else:
+            bound.arguments[arg_name] = leaf(arg_name, value)
+
+
+# --- from the record to the IR ---------------------------------------------------------------
+
+def _lower_graph(graph: Graph, out: Any, fname: str, fuse: bool, origin: str) -> ImportedModel:
+    """Fuses and lowers the calls of `graph` that `out` (tensors the graph
+    traced) depends on into a function `fname` of a new module; `origin`
+    names the model in the module's comment. Every capture path ends here."""
     results = _select_outputs(graph, out)
+    returned = [graph.ids[id(t)] for t in results]
     if fuse:
-        returned = tuple(graph.ids[id(t)] for t in results)
-        fuse_attention(graph, returned)
-        fuse_swiglu(graph, returned)
+        fuse_attention(graph, tuple(returned))
+        fuse_swiglu(graph, tuple(returned))
     module = Module()
-    module.comment(f"Imported from PyTorch: {type(model).__module__}.{type(model).__qualname__}.")
-    fname = name or _identifier(type(model).__name__.lower())
+    module.comment(f"Imported from PyTorch: {origin}.")
     f = module.function(fname)
     lowering = _Lowering(graph, f)
-    live = _live_nodes(graph, [graph.ids[id(t)] for t in results])
+    live = _live_nodes(graph, returned)
     for index, node in enumerate(graph.nodes):
         if index in live:
             lowering.lower(node)
-    f.ret(*[lowering.v(lowering.wrap(Ref(graph.ids[id(t)]))) for t in results])
+    f.ret(*[lowering.v(lowering.wrap(Ref(vid))) for vid in returned])
 
     params_out = {leaf.name: leaf.tensor for leaf in lowering.declared if leaf.kind == "param"}
     inputs_out = {leaf.name: leaf.tensor for leaf in lowering.declared if leaf.kind == "input"}

@@ -19,7 +19,7 @@ by op, which computes the same function.
 from __future__ import annotations
 
 import math
-from typing import Any, Optional, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 import torch
 
@@ -100,6 +100,7 @@ class _Matcher:
         self.graph = graph
         self.users = users(graph)
         self.results = results
+        self.causal: Dict[Tuple[int, Tuple[int, ...], bool], bool] = {}
 
     # -- queries on values ------------------------------------------------------------------
     def producer(self, ref: Any) -> Optional[Node]:
@@ -192,17 +193,26 @@ class _Matcher:
         shape = self.shape(ref)
         if node.op in _MASKED_FILL:
             x, mask, value = _arg(node, 0, "input"), _arg(node, 1, "mask"), _arg(node, 2, "value")
-            t = self.const(mask)
-            if self.number(value) == -math.inf and t is not None and _is_causal(t, shape, bool_mask=True):
+            if self.number(value) == -math.inf and self.is_causal(mask, shape, bool_mask=True):
                 return True, x
             return False, None
         if node.op in _ADD and node.kwargs.get("alpha", 1) == 1:
             a, b = _arg(node, 0, "input"), _arg(node, 1, "other")
             for x, m in ((a, b), (b, a)):
-                t = self.const(m)
-                if isinstance(x, Ref) and self.const(x) is None and t is not None:
-                    return (True, x) if _is_causal(t, shape, bool_mask=False) else (False, None)
+                if isinstance(x, Ref) and self.const(x) is None and self.const(m) is not None:
+                    return (True, x) if self.is_causal(m, shape, bool_mask=False) else (False, None)
         return False, ref
+
+    def is_causal(self, mask: Any, scores: Tuple[int, ...], bool_mask: bool) -> bool:
+        """_is_causal of constant `mask`, computed once per constant and
+        shape (every layer reads the same mask: 8192 x 8192 at Llama's length)."""
+        t = self.const(mask)
+        if t is None:
+            return False
+        key = (mask.id, scores, bool_mask)
+        if key not in self.causal:
+            self.causal[key] = _is_causal(t, scores, bool_mask)
+        return self.causal[key]
 
     def scaled(self, ref: Ref) -> Tuple[float, Ref]:
         """(c, x) when `ref` is x * c or x / c with a constant c and is read
@@ -285,11 +295,8 @@ def _is_causal(t: torch.Tensor, scores: Tuple[int, ...], bool_mask: bool) -> boo
     s = scores[-1]
     if t.dim() < 2 or tuple(t.shape[-2:]) != (s, s) or scores[-2] != s or t.dim() > len(scores):
         return False
-    future = torch.ones(s, s, dtype=torch.bool).triu(1)
-    flat = t.reshape(-1, s, s)
-    if bool_mask:
-        return t.dtype == torch.bool and bool((flat == future).all())
-    if not t.is_floating_point():
+    if bool_mask and t.dtype != torch.bool or not bool_mask and not t.is_floating_point():
         return False
-    visible = flat.masked_select(~future.expand_as(flat))
-    return bool(((flat == -math.inf) == future).all()) and bool((visible == 0).all())
+    future = torch.ones(s, s, dtype=torch.bool).triu(1)
+    expected = future if bool_mask else torch.zeros(s, s, dtype=t.dtype).masked_fill(future, -math.inf)
+    return all(torch.equal(m, expected) for m in t.reshape(-1, s, s))

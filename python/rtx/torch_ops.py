@@ -744,10 +744,26 @@ def _fused_swiglu(ctx, gate, up):
 
 @_converts("torch.ones_like", "torch.zeros_like", "torch.full_like", "torch.empty_like", "torch.Tensor.new_ones",
            "torch.Tensor.new_zeros", "torch.Tensor.new_full", "torch.Tensor.new_empty", "torch.Tensor.new_tensor")
-def _constant_like(ctx, *args, **kwargs):
-    # The values do not depend on the operand's, only its shape: a constant.
-    t = ctx.node.tensors[0]
-    if t.dtype not in DTYPES:
-        raise Unsupported(f"element type {t.dtype}")
-    flat = (torch.zeros_like(t) if "empty" in ctx.node.op else t).reshape(-1).tolist()
-    return ctx.f.dense(flat, t.shape, DTYPES[t.dtype])
+def _constant_like(ctx, input, *args, **kwargs):
+    # The values do not depend on the operand's, only its shape (and the
+    # call's arguments): a constant. The traced result is a meta tensor, so
+    # the value comes from the call: ones, zeros (empty: zeros), the fill
+    # value, or new_tensor's data.
+    op = ctx.node.op.rsplit(".", 1)[1]
+    dtype = ctx.out_dtype
+    if op == "new_tensor":
+        data = args[0] if args else kwargs.get("data")
+        if isinstance(data, Operand) and data.const is None:
+            raise Unsupported("new_tensor of a traced tensor (a copy of its values at import time)")
+        value = data.const if isinstance(data, Operand) else torch.tensor(data)
+        return ctx.f.dense(value.reshape(-1).tolist(), ctx.out_shape, dtype)
+    if op in ("full_like", "new_full"):
+        fill = args[-1] if (op == "full_like" and args) or len(args) >= 2 else kwargs.get("fill_value")
+        if isinstance(fill, Operand):
+            fill = ctx.splat(fill)
+        if not isinstance(fill, (bool, int, float)):
+            raise Unsupported("a fill value that is not a constant number")
+    else:
+        fill = 1 if "ones" in op else 0
+    return ctx.f.constant(fill if dtype in FLOATS else int(fill) if dtype != "i1" else bool(fill),
+                          ctx.out_shape, dtype)
