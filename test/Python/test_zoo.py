@@ -187,11 +187,15 @@ ROWS = 2   # sequences (images) per micro-batch
 # shares its twin's entries: the importer makes the same rtx.attention of
 # both, so the partitioned step is the same.
 
-_ADDMM = "import: unsupported op torch.addmm (Conv1D.forward) in transformer.h.0.attn.c_attn"
-_HF_LLAMA_OP_BY_OP = ("no rtx.attention: torch_fusion takes neither the finfo.min additive mask nor "
-                      "softmax(dtype=torch.float32), so attention stays op by op and replicated")
-_META_OP_BY_OP = ("no rtx.attention: the mask is mask.type_as(h), a traced call and not a constant, so "
-                  "torch_fusion leaves attention op by op and replicated")
+_GPT2_BIAS = ("Conv1D imports as rtx.matmul(x, W) + its bias broadcast, and rtx-seed-shardings' column/row pairs "
+              "stop at a broadcast parameter (only rtx.linear carries a bias), so neither attention nor the MLP is "
+              "split: no tp collective per layer, all 12 heads on every rank (then the fused c_attn needs "
+              "rtx-split-fused-projections)")
+_ROPE = ("rtx.attention is recognised (on the shared key/value heads), but rtx-seed-shardings stops at the rotary "
+         "embedding written op by op ({form}: rtx.slice and rtx.concat of a head's features, and the cos/sin "
+         "constants reaching rtx.mul through rtx.broadcast), so {names} stay whole and attention runs on all heads")
+_HF_ROPE = _ROPE.format(form="rotate_half", names="q/k/v/o_proj")
+_META_ROPE = _ROPE.format(form="pairs by reshape(..., -1, 2), unbind, stack", names="wq/wk/wv/wo")
 _NANOGPT_GATHER = ("fused c_attn split into blocks of its 3C outputs, not by head: per layer 1 all-gather "
                    "forward and 3 backward besides Megatron's 2 + 2 all-reduces")
 _VIT_GATHER = ("fused qkv gathered whole before the head split: per layer 1 all-gather forward and 1 backward "
@@ -199,13 +203,9 @@ _VIT_GATHER = ("fused qkv gathered whole before the head split: per layer 1 all-
 _PP_REPLICATED = "dp x tp x pp: rtx.attention keeps all 12 heads on every tp rank"
 
 KNOWN_FAILURES: Dict[Tuple[str, str, Optional[str]], str] = {
-    **{(check, "hf-gpt2", None): _ADDMM for check in ("pytorch", "train", "heads", "params", "collectives")},
-    ("heads", "hf-llama", None): _HF_LLAMA_OP_BY_OP,
-    ("params", "hf-llama", None): "q/k/v/o_proj stay whole on tp: attention op by op is replicated",
-    ("collectives", "hf-llama", None): "per layer 1 all-reduce forward and 1 backward: only the MLP is split",
-    ("heads", "meta-llama", None): _META_OP_BY_OP,
-    ("params", "meta-llama", None): "wq/wk/wv/wo stay whole on tp: attention op by op is replicated",
-    ("collectives", "meta-llama", None): "per layer 1 all-reduce forward and 1 backward: only the MLP is split",
+    **{(check, "hf-gpt2", None): _GPT2_BIAS for check in ("heads", "params", "collectives")},
+    **{(check, "hf-llama", None): _HF_ROPE for check in ("heads", "params", "collectives")},
+    **{(check, "meta-llama", None): _META_ROPE for check in ("heads", "params", "collectives")},
     ("collectives", "nanogpt", None): _NANOGPT_GATHER,
     ("collectives", "timm-vit", None): _VIT_GATHER,
     ("heads", "nanogpt", "dp2-tp2-pp2"): _PP_REPLICATED,
@@ -464,11 +464,7 @@ def test_collectives_per_layer_are_megatrons(family_name, mesh):
         f"tp collectives per layer: {per_layer}; per step: {base}"
 
 
-@pytest.mark.parametrize("strategy", [
-    pytest.param("conv", marks=pytest.mark.xfail(strict=True, reason="import: no converter for conv2d")),
-    pytest.param("unfold", marks=pytest.mark.xfail(strict=True, reason="import: no converter for F.unfold")),
-    "reshape",
-])
+@pytest.mark.parametrize("strategy", ["conv", "unfold", "reshape"])
 def test_vit_patch_embedding_as_written(strategy):
     """timm's PatchEmbed is a Conv2d of stride p; F.unfold and reshape +
     permute are the same product. Each imports, and the first loss is
