@@ -772,7 +772,10 @@ def _addmm(ctx, input, mat1, mat2, *, beta=1, alpha=1):
         product = f.mul(product, f.constant(alpha, ctx.out_shape, dtype))
     if beta == 0:                                   # torch ignores input then (even NaN in it)
         return product
-    return f.add(product, ctx.operand(_scaled(ctx, input, beta), ctx.out_shape, dtype))
+    bias = ctx.operand(input, ctx.out_shape, dtype)
+    if beta != 1:
+        bias = f.mul(bias, f.constant(beta, ctx.out_shape, dtype))
+    return f.add(product, bias)
 
 
 def _pair(x: Any, what: str) -> Tuple[int, int]:
