@@ -38,7 +38,7 @@ same function.
 from __future__ import annotations
 
 import math
-from typing import Any, List, Optional, Set, Tuple
+from typing import Any, Dict, Optional, Set, Tuple
 
 import torch
 
@@ -141,6 +141,9 @@ class _Matcher:
         self.users = users(graph)
         self.results = results
         self.widened: Set[torch.dtype] = set()     # the types the current match computes in
+        # Every layer reads the same mask: its value and verdicts are found once.
+        self.consts: Dict[int, Optional[torch.Tensor]] = {}
+        self.verdicts: Dict[Tuple[Any, ...], bool] = {}
 
     # -- queries on values ------------------------------------------------------------------
     def producer(self, ref: Any) -> Optional[Node]:
@@ -165,6 +168,11 @@ class _Matcher:
         but its value is the mask's)."""
         if not isinstance(ref, Ref):
             return None
+        if ref.id not in self.consts:
+            self.consts[ref.id] = self._const(ref)
+        return self.consts[ref.id]
+
+    def _const(self, ref: Ref) -> Optional[torch.Tensor]:
         meta = self.graph.metas[ref.id]
         if meta.leaf is not None:
             return meta.leaf.tensor if meta.leaf.kind == "const" else None
@@ -174,6 +182,20 @@ class _Matcher:
             if inner is not None and inner.is_floating_point() and tuple(inner.shape) == meta.shape:
                 return inner.to(meta.dtype)
         return None
+
+    def is_future(self, t: torch.Tensor, scores: Tuple[int, ...], negated: bool = False) -> bool:
+        """_is_future(~t if negated else t, scores), once per mask and shape."""
+        key = ("future", id(t), scores, negated)
+        if key not in self.verdicts:
+            self.verdicts[key] = t.dtype == torch.bool and _is_future(~t if negated else t, scores)
+        return self.verdicts[key]
+
+    def is_causal_bias(self, t: torch.Tensor, scores: Tuple[int, ...], dtypes: Tuple[torch.dtype, ...]) -> bool:
+        """_is_causal_bias, once per mask, shape and types."""
+        key = ("bias", id(t), scores, dtypes)
+        if key not in self.verdicts:
+            self.verdicts[key] = _is_causal_bias(t, scores, dtypes)
+        return self.verdicts[key]
 
     def number(self, x: Any) -> Optional[float]:
         """x as a Python number: a number, or a constant with one element."""
@@ -265,16 +287,17 @@ class _Matcher:
         if node.op in _MASKED_FILL:
             x, mask, value = _arg(node, 0, "input"), _arg(node, 1, "mask"), _arg(node, 2, "value")
             t = self.const(mask)
-            if isinstance(x, Ref) and _hides(self.number(value), dtype) and t is not None and \
-                    _is_future(t, shape):
+            if isinstance(x, Ref) and _hides(self.number(value), dtype, self.dtype(x)) and t is not None and \
+                    self.is_future(t, shape):
                 return True, self.peel(x)
             return False, None
         if node.op in _WHERE:
             cond, a, b = _arg(node, 0, "condition"), _arg(node, 1, "input"), _arg(node, 2, "other")
             t = self.const(cond)
             for x, fill, keeps_visible in ((a, b, True), (b, a, False)):
-                if isinstance(x, Ref) and self.const(x) is None and _hides(self.number(fill), dtype) and \
-                        t is not None and _is_future(~t if keeps_visible and t.dtype == torch.bool else t, shape):
+                if isinstance(x, Ref) and self.const(x) is None and t is not None and \
+                        _hides(self.number(fill), dtype, self.dtype(x)) and \
+                        self.is_future(t, shape, negated=keeps_visible):
                     return True, self.peel(x)
             return False, None
         if node.op in _ADD and node.kwargs.get("alpha", 1) == 1:
@@ -282,7 +305,8 @@ class _Matcher:
             for x, m in ((a, b), (b, a)):
                 t = self.const(m)
                 if isinstance(x, Ref) and self.const(x) is None and t is not None:
-                    return (True, self.peel(x)) if _is_causal_bias(t, shape, dtype) else (False, None)
+                    causal = self.is_causal_bias(t, shape, (dtype, self.dtype(x)))
+                    return (True, self.peel(x)) if causal else (False, None)
         return False, ref
 
     def scaled(self, ref: Ref, casts: bool = False) -> Tuple[float, Ref]:
@@ -382,8 +406,8 @@ class _Matcher:
             t = self.const(mask)
             s = self.shape(q)[:3] + (self.shape(k)[2],)
             bool_mask = t is not None and t.dtype == torch.bool
-            if causal or t is None or not (_is_future(~t, s) if bool_mask else
-                                           _is_causal_bias(t, s, self.dtype(q))):
+            if causal or t is None or not (self.is_future(t, s, negated=True) if bool_mask else
+                                           self.is_causal_bias(t, s, (self.dtype(q),))):
                 return None
             causal = True
         heads_k, heads_v = self.shared_heads(k), self.shared_heads(v)
@@ -443,18 +467,19 @@ def _permuted(shape: Tuple[int, ...], perm: Tuple[int, ...]) -> Tuple[int, ...]:
     return tuple(shape[p] for p in perm) if len(shape) == len(perm) else shape
 
 
-def _hides(value: Optional[float], dtype: torch.dtype) -> bool:
+def _hides(value: Optional[float], *dtypes: torch.dtype) -> bool:
     """Whether a score set to `value` (or with it added) gets probability 0
-    exactly, as with -inf: -inf, or finfo(dtype).min (Hugging Face's), which
-    any score in range leaves at least as low, and whose exp underflows."""
-    return value is not None and dtype.is_floating_point and \
-        (value == -math.inf or value <= torch.finfo(dtype).min)
+    exactly, as with -inf: -inf, or finfo.min (Hugging Face's) of the
+    scores' type (before or after promotion), which any score in range
+    leaves at least as low, and whose exp underflows."""
+    return value is not None and \
+        (value == -math.inf or any(d.is_floating_point and value <= torch.finfo(d).min for d in dtypes))
 
 
 def _broadcast_square(t: torch.Tensor, scores: Tuple[int, ...]) -> Optional[torch.Tensor]:
     """t as [N, S, S] when it broadcasts to `scores` [..., S, S], else None."""
     s = scores[-1]
-    if t.dim() < 2 or tuple(t.shape[-2:]) != (s, s) or scores[-2] != s or t.dim() > len(scores):
+    if t.is_meta or t.dim() < 2 or tuple(t.shape[-2:]) != (s, s) or scores[-2] != s or t.dim() > len(scores):
         return None
     if any(a not in (1, b) for a, b in zip(reversed(t.shape[:-2]), reversed(scores[:-2]))):
         return None
@@ -472,13 +497,14 @@ def _is_future(t: torch.Tensor, scores: Tuple[int, ...]) -> bool:
     return flat is not None and bool((flat == _future(scores[-1])).all())
 
 
-def _is_causal_bias(t: torch.Tensor, scores: Tuple[int, ...], dtype: torch.dtype) -> bool:
-    """Whether constant t, added to `scores` [..., S, S] of type `dtype`,
-    hides exactly the future: -inf or finfo.min above the diagonal, 0 on and
-    below it."""
+def _is_causal_bias(t: torch.Tensor, scores: Tuple[int, ...], dtypes: Tuple[torch.dtype, ...]) -> bool:
+    """Whether constant t, added to `scores` [..., S, S] of these types
+    (before and after promotion), hides exactly the future: -inf or
+    finfo.min above the diagonal, 0 on and below it."""
     flat = _broadcast_square(t, scores) if t.is_floating_point() else None
     if flat is None:
         return False
     future = _future(scores[-1]).expand_as(flat)
-    hidden = (flat == -math.inf) | (flat <= torch.finfo(dtype).min)
+    low = max(torch.finfo(d).min for d in dtypes if d.is_floating_point)
+    hidden = (flat == -math.inf) | (flat <= low)
     return bool((hidden == future).all()) and bool((flat.masked_select(~future) == 0).all())

@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from util import TORCH_SKIP_REASON
+from util import TORCH_SKIP_REASON, rel_err, run_text
 
 torch = pytest.importorskip("torch", reason=TORCH_SKIP_REASON)
 
@@ -90,6 +90,7 @@ class Attention(nn.Module):
         if form == "add_triu":
             return scores + torch.full((S, S), float("-inf")).triu(1)
         if form == "add_hf":                                             # HF Llama's _update_causal_mask
+            # (in float32 here, where HF makes it in the scores' type: bf16 scores are promoted by the sum)
             mask = torch.triu(torch.full((S, S), low), diagonal=1)
             mask = mask * (torch.arange(S) > torch.arange(S).reshape(-1, 1))
             return scores + mask[None, None, :, :].expand(B, 1, -1, -1)
@@ -174,6 +175,23 @@ def test_attention_form_is_one_rtx_attention(form, tmp_path):
     _check_fused(imported.text(), causal, CAUSAL, kwargs.get("kv_heads", H))
     assert loss_error <= LOSS_TOL, loss_error
     assert max(grad_errors.values()) <= GRAD_TOL, grad_errors
+
+
+@pytest.mark.filterwarnings("ignore:.*converted to bf16")
+@pytest.mark.parametrize("form", ["hf-llama", "meta-llama"])
+def test_bfloat16_attention_with_a_float32_softmax_is_one_rtx_attention(form, tmp_path):
+    """In bfloat16, Hugging Face's softmax(dtype=float32).to(q.dtype) and
+    Meta's softmax(scores.float()).type_as(q) widen only: one bf16
+    rtx.attention, whose loss is PyTorch's (bf16 tolerance, 1e-2)."""
+    kwargs, causal = FORMS[form]
+    torch.manual_seed(0)
+    model, x = Attention(**kwargs).to(torch.bfloat16), torch.randn(B, S, W).to(torch.bfloat16)
+    imported = import_module(model, (x,))
+    lines = _attention_lines(imported.text())
+    assert len(lines) == 1 and " causal" in lines[0] and f"tensor<{B}x{H}x{S}x{D}xbf16>" in lines[0], lines
+    result = run_text(imported.text(), tmp_path, params=imported.save_params(tmp_path / "params"),
+                      inputs=imported.save_inputs(tmp_path / "inputs"))
+    assert rel_err(result.results[0].value, model(x).float().detach().numpy()) <= 1e-2
 
 
 @pytest.mark.parametrize("kwargs", [
