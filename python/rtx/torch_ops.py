@@ -728,10 +728,12 @@ if hasattr(torch.nn.functional, "scaled_dot_product_attention"):          # PyTo
 
 
 @_converts("rtx.attention")
-def _fused_attention(ctx, query, key, value, causal=False, scale=None):
-    """Attention recognised by rtx.torch_fusion."""
+def _fused_attention(ctx, query, key, value, causal=False, scale=None, key_perm=None, value_perm=None):
+    """Attention recognised by rtx.torch_fusion; key and value permuted by
+    key_perm and value_perm first (shared heads taken from [B, S, Hkv, D])."""
     dtype = _float_result(ctx, "attention")
     q, k, v = (ctx.convert(ctx.v(t), dtype) for t in (query, key, value))
+    k, v = (ctx.f.transpose(x, list(perm)) if perm else x for x, perm in ((k, key_perm), (v, value_perm)))
     return ctx.f.attention(q, k, v, causal=bool(causal), scale=scale)
 
 
@@ -767,3 +769,90 @@ def _constant_like(ctx, input, *args, **kwargs):
         fill = 1 if "ones" in op else 0
     return ctx.f.constant(fill if dtype in FLOATS else int(fill) if dtype != "i1" else bool(fill),
                           ctx.out_shape, dtype)
+
+
+# --- issue 36: the ops of the zoo's families (HF GPT-2's Conv1D, timm's PatchEmbed) -----------------
+
+@_converts("torch.addmm", "torch.Tensor.addmm")
+def _addmm(ctx, input, mat1, mat2, *, beta=1, alpha=1):
+    """beta * input + alpha * (mat1 @ mat2): Hugging Face's Conv1D (GPT-2),
+    `torch.addmm(bias, x2d, W)` with W [in, out]. Lowered as rtx.matmul(x, W)
+    + bias, so W keeps the user's layout and the sharding seeder sees a layer
+    over a parameter (a matmul whose rhs is a param; the bias follows)."""
+    dtype = _float_result(ctx, "addmm")
+    if not isinstance(mat1, Operand) or not isinstance(mat2, Operand) or mat1.rank != 2 or mat2.rank != 2:
+        raise Unsupported("mat1 and mat2 must be matrices")
+    f = ctx.f
+    product = f.matmul(ctx.convert(ctx.v(mat1), dtype), ctx.convert(ctx.v(mat2), dtype))
+    if alpha != 1:
+        product = f.mul(product, f.constant(alpha, ctx.out_shape, dtype))
+    if beta == 0:                                   # torch ignores input then (even NaN in it)
+        return product
+    bias = ctx.operand(input, ctx.out_shape, dtype)
+    if beta != 1:
+        bias = f.mul(bias, f.constant(beta, ctx.out_shape, dtype))
+    return f.add(product, bias)
+
+
+def _pair(x: Any, what: str) -> Tuple[int, int]:
+    if isinstance(x, int):
+        return x, x
+    if isinstance(x, (list, tuple)) and len(x) == 2 and all(isinstance(i, int) for i in x):
+        return tuple(x)
+    raise Unsupported(f"{what}={x!r}")
+
+
+def _patch_grid(ctx, input, kernel, stride, padding, dilation, what: str) -> Tuple[int, int, int, int]:
+    """(ph, pw, rows, cols) of a patch extraction that rtx expresses as
+    reshape + transpose: non-overlapping patches (stride == kernel), no
+    padding, no dilation, an [N, C, H, W] input. Rows and columns past the
+    last whole patch are dropped, as PyTorch does."""
+    kernel, stride = _pair(kernel, "kernel_size"), _pair(stride, "stride")
+    if isinstance(padding, str):
+        padding = (0, 0) if padding == "valid" or kernel == (1, 1) else None
+    if padding is None or _pair(padding, "padding") != (0, 0) or _pair(dilation, "dilation") != (1, 1) or \
+            stride != kernel or input.rank != 4:
+        raise Unsupported(f"{what} with kernel {list(kernel)}, stride {list(stride)}, padding {padding!r}, "
+                          f"dilation {dilation!r} on a rank-{input.rank} input: rtx imports {what} over "
+                          "non-overlapping patches only (stride == kernel_size, padding 0, dilation 1, "
+                          "[N, C, H, W]), the patch embedding of a ViT")
+    ph, pw = kernel
+    return ph, pw, input.shape[2] // ph, input.shape[3] // pw
+
+
+def _patches(ctx, input, ph: int, pw: int, rows: int, cols: int):
+    """input [N, C, H, W] as [N, C, rows, ph, cols, pw] (whole patches only)."""
+    n, c, h, w = input.shape
+    value = ctx.v(input)
+    if (h, w) != (rows * ph, cols * pw):
+        value = ctx.f.slice(value, [0, 0, 0, 0], [n, c, rows * ph, cols * pw])
+    return ctx.f.reshape(value, [n, c, rows, ph, cols, pw])
+
+
+@_converts("torch.conv2d", "torch.nn.functional.conv2d")
+def _conv2d(ctx, input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """A convolution over non-overlapping patches (timm's PatchEmbed:
+    kernel == stride) is a matrix product: patches [N*L, C*kh*kw] times the
+    weight [O, C, kh, kw] viewed as [O, C*kh*kw]."""
+    if groups != 1:
+        raise Unsupported(f"groups={groups}")
+    dtype = _float_result(ctx, "conv2d")
+    ph, pw, rows, cols = _patch_grid(ctx, input, weight.shape[2:], stride, padding, dilation, "conv2d")
+    n, c = input.shape[:2]
+    f = ctx.f
+    patches = f.transpose(_patches(ctx, input, ph, pw, rows, cols), [0, 2, 4, 1, 3, 5])
+    patches = ctx.convert(f.reshape(patches, [n * rows * cols, c * ph * pw]), dtype)
+    w = f.reshape(ctx.convert(ctx.v(weight), dtype), [weight.shape[0], c * ph * pw])
+    b = ctx.convert(ctx.v(bias), dtype) if bias is not None else None
+    out = f.reshape(f.linear(patches, w, b), [n, rows, cols, weight.shape[0]])
+    return f.transpose(out, [0, 3, 1, 2])
+
+
+@_converts("torch.nn.functional.unfold")
+def _unfold(ctx, input, kernel_size, dilation=1, padding=0, stride=1):
+    """F.unfold over non-overlapping patches: [N, C*kh*kw, L], features
+    ordered (channel, row in the patch, column), patches row by row."""
+    ph, pw, rows, cols = _patch_grid(ctx, input, kernel_size, stride, padding, dilation, "unfold")
+    n, c = input.shape[:2]
+    patches = ctx.f.transpose(_patches(ctx, input, ph, pw, rows, cols), [0, 1, 3, 5, 2, 4])
+    return ctx.f.reshape(patches, [n, c * ph * pw, rows * cols])
