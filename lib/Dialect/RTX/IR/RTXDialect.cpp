@@ -63,8 +63,40 @@ static LogicalResult verifyShardingOfValue(Operation *anchor,
   return success();
 }
 
+/// `rtx.part_of`: {name = string, dim = integer, offset = integer} with dim
+/// a dimension of `type` and offset non-negative.
+static LogicalResult verifyPartOf(Operation *op, Attribute value, Type type,
+                                  const Twine &what) {
+  auto part = dyn_cast<DictionaryAttr>(value);
+  auto name = part ? part.getAs<StringAttr>("name") : StringAttr();
+  auto dim = part ? part.getAs<IntegerAttr>("dim") : IntegerAttr();
+  auto offset = part ? part.getAs<IntegerAttr>("offset") : IntegerAttr();
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!name || name.getValue().empty() || !dim || !offset || !tensor ||
+      part.size() != 3)
+    return op->emitError() << "'rtx.part_of' on " << what
+                           << " must be {name = \"USER NAME\", dim = D, "
+                              "offset = O} of a ranked tensor, got "
+                           << value;
+  if (dim.getInt() < 0 || dim.getInt() >= tensor.getRank() ||
+      offset.getInt() < 0)
+    return op->emitError() << "'rtx.part_of' on " << what << ": dim "
+                           << dim.getInt() << " is not a dimension of " << type
+                           << " or offset " << offset.getInt()
+                           << " is negative";
+  return success();
+}
+
 LogicalResult RTXDialect::verifyOperationAttribute(Operation *op,
                                                    NamedAttribute attr) {
+  // A parameter that is a block of a user's tensor.
+  if (attr.getName() == getPartOfAttrName()) {
+    if (!isa<ParamOp>(op))
+      return op->emitError() << "'rtx.part_of' belongs on rtx.param ops and "
+                                "parameter arguments";
+    return verifyPartOf(op, attr.getValue(), op->getResult(0).getType(),
+                        "rtx.param");
+  }
   // Marks a function that rtx-optimizer made into a whole training step.
   if (attr.getName() == getTrainStepAttrName()) {
     if (!isa<UnitAttr>(attr.getValue()) || !isa<FunctionOpInterface>(op))
@@ -199,8 +231,8 @@ static LogicalResult verifyFlatLayout(Operation *op, Attribute value, Type type,
 /// Shared by argument and result attributes. Besides `rtx.sharding`, the
 /// training-step passes mark values: `rtx.grad_of` (the parameter a gradient
 /// belongs to), `rtx.state` (the key that links a piece of state before and
-/// after a step), and, on parameter arguments, `rtx.param`, `rtx.init` and
-/// `rtx.seed`.
+/// after a step), and, on parameter arguments, `rtx.param`, `rtx.init`,
+/// `rtx.seed` and `rtx.part_of`.
 static LogicalResult verifyValueAttribute(Operation *op, NamedAttribute attr,
                                           Type type, const Twine &what) {
   StringRef name = attr.getName().getValue();
@@ -218,6 +250,8 @@ static LogicalResult verifyValueAttribute(Operation *op, NamedAttribute attr,
     return expect(isa<InitAttr>(attr.getValue()), "a #rtx.init");
   if (name == RTXDialect::getFlatAttrName())
     return verifyFlatLayout(op, attr.getValue(), type, what);
+  if (name == RTXDialect::getPartOfAttrName())
+    return verifyPartOf(op, attr.getValue(), type, what);
   if (name == RTXDialect::getOffloadAttrName()) {
     auto tier = dyn_cast<StringAttr>(attr.getValue());
     return expect(tier &&

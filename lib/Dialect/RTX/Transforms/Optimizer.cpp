@@ -112,6 +112,9 @@ LogicalResult RTXOptimizerPass::buildTrainStep(func::FuncOp function) {
     if (Attribute sharding = param->getAttr(RTXDialect::getShardingAttrName()))
       slot.argAttrs.push_back(
           b.getNamedAttr(RTXDialect::getShardingAttrName(), sharding));
+    if (Attribute part = param->getAttr(RTXDialect::getPartOfAttrName()))
+      slot.argAttrs.push_back(
+          b.getNamedAttr(RTXDialect::getPartOfAttrName(), part));
     slots.push_back(slot);
   }
 

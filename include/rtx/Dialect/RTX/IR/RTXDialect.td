@@ -69,6 +69,16 @@ def RTX_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getSeedAttrName() {
       return "rtx.seed";
     }
+    /// On an `rtx.param` op and a parameter argument: the parameter is a
+    /// block of a user's tensor, `{name = "c_attn.weight", dim = 1 : i64,
+    /// offset = 768 : i64}`: the block [offset, offset + its size along dim)
+    /// of dimension dim of the user's tensor `name`, every other dimension
+    /// whole. Loading parameters in the user's names reads that block;
+    /// giving them back reassembles the user's tensor (docs/python.md,
+    /// "Weights in and out").
+    static constexpr ::llvm::StringLiteral getPartOfAttrName() {
+      return "rtx.part_of";
+    }
     /// On an argument and a result: the key that links a piece of state
     /// before and after a step (`param:NAME`, `exp_avg:NAME`, `step`, ...);
     /// after each step the result becomes the argument with the same key.
