@@ -188,9 +188,9 @@ class Program:
         losses = run.losses   # one per step, from rtx-run's --metrics file
         self._state_steps = (self._state_steps if resume else 0) + steps
         self._keep_state(states)
-        self.params = params
+        self.params = params              # the parts of a user's tensor assembled
         self._state_params = self.params
-        return TrainResult(losses, params)
+        return TrainResult(losses, self.params)
 
     def _train_rank(self, batch: Batch, steps: int, timeout: float = 60.0) -> TrainResult:
         from .distributed import RankRun
@@ -201,7 +201,7 @@ class Program:
         result = self._rank_run.train(arrays, self.params, resume, steps, timeout)
         self.params = result.params       # checked by Program.params (a copy)
         self._state_params = self.params  # so that the next call resumes
-        return result
+        return dataclasses.replace(result, params=self.params)
 
     def _keep_state(self, states: Dict[str, Any]) -> None:
         """Writes the state after a call as KEY.npy, for the next call."""
@@ -216,7 +216,8 @@ class Program:
 
     def gradients(self, batch: Batch) -> Tuple[float, Dict[str, Any]]:
         """The loss and every parameter's gradient on one micro-batch, at
-        the current parameters (no update)."""
+        the current parameters (no update); the parts of a user's tensor
+        (rtx.part_of) give its gradient whole."""
         arrays = check_batch(batch, self.model_inputs)
         with tempfile.TemporaryDirectory(prefix="rtx-grad-") as work:
             work_dir = Path(work)
@@ -225,7 +226,7 @@ class Program:
             save_arrays(work_dir / "inputs", arrays)
             params_dir = save_arrays(work_dir / "params", self.params) if self.params is not None else None
             run = driver.run(program, inputs=work_dir / "inputs", params=params_dir)
-        return float(run.results[0].value), run.grads()
+        return float(run.results[0].value), assemble_parts(run.grads(), self._parts)
 
     def build(self, directory: Union[str, Path, None] = None, *, device: Optional[str] = None,
               emulate: bool = False) -> NativeProgram:

@@ -241,9 +241,10 @@ def test_parts_load_from_the_users_tensor_and_come_back_whole(tmp_path):
     path = st.save(tmp_path / "w.safetensors", {"w": w})
     program = rtx.compile(PARTS, optimizer=rtx.SGD(lr=0.1), params=str(path))
     assert [(s.name, s.shape) for s in program.param_specs] == [("w", (6, 8))]
-    program.train({"x": x}, steps=2)
+    result = program.train({"x": x}, steps=2)
     state = program.state_dict()
-    assert list(state) == ["w"]
+    assert list(state) == ["w"] and list(result.params) == ["w"]
+    assert list(program.gradients({"x": x})[1]) == ["w"]
 
     reference = torch.tensor(w, requires_grad=True)
     for _ in range(2):
@@ -252,3 +253,14 @@ def test_parts_load_from_the_users_tensor_and_come_back_whole(tmp_path):
         grad, = torch.autograd.grad(loss, reference)
         reference = (reference - 0.1 * grad).detach().requires_grad_()
     assert rel_err(state["w"].numpy(), reference.detach().numpy()) <= GRAD_TOL
+
+
+def test_shards_named_by_an_index_load_as_one_checkpoint(tmp_path):
+    a, b = np.arange(4, dtype=np.float32), np.ones((2, 3), np.float64)
+    st.save(tmp_path / "model-00001-of-00002.safetensors", {"a": a})
+    st.save(tmp_path / "model-00002-of-00002.safetensors", {"b": b})
+    (tmp_path / st.INDEX_NAME).write_text('{"metadata": {}, "weight_map": {"a": "model-00001-of-00002.safetensors", '
+                                          '"b": "model-00002-of-00002.safetensors"}}')
+    loaded = st.load(tmp_path)
+    assert sorted(loaded) == ["a", "b"] and np.array_equal(loaded["a"], a) and loaded["b"].dtype == np.float64
+    assert st.names(tmp_path) == {"a": ("F32", (4,)), "b": ("F64", (2, 3))}
