@@ -170,17 +170,18 @@ void forEachRun(const Shape &shape, const std::vector<int64_t> &offsets,
   }
 }
 
-/// `bytes` of the file's `type` as a tensor of `shape`.
-Tensor decode(const FileDType &type, const std::vector<unsigned char> &bytes,
-              const Shape &shape) {
-  Tensor tensor = Tensor::uninitialized(shape, type.dtype);
-  int64_t n = tensor.numel();
-  if (type.decode == FileDType::Same || type.decode == FileDType::Bool) {
-    if (n)
-      std::memcpy(tensor.raw(), bytes.data(), bytes.size());
-    if (type.decode == FileDType::Bool)
-      for (int64_t i = 0; i < n; ++i)
-        tensor.data<uint8_t>()[i] = bytes[i] ? 1 : 0;
+/// `raw` (a block read as the file stores it) as the tensor rtx reads:
+/// BOOL normalised to 0 and 1, small integers widened to i32. Same dtypes
+/// were read in place and need nothing.
+Tensor decode(const FileDType &type, const Tensor &raw) {
+  int64_t n = raw.numel();
+  const auto *bytes = static_cast<const unsigned char *>(raw.raw());
+  if (type.decode == FileDType::Same)
+    return raw;
+  Tensor tensor = Tensor::uninitialized(raw.shape(), type.dtype);
+  if (type.decode == FileDType::Bool) {
+    for (int64_t i = 0; i < n; ++i)
+      tensor.data<uint8_t>()[i] = bytes[i] ? 1 : 0;
     return tensor;
   }
   int32_t *out = tensor.data<int32_t>();
@@ -200,6 +201,16 @@ Tensor decode(const FileDType &type, const std::vector<unsigned char> &bytes,
     }
   }
   return tensor;
+}
+
+/// A tensor whose buffer holds `shape` elements of `bytes` each, as read:
+/// the block itself for dtypes read as they are (no second copy of a large
+/// block), else a staging buffer for decode.
+Tensor rawBlock(const FileDType &type, const Shape &shape) {
+  if (type.decode == FileDType::Same)
+    return Tensor::uninitialized(shape, type.dtype);
+  DType staging = type.bytes == 1 ? DType::I1 : DType::BF16; // 1 or 2 bytes
+  return Tensor::uninitialized(shape, staging);
 }
 
 } // namespace
@@ -304,15 +315,15 @@ Tensor SafetensorsFile::readBlock(const std::string &name,
       *findFileDType(entry->dtype); // known: parseEntry checked it
   dtypeOf(entry->dtype, "tensor '" + name + "'");
   int64_t width = type.bytes;
-  std::vector<unsigned char> bytes(
-      static_cast<size_t>(numElements(blockShape) * width));
+  Tensor raw = rawBlock(type, blockShape);
+  auto *bytes = static_cast<unsigned char *>(raw.raw());
   int64_t start = dataStart_ + entry->begin;
   forEachRun(shape, offsets, blockShape,
              [&](int64_t element, int64_t local, int64_t length) {
-               readRun(bytes.data() + local * width, start + element * width,
+               readRun(bytes + local * width, start + element * width,
                        length * width, name);
              });
-  return decode(type, bytes, blockShape);
+  return decode(type, raw);
 }
 
 Tensor SafetensorsFile::read(const std::string &name) const {
