@@ -52,7 +52,8 @@ def _header(path: Path) -> Tuple[Dict[str, Any], int]:
     size = path.stat().st_size
     with open(path, "rb") as f:
         if size < 8:
-            raise SafetensorsError(f"safetensors file '{path}': has {size} bytes, fewer than the 8 of a header's length")
+            raise SafetensorsError(f"safetensors file '{path}': has {size} bytes, fewer than the 8 of a "
+                                   "header's length")
         (length,) = struct.unpack("<Q", f.read(8))
         if length > size - 8 or length > _MAX_HEADER:
             raise SafetensorsError(f"safetensors file '{path}': its header length {length} runs past the end of "
