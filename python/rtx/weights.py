@@ -134,15 +134,18 @@ class Weights:
                 if p is None:
                     continue
                 name = f"{path}.{short}" if path else short
-                aliases.update({name: first[id(p)]} if id(p) in first else {})
-                first.setdefault(id(p), name)
+                if id(p) in first:
+                    aliases[name] = first[id(p)]
+                else:
+                    first[id(p)] = name
         dtypes = {name: p.dtype for name, p in module.named_parameters()}
         return cls(aliases, tuple(name for name, _ in module.named_buffers()), dtypes, name_map)
 
     def params_in(self, source: Any) -> Dict[str, Any]:
         """The module's parameters in `source` (a safetensors path, a state
         dict, a dict of arrays), renamed and transposed by the name map;
-        buffers, ignored tensors and aliases dropped."""
+        buffers and ignored tensors dropped; a tied weight given under
+        another of its names (lm_head.weight alone) is taken for it."""
         if isinstance(source, (str, Path)):
             from . import safetensors
             source = safetensors.load(source)
@@ -150,16 +153,21 @@ class Weights:
             raise ConfigError(f"params must be a safetensors file, a state dict or a dict of arrays, got "
                               f"{type(source).__name__}")
         params: Dict[str, Any] = {}
+        tied: Dict[str, Any] = {}
         for name, value in source.items():
             mapped = self.name_map.to_module(name) if self.name_map else (name, False)
-            if mapped is None or mapped[0] in self.buffers or mapped[0] in self.aliases:
+            if mapped is None or mapped[0] in self.buffers:
                 continue
             target, transpose = mapped
             if target in params:
                 raise ConfigError(f"params give parameter {target!r} twice (the second time as {name!r})")
             array = _numpy(value)
-            params[target] = array.swapaxes(-1, -2) if transpose else array
-        return params
+            array = array.swapaxes(-1, -2) if transpose else array
+            if target in self.aliases:
+                tied.setdefault(self.aliases[target], array)
+            else:
+                params[target] = array
+        return {**tied, **params}
 
     def state_dict(self, params: Mapping[str, Any], file_layout: bool = False) -> Dict[str, Any]:
         """`params` (the program's, by parameter name) as torch tensors by

@@ -273,3 +273,14 @@ def test_shards_named_by_an_index_load_as_one_checkpoint(tmp_path):
     loaded = st.load(tmp_path)
     assert sorted(loaded) == ["a", "b"] and np.array_equal(loaded["a"], a) and loaded["b"].dtype == np.float64
     assert st.names(tmp_path) == {"a": ("F32", (4,)), "b": ("F64", (2, 3))}
+
+
+def test_state_dicts_skip_buffers_and_take_a_tied_weight_by_any_name():
+    model = HFGPT2(layers=1)
+    weights = rtx.weights.Weights.of_module(model, None)
+    assert weights.aliases == {"lm_head.weight": "transformer.wte.weight"}
+    state = model.state_dict()
+    params = weights.params_in(state)
+    assert "transformer.h.0.attn.bias" not in params and "lm_head.weight" not in params
+    only_head = {n: t for n, t in state.items() if n != "transformer.wte.weight"}
+    assert np.array_equal(weights.params_in(only_head)["transformer.wte.weight"], state["lm_head.weight"].numpy())
