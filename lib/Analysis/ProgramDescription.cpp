@@ -88,6 +88,7 @@ describeFlatMembers(func::FuncOp function, DictionaryAttr layout,
                                     << "' is a parameter without 'init'";
       if (auto seed = fields.getAs<IntegerAttr>("seed"))
         member.seed = seed.getInt();
+      member.partOf = fields.getAs<DictionaryAttr>("part_of");
     } else {
       member.role = ProgramArgument::Role::OptimizerState;
       member.name = member.stateKey;
@@ -145,6 +146,8 @@ describeArgument(func::FuncOp function, BlockArgument arg, int64_t &dataArgs) {
     if (auto seed =
             dyn_cast_or_null<IntegerAttr>(attr(RTXDialect::getSeedAttrName())))
       argument.seed = seed.getInt();
+    argument.partOf =
+        dyn_cast_or_null<DictionaryAttr>(attr(RTXDialect::getPartOfAttrName()));
     if (argument.stateKey.empty())
       argument.stateKey = "param:" + argument.name;
     return argument;

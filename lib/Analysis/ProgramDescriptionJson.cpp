@@ -57,6 +57,11 @@ static json::Value toJson(const ProgramArgument &argument) {
       argument.members.empty()) {
     object["init"] = printed(argument.init);
     object["seed"] = argument.seed;
+    if (DictionaryAttr part = argument.partOf)
+      object["part_of"] = json::Object{
+          {"name", part.getAs<StringAttr>("name").getValue().str()},
+          {"dim", part.getAs<IntegerAttr>("dim").getInt()},
+          {"offset", part.getAs<IntegerAttr>("offset").getInt()}};
   }
   if (argument.role == ProgramArgument::Role::Data)
     object["data_bound"] = argument.dataBound;

@@ -108,7 +108,7 @@ static rtxrt::ArgumentSources sourcesOf(const ExecutorOptions &options) {
   sources.drawInputs = options.randomInputs;
   sources.drawHint = " (or pass --random)";
   sources.seed = options.seed;
-  sources.paramsDir = options.paramsDir;
+  sources.params = options.params;
   sources.paramsPartial = options.paramsPartial;
   sources.stateDir = options.stateDir;
   sources.keepGlobals = true; // the simulated ranks read each file once

@@ -68,8 +68,12 @@ std::string mlir::rtx::describe(Operation *op) {
 }
 
 ParamSpec mlir::rtx::getParamSpec(ParamOp op) {
-  return {op.getName().str(), op.getInit(), op.getEffectiveSeed(), op.getType(),
-          op->getAttrOfType<ShardingAttr>(RTXDialect::getShardingAttrName())};
+  return {op.getName().str(),
+          op.getInit(),
+          op.getEffectiveSeed(),
+          op.getType(),
+          op->getAttrOfType<ShardingAttr>(RTXDialect::getShardingAttrName()),
+          op->getAttrOfType<DictionaryAttr>(RTXDialect::getPartOfAttrName())};
 }
 
 static Shape shapeOf(Type type) {

@@ -25,6 +25,8 @@ struct ParamSpec {
   int64_t seed = 0;
   RankedTensorType type;
   ShardingAttr sharding;
+  /// `rtx.part_of`: the block of a user's tensor it is; null otherwise.
+  DictionaryAttr partOf;
 };
 ParamSpec getParamSpec(ParamOp op);
 

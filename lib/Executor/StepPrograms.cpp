@@ -35,7 +35,8 @@ static ProgramDescription describeOrThrow(func::FuncOp function, MeshOp mesh) {
 /// The runtime's view of a parameter (rtxrt/program/Arguments.h loads it).
 static rtxrt::ArgSpec paramArgSpec(const std::string &name, InitAttr init,
                                    int64_t seed, RankedTensorType type,
-                                   ShardingAttr sharding) {
+                                   ShardingAttr sharding,
+                                   DictionaryAttr partOf) {
   rtxrt::ArgSpec spec;
   spec.kind = rtxrt::ArgSpec::Param;
   spec.name = name;
@@ -46,12 +47,16 @@ static rtxrt::ArgSpec paramArgSpec(const std::string &name, InitAttr init,
   spec.shape = shapeOf(type);
   spec.dtype = toDType(type.getElementType());
   spec.sharding = toRuntimeSharding(sharding);
+  if (partOf)
+    spec.partOf = {partOf.getAs<StringAttr>("name").getValue().str(),
+                   partOf.getAs<IntegerAttr>("dim").getInt(),
+                   partOf.getAs<IntegerAttr>("offset").getInt()};
   return spec;
 }
 
 rtxrt::ArgSpec mlir::rtx::toArgSpec(const ParamSpec &param) {
   return paramArgSpec(param.name, param.init, param.seed, param.type,
-                      param.sharding);
+                      param.sharding, param.partOf);
 }
 
 /// The runtime's view of an argument of the step.
@@ -60,7 +65,7 @@ static rtxrt::ArgSpec argSpecOf(const ProgramArgument &argument) {
   rtxrt::ArgSpec spec;
   if (argument.role == Role::Parameter && argument.members.empty())
     spec = paramArgSpec(argument.name, argument.init, argument.seed,
-                        argument.type, argument.sharding);
+                        argument.type, argument.sharding, argument.partOf);
   spec.kind = argument.role == Role::Parameter        ? rtxrt::ArgSpec::Param
               : argument.role == Role::OptimizerState ? rtxrt::ArgSpec::State
                                                       : rtxrt::ArgSpec::Input;

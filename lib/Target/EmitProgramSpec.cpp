@@ -58,6 +58,11 @@ static void emitArgument(const ProgramArgument &argument, StringRef into,
        << ";\n    a.a = " << number(argument.init.getA().convertToDouble())
        << ";\n    a.b = " << number(argument.init.getB().convertToDouble())
        << ";\n    a.seed = " << argument.seed << ";\n";
+    if (DictionaryAttr part = argument.partOf)
+      os << "    a.partOf = PartOf{"
+         << quoted(part.getAs<StringAttr>("name").getValue()) << ", "
+         << part.getAs<IntegerAttr>("dim").getInt() << ", "
+         << part.getAs<IntegerAttr>("offset").getInt() << "};\n";
     break;
   case ProgramArgument::Role::OptimizerState:
     break;

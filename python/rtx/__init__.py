@@ -11,8 +11,11 @@ importer (PyTorch -> rtx IR; needs torch), tools (finding and running the
 tools; their errors and warnings), driver (rtx-opt / rtx-run), config
 (validated options), batch (a step's inputs as arrays and files), results
 (TrainResult, read from the files the tools write), params (a program's
-parameters and the checks of Program.params), program (compile and train), native (the step as a C++ or CUDA program: Program.build). PyTorch
-is imported only when a torch module is imported.
+parameters and the checks of Program.params), program (compile and train), native (the step as a C++ or CUDA program: Program.build),
+safetensors (Hugging Face's weights files, read and written with numpy),
+weights (params= of compile, state_dict and save_safetensors; name maps
+such as weights.HF_GPT2). PyTorch is imported only when a torch module is
+imported.
 """
 from .batch import InputSpec
 from .builder import BuildError, Module
@@ -24,6 +27,7 @@ from .params import UnknownParameterError
 from .program import Program, compile
 from .results import StepMetrics, TrainResult
 from .tools import RtxToolWarning, ToolError
+from . import safetensors, weights
 
 
 def import_module(model, example_inputs, **kwargs):

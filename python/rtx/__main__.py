@@ -290,7 +290,8 @@ def make_parser() -> argparse.ArgumentParser:
                        description="Runs rtx-run (the reference executor) and prints its results.")
     p.add_argument("input", help="a .mlir file")
     p.add_argument("--inputs", metavar="DIR", help="NAME.npy inputs")
-    p.add_argument("--params", metavar="DIR", help="NAME.npy parameter values")
+    p.add_argument("--params", metavar="PATH",
+                   help="parameter values: a directory of NAME.npy, a safetensors file or a directory of shards")
     p.add_argument("--out", metavar="DIR", help="write resultN.npy here")
     p.add_argument("--steps", type=int, default=1, help="training steps (default 1)")
     p.add_argument("--random", action="store_true", help="draw missing inputs at random")

@@ -170,9 +170,9 @@ class NativeProgram:
         params = params_of(read_state(saved))
         shutil.rmtree(self._state, ignore_errors=True)
         saved.rename(self._state)
-        self.program.params = params      # checked by Program.params
+        self.program.params = params      # checked (and parts assembled) by Program.params
         self._state_params = self.program.params
-        return TrainResult(losses, params, metrics, preempted)
+        return TrainResult(losses, self.program.params, metrics, preempted)
 
     def _elastic_argv(self, elastic: Any, resume: bool, steps: int) -> Tuple[List[str], List[str]]:
         """rtx-launch's options and the program's command line (up to the

@@ -11,14 +11,66 @@ from __future__ import annotations
 
 import difflib
 import re
-from typing import Any, Dict, List, Mapping
+from dataclasses import dataclass
+from typing import Any, Dict, List, Mapping, Tuple
 
 from .batch import NUMPY_DTYPES, InputSpec, as_array
 from .config import ConfigError
 
-__all__ = ["UnknownParameterError", "check_params", "param_specs"]
+__all__ = ["Part", "UnknownParameterError", "assemble_parts", "check_params", "param_specs", "parts_of"]
 
 _PARAM = re.compile(r'rtx\.param "([^"]+)"[^\n]*?: tensor<((?:\d+x)*)(\w+)>')
+# An rtx.param op's or a parameter argument's name, and rtx.part_of's
+# dictionary (its fields in any order).
+_PARAM_NAME = re.compile(r'rtx\.param(?: =)? "([^"]+)"')
+_PART_OF = re.compile(r'rtx\.part_of = \{([^{}]*)\}')
+_PART_FIELDS = {field: re.compile(pattern) for field, pattern in (
+    ("name", r'name = "([^"]+)"'), ("dim", r'dim = (\d+)'), ("offset", r'offset = (\d+)'))}
+
+
+@dataclass(frozen=True)
+class Part:
+    """A parameter that is a block of a user's tensor (`rtx.part_of`): the
+    block [offset, offset + its size) of dimension `dim` of tensor `name`."""
+    name: str
+    dim: int
+    offset: int
+
+
+def parts_of(text: str) -> Dict[str, Part]:
+    """The parameters of an IR (a model or a training step) that are parts
+    of a user's tensor, by their IR name (`c_attn.weight@0`)."""
+    parts: Dict[str, Part] = {}
+    for m in _PART_OF.finditer(text):
+        names = list(_PARAM_NAME.finditer(text, 0, m.start()))
+        fields = {f: r.search(m.group(1)) for f, r in _PART_FIELDS.items()}
+        if not names or not all(fields.values()):
+            continue
+        parts[names[-1].group(1)] = Part(fields["name"].group(1), int(fields["dim"].group(1)),
+                                         int(fields["offset"].group(1)))
+    return parts
+
+
+def assemble_parts(arrays: Mapping[str, Any], parts: Mapping[str, Part]) -> Dict[str, Any]:
+    """`arrays` with the parts of each user tensor (all of them given)
+    replaced by that tensor; raises ConfigError when they do not tile it."""
+    import numpy as np
+    groups: Dict[str, List[Tuple[Part, Any]]] = {}
+    for name, part in parts.items():
+        groups.setdefault(part.name, []).append((part, arrays.get(name)))
+    out = {name: value for name, value in arrays.items() if name not in parts}
+    for user, members in groups.items():
+        if any(value is None for _, value in members):
+            continue
+        members.sort(key=lambda m: m[0].offset)
+        dim, end = members[0][0].dim, 0
+        for part, value in members:
+            if part.offset != end:
+                raise ConfigError(f"the parts of parameter {user!r} do not tile it along dimension {dim}: one "
+                                  f"begins at {part.offset}, the parts before end at {end}")
+            end += np.shape(value)[dim]
+        out[user] = np.concatenate([np.asarray(value) for _, value in members], axis=dim)
+    return out
 
 
 class UnknownParameterError(ConfigError, KeyError):
@@ -31,12 +83,20 @@ class UnknownParameterError(ConfigError, KeyError):
 
 
 def param_specs(text: str) -> List[InputSpec]:
-    """The parameters of a model's IR, in declaration order (a parameter
-    read twice, as tied weights are, once)."""
+    """The parameters of a model's IR in the user's names, in declaration
+    order (a parameter read twice, as tied weights are, once; the parts of
+    a user's tensor, rtx.part_of, as that tensor)."""
     specs: Dict[str, InputSpec] = {}
+    parts = parts_of(text)
     for m in _PARAM.finditer(text):
-        specs.setdefault(m.group(1), InputSpec(m.group(1), tuple(int(d) for d in m.group(2).split("x") if d),
-                                               m.group(3)))
+        shape = tuple(int(d) for d in m.group(2).split("x") if d)
+        name, part = m.group(1), parts.get(m.group(1))
+        if part is not None:
+            whole = specs.get(part.name, InputSpec(part.name, shape, m.group(3))).shape
+            end = max(whole[part.dim], part.offset + shape[part.dim])
+            shape, name = whole[:part.dim] + (end,) + whole[part.dim + 1:], part.name
+            specs[name] = InputSpec(name, shape, m.group(3))
+        specs.setdefault(name, InputSpec(name, shape, m.group(3)))
     return list(specs.values())
 
 

@@ -25,8 +25,9 @@ from .builder import Module
 from .config import (AdamW, ConfigError, ElasticConfig, NotYetSupportedError, Optimizer, ParallelConfig,
                      ProcessGroup, SGD, ShardingConfig, check_supported, init)
 from .native import NativeProgram
-from .params import UnknownParameterError, check_params, param_specs
+from .params import UnknownParameterError, assemble_parts, check_params, param_specs, parts_of
 from .results import TrainResult, params_of
+from .weights import NameMap, Weights, distinct
 
 __all__ = ["CompiledAttributeError", "InputSpec", "Program", "TrainResult", "UnknownParameterError", "compile"]
 
@@ -69,12 +70,19 @@ class Program:
 
     def __init__(self, model_ir: str, train_ir: str, inputs: List[InputSpec], micro_batch: int,
                  params: Optional[Dict[str, Any]], group: ProcessGroup, parallel: ParallelConfig,
-                 sharding: ShardingConfig, elastic: ElasticConfig, optimizer: Optimizer) -> None:
+                 sharding: ShardingConfig, elastic: ElasticConfig, optimizer: Optimizer,
+                 weights: Optional[Weights] = None) -> None:
         self.model_ir = model_ir             # the forward model (one micro-batch)
         self.train_ir = train_ir             # the training step rtx-run executes
         self.model_inputs = inputs           # the model's inputs (one micro-batch)
         self.micro_batch = micro_batch
         self.param_specs = param_specs(model_ir)   # the model's parameters: names, shapes, dtypes
+        # Parameters that are parts of a user's tensor (rtx.part_of): the
+        # step's results give them by part, Program.params by tensor.
+        self._parts = {**parts_of(model_ir), **parts_of(train_ir)}
+        # The module's tied names, buffers, dtypes and the name map of its
+        # weights (state_dict, save_safetensors).
+        self.weights = weights if weights is not None else Weights()
         self.params = params                 # current parameter values; None: the IR's initializers
         self.group, self.parallel, self.sharding = group, parallel, sharding
         self.elastic, self.optimizer = elastic, optimizer
@@ -105,7 +113,31 @@ class Program:
 
     @params.setter
     def params(self, value: Optional[Mapping[str, Any]]) -> None:
+        if value is not None and isinstance(value, Mapping):
+            value = assemble_parts(value, self._parts)
         self._params = None if value is None else check_params(value, self.param_specs)
+
+    def state_dict(self, *, file_layout: bool = False) -> Dict[str, Any]:
+        """The current parameters as torch tensors by the module's names
+        and layouts, tied names included: model.load_state_dict(...) takes
+        it (strict=True where the module has no buffers; else merge it into
+        model.state_dict(), which holds them). The parts of a user's tensor
+        (rtx.part_of) come back as that tensor. file_layout=True gives the
+        names and layouts of the name map's file instead (rtx.compile's
+        name_map=; docs/python.md, "Weights in and out")."""
+        if self.params is None:
+            raise ConfigError("the program's parameters are its IR's initializers, which only a run draws; "
+                              "train first, or compile with params=")
+        return self.weights.state_dict(self.params, file_layout=file_layout)
+
+    def save_safetensors(self, path: Union[str, Path]) -> Path:
+        """Writes the current parameters as a safetensors file in the
+        layout they were loaded from: the name map's file names and layouts
+        (Hugging Face's, with name_map=rtx.weights.HF_GPT2), else the
+        module's names. Tied names are written as copies (the format holds
+        no shared storage)."""
+        from . import safetensors
+        return safetensors.save(path, distinct(self.state_dict(file_layout=True)), metadata={"format": "pt"})
 
     @property
     def inputs(self) -> List[InputSpec]:
@@ -156,9 +188,9 @@ class Program:
         losses = run.losses   # one per step, from rtx-run's --metrics file
         self._state_steps = (self._state_steps if resume else 0) + steps
         self._keep_state(states)
-        self.params = params
+        self.params = params              # the parts of a user's tensor assembled
         self._state_params = self.params
-        return TrainResult(losses, params)
+        return TrainResult(losses, self.params)
 
     def _train_rank(self, batch: Batch, steps: int, timeout: float = 60.0) -> TrainResult:
         from .distributed import RankRun
@@ -169,7 +201,7 @@ class Program:
         result = self._rank_run.train(arrays, self.params, resume, steps, timeout)
         self.params = result.params       # checked by Program.params (a copy)
         self._state_params = self.params  # so that the next call resumes
-        return result
+        return dataclasses.replace(result, params=self.params)
 
     def _keep_state(self, states: Dict[str, Any]) -> None:
         """Writes the state after a call as KEY.npy, for the next call."""
@@ -184,7 +216,8 @@ class Program:
 
     def gradients(self, batch: Batch) -> Tuple[float, Dict[str, Any]]:
         """The loss and every parameter's gradient on one micro-batch, at
-        the current parameters (no update)."""
+        the current parameters (no update); the parts of a user's tensor
+        (rtx.part_of) give its gradient whole."""
         arrays = check_batch(batch, self.model_inputs)
         with tempfile.TemporaryDirectory(prefix="rtx-grad-") as work:
             work_dir = Path(work)
@@ -193,7 +226,7 @@ class Program:
             save_arrays(work_dir / "inputs", arrays)
             params_dir = save_arrays(work_dir / "params", self.params) if self.params is not None else None
             run = driver.run(program, inputs=work_dir / "inputs", params=params_dir)
-        return float(run.results[0].value), run.grads()
+        return float(run.results[0].value), assemble_parts(run.grads(), self._parts)
 
     def build(self, directory: Union[str, Path, None] = None, *, device: Optional[str] = None,
               emulate: bool = False) -> NativeProgram:
@@ -249,7 +282,8 @@ def compile(model: Any, example_inputs: Union[Sequence[Any], Mapping[str, Any], 
             sharding: Optional[ShardingConfig] = None, elastic: Optional[ElasticConfig] = None,
             optimizer: Optional[Optimizer] = None, loss: Any = None, name: Optional[str] = None,
             hardware: Optional[str] = None, objective: str = "throughput",
-            global_batch: Optional[int] = None) -> Program:
+            global_batch: Optional[int] = None, params: Any = None,
+            name_map: Optional[NameMap] = None) -> Program:
     """Compiles a model into a training program.
 
     model: a torch.nn.Module (needs example_inputs: one micro-batch), a
@@ -265,13 +299,22 @@ def compile(model: Any, example_inputs: Union[Sequence[Any], Mapping[str, Any], 
         `global_batch` sequences per step (default: the model's batch).
         The plan and its report are Program.plan (docs/planner.md).
     loss: for a torch module, a function of its output giving the loss.
+    params: the initial parameters (default: the module's own values, or
+        the IR's initializers): a safetensors file or a directory of shards,
+        a state dict (its buffers are skipped) or a dict of arrays, by the
+        module's parameter names, or by a checkpoint's names that
+        `name_map` (an rtx.weights.NameMap such as rtx.weights.HF_GPT2)
+        renames and transposes (docs/python.md, "Weights in and out").
     Options that this version cannot honour yet raise NotYetSupportedError
     naming them; inconsistent options raise ConfigError.
     """
     group = group if group is not None else init("cpu", 1, env={})
+    if name_map is not None and not isinstance(name_map, NameMap):
+        raise ConfigError(f"name_map must be an rtx.weights.NameMap, got {type(name_map).__name__}")
     if parallel == "auto":
-        return _compile_auto(model, example_inputs, group, sharding, elastic, optimizer, loss, name, hardware,
-                             objective, global_batch)
+        program = _compile_auto(model, example_inputs, group, sharding, elastic, optimizer, loss, name, hardware,
+                                objective, global_batch)
+        return _with_weights(program, model, params, name_map)
     if isinstance(parallel, str):
         raise ConfigError(f"parallel must be a ParallelConfig or 'auto', got {parallel!r}")
     if hardware is not None or objective != "throughput" or global_batch is not None:
@@ -291,7 +334,7 @@ def compile(model: Any, example_inputs: Union[Sequence[Any], Mapping[str, Any], 
                           f"({group.world_size} process(es) x {len(group.devices)} device(s))")
     check_supported(group, parallel, sharding, elastic)
 
-    model_ir, params = _model_ir(model, example_inputs, loss, name)
+    model_ir, module_params = _model_ir(model, example_inputs, loss, name)
     inputs = _inputs_of(model_ir)
     if parallel.micro_batch > 1:
         for spec in inputs:
@@ -308,8 +351,19 @@ def compile(model: Any, example_inputs: Union[Sequence[Any], Mapping[str, Any], 
                                    _auto_wrap_options(model, sharding)) if o)
     train_ir = driver.opt(model_ir, driver.training_passes(optimizer.pass_options(), accumulate, mesh,
                                                            options))
-    return Program(model_ir, train_ir, inputs, parallel.micro_batch, params, group, parallel, sharding, elastic,
-                   optimizer)
+    program = Program(model_ir, train_ir, inputs, parallel.micro_batch, module_params, group, parallel, sharding,
+                      elastic, optimizer)
+    return _with_weights(program, model, params, name_map)
+
+
+def _with_weights(program: Program, model: Any, params: Any, name_map: Optional[NameMap]) -> Program:
+    """`program` with what it knows of `model`'s weights, and its
+    parameters from `params` (compile's) when given."""
+    program.weights = Weights.of_module(model, name_map) if hasattr(model, "named_modules") \
+        else Weights(name_map=name_map)
+    if params is not None:
+        program.params = program.weights.params_in(params)
+    return program
 
 
 def _compile_auto(model: Any, example_inputs: Any, group: ProcessGroup, sharding: Optional[ShardingConfig],

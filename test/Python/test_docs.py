@@ -13,7 +13,7 @@ RUNNABLE = [b for b in BLOCKS if b.lstrip().startswith(("import rtx", "from rtx"
 
 
 def test_the_page_has_its_examples():
-    assert len(RUNNABLE) == 6 and any("rtx.compile" in b for b in RUNNABLE)
+    assert len(RUNNABLE) == 7 and any("rtx.compile" in b for b in RUNNABLE)
 
 
 @pytest.mark.parametrize("index", range(len(RUNNABLE)))

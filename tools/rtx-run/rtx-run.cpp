@@ -1,7 +1,7 @@
 //===- rtx-run.cpp - the reference executor -------------------------------===//
 //
 //   rtx-run FILE.mlir [--entry F] [--seed S] [--inputs DIR | --random]
-//           [--params DIR [--params-partial]] [--out DIR] [--ranks N]
+//           [--params PATH [--params-partial]] [--out DIR] [--ranks N]
 //           [--steps N] [--metrics FILE]
 //   rtx-run --compare REF.mlir DIST.mlir --ranks N [--tolerance T]
 //
@@ -52,11 +52,14 @@ static cl::opt<bool> randomInputs("random",
                                   cl::desc("Draw missing inputs at random"),
                                   cl::cat(category));
 static cl::opt<std::string>
-    paramsDir("params", cl::desc("Directory of NAME.npy parameter values"),
-              cl::value_desc("DIR"), cl::cat(category));
+    paramsPath("params",
+               cl::desc("Parameter values: a directory of NAME.npy, a "
+                        "safetensors file, or a directory of safetensors "
+                        "shards"),
+               cl::value_desc("PATH"), cl::cat(category));
 static cl::opt<bool> paramsPartial(
     "params-partial",
-    cl::desc("Initialise the parameters that --params DIR lacks from their "
+    cl::desc("Initialise the parameters that --params PATH lacks from their "
              "initializers (each is named on stderr); without it, a missing "
              "one is an error"),
     cl::cat(category));
@@ -230,7 +233,7 @@ int main(int argc, char **argv) {
   options.seed = seed;
   options.inputsDir = inputsDir;
   options.randomInputs = randomInputs;
-  options.paramsDir = paramsDir;
+  options.params = paramsPath;
   options.paramsPartial = paramsPartial;
   options.stateDir = stateDir;
   options.offloadDir = offloadDir;

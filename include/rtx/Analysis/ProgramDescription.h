@@ -49,6 +49,9 @@ struct ProgramArgument {
   /// Parameters: the initializer and its seed.
   InitAttr init;
   int64_t seed = 0;
+  /// Parameters: `rtx.part_of` ({name, dim, offset}) when the parameter is
+  /// a block of a user's tensor; null otherwise.
+  DictionaryAttr partOf;
   /// Integer data: drawn values lie below this bound (getIntegerDataBound).
   int64_t dataBound = 2;
   /// The local (per-rank) type and the sharding that relates it to the

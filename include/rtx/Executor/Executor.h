@@ -39,16 +39,18 @@ struct ExecutorOptions {
   std::string inputsDir;
   /// Draw missing inputs from the seeded generator instead of failing.
   bool randomInputs = false;
-  /// Directory of NAME.npy parameter values (global shapes); it must hold
-  /// every parameter unless paramsPartial is set.
-  std::string paramsDir;
-  /// Parameters that paramsDir lacks are initialised from their initializer
+  /// Parameter values (global shapes) in the user's names: a directory of
+  /// NAME.npy, a safetensors file or a directory of safetensors shards
+  /// (rtxrt::ArgumentSources::params); it must hold every parameter unless
+  /// paramsPartial is set.
+  std::string params;
+  /// Parameters that `params` lacks are initialised from their initializer
   /// (each named once on stderr) instead of being an error.
   bool paramsPartial = false;
   /// Directory of KEY.npy (global shapes) to continue a run from, as an
   /// emitted program's --save-state writes it: parameters from
   /// param:NAME.npy and every optimizer-state argument from its key; all
-  /// must be there. Excludes paramsDir.
+  /// must be there. Excludes params.
   std::string stateDir;
   /// The folder of offloaded buffers of a step compiled with offload=nvme
   /// (each simulated rank uses DIR/rank-R); refused for other steps.

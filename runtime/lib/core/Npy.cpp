@@ -310,6 +310,18 @@ void decodeElements(const DescrInfo &info,
 
 } // namespace
 
+NpyInfo rtxrt::readNpyInfo(const std::string &path) {
+  File file(std::fopen(path.c_str(), "rb"));
+  if (!file)
+    npyError(path, std::string("cannot open: ") + std::strerror(errno));
+  NpyHeader header =
+      HeaderParser(path, readHeaderText(file.get(), path)).parse();
+  if (header.fortranOrder)
+    npyError(path, "Fortran-order arrays are not supported (save with "
+                   "numpy.ascontiguousarray)");
+  return {descrInfo(path, header.descr).dtype, header.shape};
+}
+
 Tensor rtxrt::readNpy(const std::string &path) {
   File file(std::fopen(path.c_str(), "rb"));
   if (!file)

@@ -3,6 +3,8 @@
 #include "rtxrt/program/Arguments.h"
 #include "rtxrt/checkpoint/Checkpoint.h"
 
+#include "ParamFiles.h"
+
 #include "rtxrt/core/Npy.h"
 #include "rtxrt/core/Random.h"
 #include "rtxrt/kernels/Kernels.h"
@@ -21,8 +23,8 @@ static bool fileExists(const std::string &path) {
   return std::ifstream(path).good();
 }
 
-/// Throws unless `dir` is a directory: a mistyped --params or --inputs must
-/// not quietly mean "no files" (every value would be drawn instead).
+/// Throws unless `dir` is a directory: a mistyped --inputs must not quietly
+/// mean "no files" (every value would be drawn instead).
 static void checkDirectory(const std::string &flag, const std::string &dir) {
   struct stat info;
   if (stat(dir.c_str(), &info) != 0)
@@ -32,24 +34,73 @@ static void checkDirectory(const std::string &flag, const std::string &dir) {
                 "NAME.npy files)");
 }
 
+/// Throws when `block` (at `offsets` of a tensor of `shape`) holds a NaN,
+/// naming its element in that tensor: training from it gives loss=nan
+/// without a word.
+static void checkNoNaN(const Tensor &block, const Shape &shape,
+                       const std::vector<int64_t> &offsets,
+                       const std::string &what) {
+  if (!isFloat(block.dtype()))
+    return;
+  for (int64_t i = 0; i < block.numel(); ++i) {
+    if (!std::isnan(block.getAsDouble(i)))
+      continue;
+    int64_t element = 0, rest = i;
+    std::vector<int64_t> index(shape.size());
+    for (size_t d = shape.size(); d-- > 0; rest /= block.dim(d))
+      index[d] = rest % block.dim(d);
+    for (size_t d = 0; d < shape.size(); ++d)
+      element = element * shape[d] + offsets[d] + index[d];
+    throw Error(what + " holds NaN (element " + std::to_string(element) +
+                "): training from it gives loss=nan");
+  }
+}
+
+/// "[8, 16) of dimension 1 of 'c_attn.weight'": the part `arg` is.
+static std::string partText(const ArgSpec &arg, const Shape &global) {
+  const PartOf &part = arg.partOf;
+  int64_t size =
+      part.dim >= 0 && part.dim < int64_t(global.size()) ? global[part.dim] : 0;
+  return "[" + std::to_string(part.offset) + ", " +
+         std::to_string(part.offset + size) + ") of dimension " +
+         std::to_string(part.dim) + " of '" + part.name + "'";
+}
+
+/// True when a tensor of `shape` holds the part `arg` (of global shape
+/// `global`) is of it: the same rank, the same size along every other
+/// dimension, and long enough along the part's.
+static bool holdsPart(const ArgSpec &arg, const Shape &global,
+                      const Shape &shape) {
+  const PartOf &part = arg.partOf;
+  if (shape.size() != global.size() || part.dim < 0 ||
+      part.dim >= int64_t(shape.size()) || part.offset < 0)
+    return false;
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (int64_t(d) == part.dim ? part.offset + global[d] > shape[d]
+                               : shape[d] != global[d])
+      return false;
+  return true;
+}
 
 ArgumentLoader::ArgumentLoader(const MeshLayout &mesh, ArgumentSources sources)
     : mesh_(mesh), sources_(std::move(sources)) {
-  if (!sources_.stateDir.empty() && !sources_.paramsDir.empty())
+  if (!sources_.stateDir.empty() && !sources_.params.empty())
     throw Error("--params and --state both give the parameters; use one");
   if (sources_.checkpoint &&
-      (!sources_.stateDir.empty() || !sources_.paramsDir.empty()))
+      (!sources_.stateDir.empty() || !sources_.params.empty()))
     throw Error("--resume gives the parameters from a checkpoint; it "
                 "excludes --params and --state");
   if (!sources_.stateDir.empty())
     sources_.stateDir = committedStateDir(sources_.stateDir, /*say=*/true);
-  if (sources_.paramsPartial && sources_.paramsDir.empty())
-    throw Error("--params-partial needs --params DIR");
-  if (!sources_.paramsDir.empty())
-    checkDirectory("--params", sources_.paramsDir);
+  if (sources_.paramsPartial && sources_.params.empty())
+    throw Error("--params-partial needs --params PATH");
+  if (!sources_.params.empty())
+    params_ = ParamFiles::open(sources_.params, sources_.keepGlobals);
   if (!sources_.inputsDir.empty())
     checkDirectory("--inputs", sources_.inputsDir);
 }
+
+ArgumentLoader::~ArgumentLoader() = default;
 
 Shape ArgumentLoader::globalShape(const ArgSpec &arg) const {
   return localBlock(arg.sharding, arg.shape, mesh_, 0).globalShape;
@@ -65,6 +116,20 @@ Tensor ArgumentLoader::read(const std::string &path) {
   return it->second;
 }
 
+Tensor ArgumentLoader::converted(const Tensor &value, DType dtype,
+                                 const std::string &what,
+                                 const std::string &name,
+                                 const std::string &where, int64_t rank) {
+  if (value.dtype() == dtype)
+    return value;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (rank == 0 && convertedArgs_.insert(name).second)
+    std::fprintf(stderr, "note: %s '%s' in %s is %s; converted to %s\n",
+                 what.c_str(), name.c_str(), where.c_str(),
+                 dtypeName(value.dtype()), dtypeName(dtype));
+  return value.to(dtype);
+}
+
 Tensor ArgumentLoader::fromFile(const ArgSpec &arg, const std::string &what,
                                 const std::string &path, int64_t rank) {
   Tensor value = read(path);
@@ -73,20 +138,9 @@ Tensor ArgumentLoader::fromFile(const ArgSpec &arg, const std::string &what,
     throw Error(what + " '" + arg.name + "' in " + path + " has shape " +
                 shapeToString(value.shape()) + ", the program expects " +
                 shapeToString(global));
-  if (isFloat(value.dtype()))
-    for (int64_t i = 0; i < value.numel(); ++i)
-      if (std::isnan(value.getAsDouble(i)))
-        throw Error(what + " '" + arg.name + "' in " + path +
-                    " holds NaN (element " + std::to_string(i) +
-                    "): training from it gives loss=nan");
-  if (value.dtype() == arg.dtype)
-    return value;
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (rank == 0 && convertedArgs_.insert(arg.name).second)
-    std::fprintf(stderr, "note: %s '%s' in %s is %s; converted to %s\n",
-                 what.c_str(), arg.name.c_str(), path.c_str(),
-                 dtypeName(value.dtype()), dtypeName(arg.dtype));
-  return value.to(arg.dtype);
+  checkNoNaN(value, global, std::vector<int64_t>(global.size(), 0),
+             what + " '" + arg.name + "' in " + path);
+  return converted(value, arg.dtype, what, arg.name, path, rank);
 }
 
 Tensor ArgumentLoader::globalParam(const ArgSpec &arg, int64_t rank) {
@@ -98,27 +152,84 @@ Tensor ArgumentLoader::globalParam(const ArgSpec &arg, int64_t rank) {
                   shapeToString(global));
     return it->second.to(arg.dtype);
   }
-  std::string path = sources_.paramsDir + "/" + arg.name + ".npy";
-  if (!sources_.stateDir.empty()) {
-    path = stateFilePath(sources_.stateDir, stateKeyOf(arg));
-  } else if (sources_.paramsDir.empty()) {
-    return Tensor(); // its initializer
-  } else if (!fileExists(path)) {
-    if (!sources_.paramsPartial)
-      throw Error("--params " + sources_.paramsDir + " lacks parameter '" +
-                  arg.name + "' (expected " + path + " of shape " +
-                  shapeToString(global) +
-                  "); pass --params-partial to draw the missing ones from "
-                  "their initializers");
+  if (sources_.stateDir.empty())
+    return Tensor();
+  std::string path = stateFilePath(sources_.stateDir, stateKeyOf(arg));
+  return fromFile(arg, "parameter", path, rank);
+}
+
+std::optional<ArgumentLoader::ParamLocation>
+ArgumentLoader::locateParam(const ArgSpec &arg, const LocalBlock &block) {
+  const Shape &global = block.globalShape;
+  if (std::optional<TensorHeader> header = params_->find(arg.name)) {
+    if (header->shape != global)
+      throw Error("parameter '" + arg.name + "' in " + params_->file(arg.name) +
+                  " has shape " + shapeToString(header->shape) +
+                  ", the program expects " + shapeToString(global));
+    return ParamLocation{arg.name, block.offsets, header->shape, header->dtype};
+  }
+  const PartOf &part = arg.partOf;
+  if (part.name.empty())
+    return std::nullopt;
+  std::optional<TensorHeader> header = params_->find(part.name);
+  if (!header)
+    return std::nullopt;
+  if (!holdsPart(arg, global, header->shape))
+    throw Error("parameter '" + arg.name + "' " + shapeToString(global) +
+                " is the block " + partText(arg, global) + " (rtx.part_of); " +
+                params_->expected(part.name) + " has shape " +
+                shapeToString(header->shape) + ", which does not hold it");
+  std::vector<int64_t> offsets = block.offsets;
+  offsets[part.dim] += part.offset;
+  return ParamLocation{part.name, offsets, header->shape, header->dtype};
+}
+
+Tensor ArgumentLoader::readParam(const ArgSpec &arg, const ParamLocation &at,
+                                 int64_t rank) {
+  Tensor value = params_->readBlock(at.tensor, at.offsets, arg.shape);
+  std::string file = params_->file(at.tensor);
+  checkNoNaN(value, at.shape, at.offsets,
+             "parameter '" + at.tensor + "' in " + file);
+  return converted(value, arg.dtype, "parameter", at.tensor, file, rank);
+}
+
+Tensor ArgumentLoader::missingParam(const ArgSpec &arg,
+                                    const LocalBlock &block) {
+  const Shape &global = block.globalShape;
+  if (!sources_.paramsPartial) {
+    std::string part;
+    if (!arg.partOf.name.empty())
+      part = ", or " + params_->expected(arg.partOf.name) +
+             " that holds it as the block " + partText(arg, global);
+    throw Error("--params " + sources_.params + " lacks parameter '" +
+                arg.name + "' (expected " + params_->expected(arg.name) +
+                " of shape " + shapeToString(global) + part +
+                "); pass --params-partial to draw the missing ones from "
+                "their initializers");
+  }
+  {
     std::lock_guard<std::mutex> lock(mutex_);
     if (drawnParams_.insert(arg.name).second)
       std::fprintf(stderr,
                    "note: --params-partial: parameter '%s' is not in %s; "
                    "drawn from its initializer\n",
-                   arg.name.c_str(), sources_.paramsDir.c_str());
-    return Tensor(); // its initializer
+                   arg.name.c_str(), sources_.params.c_str());
   }
-  return fromFile(arg, "parameter", path, rank);
+  return initParameter(arg.name, arg.init, arg.a, arg.b, arg.seed, arg.shape,
+                       arg.dtype, block.globalShape, block.offsets);
+}
+
+Tensor ArgumentLoader::paramBlock(const ArgSpec &arg, const LocalBlock &block,
+                                  int64_t rank) {
+  if (Tensor global = globalParam(arg, rank); global.defined())
+    return sliceBlock(global, arg.shape, block.offsets);
+  if (params_) {
+    if (std::optional<ParamLocation> at = locateParam(arg, block))
+      return readParam(arg, *at, rank);
+    return missingParam(arg, block);
+  }
+  return initParameter(arg.name, arg.init, arg.a, arg.b, arg.seed, arg.shape,
+                       arg.dtype, block.globalShape, block.offsets);
 }
 
 Tensor ArgumentLoader::globalState(const ArgSpec &arg, int64_t rank) {
@@ -206,10 +317,7 @@ Tensor ArgumentLoader::block(const ArgSpec &arg, int64_t rank) {
     return checkpointBlock(arg, block);
   switch (arg.kind) {
   case ArgSpec::Param:
-    if (Tensor global = globalParam(arg, rank); global.defined())
-      return sliceBlock(global, arg.shape, block.offsets);
-    return initParameter(arg.name, arg.init, arg.a, arg.b, arg.seed, arg.shape,
-                         arg.dtype, block.globalShape, block.offsets);
+    return paramBlock(arg, block, rank);
   case ArgSpec::State:
     if (sources_.stateDir.empty())
       return Tensor(arg.shape, arg.dtype);

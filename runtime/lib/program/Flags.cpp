@@ -72,13 +72,14 @@ static void addRunFlags(std::vector<FlagSpec> &t) {
       "data: DIR/NAME.npy (global shapes); missing inputs are drawn with "
       "--seed"));
   t.push_back(textFlag(
-      "--params", "DIR", [](Flags &f) -> std::string & { return f.params; },
-      "initial parameters: DIR/NAME.npy, every one (else their\n"
-      "initializers, without --params)"));
+      "--params", "PATH", [](Flags &f) -> std::string & { return f.params; },
+      "initial parameters, every one (else their initializers,\n"
+      "without --params): a directory of NAME.npy, a safetensors\n"
+      "file, or a directory of safetensors shards"));
   t.push_back(switchFlag(
                   "--params-partial",
                   [](Flags &f) -> bool & { return f.paramsPartial; },
-                  "draw the parameters that --params DIR lacks from their\n"
+                  "draw the parameters that --params PATH lacks from their\n"
                   "initializers (each is named on stderr)")
                   .needing(FlagNeeds::Params));
   t.push_back(textFlag(
@@ -286,7 +287,7 @@ static const char *neededFlag(FlagNeeds needs) {
   case FlagNeeds::Checkpoint:
     return "--checkpoint DIR";
   case FlagNeeds::Params:
-    return "--params DIR";
+    return "--params PATH";
   case FlagNeeds::Trace:
     return "--trace DIR (or RTX_TRACE)";
   case FlagNeeds::MetricsPort:
@@ -379,7 +380,7 @@ ArgumentSources rtxrt::program::argumentSources(const Flags &flags) {
   // Without --inputs every input is drawn; with it, every input is read.
   sources.drawInputs = flags.inputs.empty();
   sources.seed = flags.seed;
-  sources.paramsDir = flags.params;
+  sources.params = flags.params;
   sources.paramsPartial = flags.paramsPartial;
   sources.stateDir = flags.state;
   return sources;

@@ -25,11 +25,11 @@ void TrainState::load(
   if (from) {
     // The checkpoint wins over where the run first started from.
     if (run_.self.rank == 0 &&
-        (!sources.stateDir.empty() || !sources.paramsDir.empty()))
+        (!sources.stateDir.empty() || !sources.params.empty()))
       std::printf("resume: the checkpoint replaces %s\n",
                   sources.stateDir.empty() ? "--params" : "--state");
     sources.stateDir.clear();
-    sources.paramsDir.clear();
+    sources.params.clear();
     sources.paramsPartial = false;
     sources.checkpoint = from;
   }

@@ -6,9 +6,11 @@
 
 #include "rtxrt/program/Arguments.h"
 #include "rtxrt/core/Npy.h"
+#include "rtxrt/core/Safetensors.h"
 
 #include "TestUtil.h"
 
+#include <cmath>
 #include <fstream>
 #include <functional>
 #include <sys/stat.h>
@@ -45,6 +47,20 @@ protected:
     arg.sharding.dims = {{"dp"}, {}};
     return arg;
   }
+  std::string safetensors(const std::string &name,
+                          std::vector<std::pair<std::string, Tensor>> tensors) {
+    std::string p = dir + "/" + name;
+    std::ofstream(p, std::ios::binary) << encodeSafetensors(tensors, {}, p);
+    created.push_back(p);
+    return p;
+  }
+  /// Part `k` of a user's tensor `user` [4, 6]: its columns [3k, 3k + 3),
+  /// split over "dp" by rows (local [2, 3]).
+  static ArgSpec part(const std::string &user, int64_t k) {
+    ArgSpec arg = split(ArgSpec::Param, user + "@" + std::to_string(k));
+    arg.partOf = {user, 1, 3 * k};
+    return arg;
+  }
   std::string dir;
   std::vector<std::string> created;
   MeshLayout mesh{{"dp"}, {2}};
@@ -63,7 +79,7 @@ TEST_F(ArgumentsTest, ParamFromFileIsSlicedPerRank) {
   Tensor global = randomTensor({4, 3}, DType::F32, 1);
   file("w.npy", global);
   ArgumentSources sources;
-  sources.paramsDir = dir;
+  sources.params = dir;
   ArgumentLoader loader(mesh, sources);
   ArgSpec w = split(ArgSpec::Param, "w");
   Tensor rank1 = loader.block(w, 1);
@@ -76,7 +92,7 @@ TEST_F(ArgumentsTest, ParamFromFileIsSlicedPerRank) {
 // paramsPartial (--params-partial) the parameter uses its initializer.
 TEST_F(ArgumentsTest, ParamWithoutFileIsAnErrorUnlessPartial) {
   ArgumentSources sources;
-  sources.paramsDir = dir; // no w.npy there
+  sources.params = dir; // no w.npy there
   ArgSpec w = split(ArgSpec::Param, "w");
   w.init = InitKind::Constant;
   w.a = 0.5;
@@ -96,7 +112,7 @@ TEST_F(ArgumentsTest, ParamWithoutFileIsAnErrorUnlessPartial) {
 
 TEST_F(ArgumentsTest, ParamsDirectoryMustExist) {
   ArgumentSources sources;
-  sources.paramsDir = dir + "/nowhere";
+  sources.params = dir + "/nowhere";
   EXPECT_EQ(errorOf([&] { ArgumentLoader(mesh, sources); }),
             "--params " + dir + "/nowhere: No such file or directory");
 }
@@ -104,7 +120,7 @@ TEST_F(ArgumentsTest, ParamsDirectoryMustExist) {
 TEST_F(ArgumentsTest, GivenParamComesFirstAndIsChecked) {
   file("w.npy", Tensor({4, 3}, DType::F32));
   ArgumentSources sources;
-  sources.paramsDir = dir;
+  sources.params = dir;
   ArgumentLoader loader(mesh, sources);
   Tensor given = randomTensor({4, 3}, DType::F32, 2);
   loader.giveParam("w", given);
@@ -145,7 +161,7 @@ TEST_F(ArgumentsTest, StateIsZeroOrReadByItsKey) {
 
 TEST_F(ArgumentsTest, ParamsAndStateExcludeEachOther) {
   ArgumentSources sources;
-  sources.paramsDir = sources.stateDir = dir;
+  sources.params = sources.stateDir = dir;
   EXPECT_EQ(errorOf([&] { ArgumentLoader loader(mesh, sources); }),
             "--params and --state both give the parameters; use one");
 }
@@ -185,6 +201,84 @@ TEST_F(ArgumentsTest, InputDTypeMustMatchExceptF32For16BitFloats) {
   EXPECT_EQ(errorOf([&] { loader.globalInput(x); }),
             "input 'x' from " + dir +
                 "/x.npy has dtype f32, the program expects i32");
+}
+
+// A safetensors file: each rank reads its block, and only that block: the
+// other rank's rows hold NaN, which this rank never sees.
+TEST_F(ArgumentsTest, ParamFromSafetensorsReadsOnlyTheRanksBlock) {
+  Tensor global = randomTensor({4, 3}, DType::F32, 1);
+  for (int64_t i = 6; i < 12; ++i)
+    global.setFromDouble(i, std::nan(""));
+  ArgumentSources sources;
+  sources.params = safetensors("w.safetensors", {{"w", global}});
+  ArgumentLoader loader(mesh, sources);
+  ArgSpec w = split(ArgSpec::Param, "w");
+  Tensor rank0 = loader.block(w, 0);
+  for (int64_t i = 0; i < 6; ++i)
+    EXPECT_EQ(rank0.getAsDouble(i), global.getAsDouble(i));
+  EXPECT_EQ(errorOf([&] { loader.block(w, 1); }),
+            "parameter 'w' in " + sources.params +
+                " holds NaN (element 6): training from it gives loss=nan");
+}
+
+// rtx.part_of: a part reads its block of the user's tensor, from .npy and
+// safetensors alike; a file in the part's own name comes first.
+TEST_F(ArgumentsTest, PartOfReadsItsBlockOfTheUsersTensor) {
+  Tensor user = randomTensor({4, 6}, DType::F32, 4);
+  Shape local{2, 3};
+  Tensor expected = sliceBlock(user, local, {2, 3}); // rank 1 of part 1
+  file("u.npy", user);
+  ArgumentSources npy;
+  npy.params = dir;
+  ArgumentSources st;
+  st.params = safetensors("u.safetensors", {{"u", user.to(DType::BF16)}});
+  for (const ArgumentSources &sources : {npy, st}) {
+    ArgumentLoader loader(mesh, sources);
+    Tensor block = loader.block(part("u", 1), 1);
+    for (int64_t i = 0; i < 6; ++i)
+      EXPECT_NEAR(block.getAsDouble(i), expected.getAsDouble(i),
+                  sources.params == dir
+                      ? 0.0
+                      : 1e-2 * std::abs(expected.getAsDouble(i))); // bf16
+  }
+  Tensor own = randomTensor({4, 3}, DType::F32, 5);
+  file("u@1.npy", own);
+  ArgumentLoader loader(mesh, npy);
+  EXPECT_EQ(loader.block(part("u", 1), 0).getAsDouble(4), own.getAsDouble(4));
+}
+
+TEST_F(ArgumentsTest, PartsThatTheFilesDoNotHoldAreErrors) {
+  ArgumentSources sources;
+  sources.params =
+      safetensors("u.safetensors", {{"u", Tensor({4, 5}, DType::F32)}});
+  ArgumentLoader loader(mesh, sources);
+  EXPECT_EQ(errorOf([&] { loader.block(part("u", 1), 0); }),
+            "parameter 'u@1' [4, 3] is the block [3, 6) of dimension 1 of "
+            "'u' (rtx.part_of); tensor 'u' in " +
+                sources.params + " has shape [4, 5], which does not hold it");
+  EXPECT_EQ(errorOf([&] { loader.block(part("v", 0), 0); }),
+            "--params " + sources.params +
+                " lacks parameter 'v@0' (expected tensor 'v@0' in " +
+                sources.params + " of shape [4, 3], or tensor 'v' in " +
+                sources.params +
+                " that holds it as the block [0, 3) of dimension 1 of 'v'); "
+                "pass --params-partial to draw the missing ones from their "
+                "initializers");
+  ArgSpec w = split(ArgSpec::Param, "u");
+  EXPECT_EQ(errorOf([&] { loader.block(w, 0); }),
+            "parameter 'u' in " + sources.params +
+                " has shape [4, 5], the program expects [4, 3]");
+}
+
+TEST_F(ArgumentsTest, ParamsPathMustBeSafetensorsOrADirectory) {
+  ArgumentSources sources;
+  sources.params = dir + "/cut.safetensors";
+  std::ofstream(sources.params) << "abc";
+  created.push_back(sources.params);
+  EXPECT_EQ(errorOf([&] { ArgumentLoader(mesh, sources); }),
+            "--params: safetensors file '" + sources.params +
+                "': has 3 bytes, fewer than the 8 of a safetensors header's "
+                "length");
 }
 
 TEST(StateKeyTest, ParamsDefaultToParamColonName) {

@@ -87,7 +87,7 @@ TEST(FlagsTest, CombinationsAreRefusedByName) {
             "--params and --state both give the parameters; use one");
   EXPECT_EQ(refusal({"--resume"}), "--resume needs --checkpoint DIR");
   EXPECT_EQ(refusal({"--params-partial"}),
-            "--params-partial needs --params DIR");
+            "--params-partial needs --params PATH");
   EXPECT_EQ(refusal({"--trace-max-events", "10"}),
             "--trace-max-events needs --trace DIR (or RTX_TRACE)");
   EXPECT_EQ(refusal({"--metrics-linger", "5"}),

@@ -63,11 +63,50 @@ static LogicalResult verifyShardingOfValue(Operation *anchor,
   return success();
 }
 
+/// `rtx.part_of`: {name = string, dim = integer, offset = integer} with dim
+/// a dimension of `type` and offset non-negative, and optionally the size
+/// of that dimension in the user's tensor (`size`, which initial values
+/// need), which the block must fit in.
 static LogicalResult verifyPartOf(Operation *op, Attribute value, Type type,
-                                  const Twine &what);
+                                  const Twine &what) {
+  auto part = dyn_cast<DictionaryAttr>(value);
+  auto name = part ? part.getAs<StringAttr>("name") : StringAttr();
+  auto dim = part ? part.getAs<IntegerAttr>("dim") : IntegerAttr();
+  auto offset = part ? part.getAs<IntegerAttr>("offset") : IntegerAttr();
+  auto size = part ? part.getAs<IntegerAttr>("size") : IntegerAttr();
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!name || name.getValue().empty() || !dim || !offset || !tensor ||
+      part.size() != (size ? 4u : 3u))
+    return op->emitError() << "'rtx.part_of' on " << what
+                           << " must be {name = \"USER NAME\", dim = D, "
+                              "offset = O[, size = S]} of a ranked tensor, "
+                              "got "
+                           << value;
+  if (dim.getInt() < 0 || dim.getInt() >= tensor.getRank() ||
+      offset.getInt() < 0)
+    return op->emitError() << "'rtx.part_of' on " << what << ": dim "
+                           << dim.getInt() << " is not a dimension of " << type
+                           << " or offset " << offset.getInt()
+                           << " is negative";
+  if (size && offset.getInt() + tensor.getDimSize(dim.getInt()) > size.getInt())
+    return op->emitError() << "'rtx.part_of' on " << what << " (" << type
+                           << ") lies outside dimension " << dim.getInt()
+                           << " of size " << size.getInt() << " of \""
+                           << name.getValue() << "\" (offset "
+                           << offset.getInt() << ")";
+  return success();
+}
 
 LogicalResult RTXDialect::verifyOperationAttribute(Operation *op,
                                                    NamedAttribute attr) {
+  // A parameter that is a block of a user's tensor.
+  if (attr.getName() == getPartOfAttrName()) {
+    if (!isa<ParamOp>(op))
+      return op->emitError() << "'rtx.part_of' belongs on rtx.param ops and "
+                                "parameter arguments";
+    return verifyPartOf(op, attr.getValue(), op->getResult(0).getType(),
+                        "rtx.param");
+  }
   // Marks a function that rtx-optimizer made into a whole training step.
   if (attr.getName() == getTrainStepAttrName()) {
     if (!isa<UnitAttr>(attr.getValue()) || !isa<FunctionOpInterface>(op))
@@ -124,13 +163,6 @@ LogicalResult RTXDialect::verifyOperationAttribute(Operation *op,
   }
   if (attr.getName() == getActionAttrName())
     return success(isa<StringAttr>(attr.getValue()));
-  if (attr.getName() == getPartOfAttrName()) {
-    if (!isa<ParamOp>(op))
-      return op->emitError() << "'rtx.part_of' is an attribute of rtx.param "
-                                "and of parameter arguments";
-    return verifyPartOf(op, attr.getValue(), op->getResult(0).getType(),
-                        "rtx.param");
-  }
   if (attr.getName() == getPlanAttrName()) {
     auto plan = dyn_cast<DictionaryAttr>(attr.getValue());
     if (!isa<ModuleOp>(op) || !plan || !plan.getAs<StringAttr>("distribute"))
@@ -207,34 +239,10 @@ static LogicalResult verifyFlatLayout(Operation *op, Attribute value, Type type,
 }
 
 /// Shared by argument and result attributes. Besides `rtx.sharding`, the
-/// `rtx.part_of`: which block of a user's tensor a parameter of `type` is.
-static LogicalResult verifyPartOf(Operation *op, Attribute value, Type type,
-                                  const Twine &what) {
-  auto dict = dyn_cast<DictionaryAttr>(value);
-  auto ranked = dyn_cast<RankedTensorType>(type);
-  auto name = dict ? dict.getAs<StringAttr>("name") : nullptr;
-  auto dim = dict ? dict.getAs<IntegerAttr>("dim") : nullptr;
-  auto offset = dict ? dict.getAs<IntegerAttr>("offset") : nullptr;
-  auto size = dict ? dict.getAs<IntegerAttr>("size") : nullptr;
-  if (!ranked || !name || !dim || !offset || !size || dict.size() != 4)
-    return op->emitError() << "'rtx.part_of' on " << what
-                           << " must be {name = \"NAME\", dim = D, offset = O, "
-                              "size = S}, got "
-                           << value;
-  int64_t d = dim.getInt();
-  if (d < 0 || d >= ranked.getRank() || offset.getInt() < 0 ||
-      offset.getInt() + ranked.getDimSize(d) > size.getInt())
-    return op->emitError() << "'rtx.part_of' on " << what << " (" << type
-                           << ") lies outside dimension " << d << " of size "
-                           << size.getInt() << " of \"" << name.getValue()
-                           << "\" (offset " << offset.getInt() << ")";
-  return success();
-}
-
 /// training-step passes mark values: `rtx.grad_of` (the parameter a gradient
 /// belongs to), `rtx.state` (the key that links a piece of state before and
-/// after a step), and, on parameter arguments, `rtx.param`, `rtx.init` and
-/// `rtx.seed`.
+/// after a step), and, on parameter arguments, `rtx.param`, `rtx.init`,
+/// `rtx.seed` and `rtx.part_of`.
 static LogicalResult verifyValueAttribute(Operation *op, NamedAttribute attr,
                                           Type type, const Twine &what) {
   StringRef name = attr.getName().getValue();
@@ -252,14 +260,14 @@ static LogicalResult verifyValueAttribute(Operation *op, NamedAttribute attr,
     return expect(isa<InitAttr>(attr.getValue()), "a #rtx.init");
   if (name == RTXDialect::getFlatAttrName())
     return verifyFlatLayout(op, attr.getValue(), type, what);
+  if (name == RTXDialect::getPartOfAttrName())
+    return verifyPartOf(op, attr.getValue(), type, what);
   if (name == RTXDialect::getOffloadAttrName()) {
     auto tier = dyn_cast<StringAttr>(attr.getValue());
     return expect(tier &&
                       (tier.getValue() == "cpu" || tier.getValue() == "nvme"),
                   "\"cpu\" or \"nvme\"");
   }
-  if (name == RTXDialect::getPartOfAttrName())
-    return verifyPartOf(op, attr.getValue(), type, what);
   if (name == RTXDialect::getSeedAttrName() ||
       name == RTXDialect::getStepResultAttrName())
     return expect(isa<IntegerAttr>(attr.getValue()), "an integer");

@@ -109,12 +109,12 @@ LogicalResult RTXOptimizerPass::buildTrainStep(func::FuncOp function) {
     if (param.getSeedAttr())
       slot.argAttrs.push_back(
           b.getNamedAttr(RTXDialect::getSeedAttrName(), param.getSeedAttr()));
-    if (Attribute part = param->getAttr(RTXDialect::getPartOfAttrName()))
-      slot.argAttrs.push_back(
-          b.getNamedAttr(RTXDialect::getPartOfAttrName(), part));
     if (Attribute sharding = param->getAttr(RTXDialect::getShardingAttrName()))
       slot.argAttrs.push_back(
           b.getNamedAttr(RTXDialect::getShardingAttrName(), sharding));
+    if (Attribute part = param->getAttr(RTXDialect::getPartOfAttrName()))
+      slot.argAttrs.push_back(
+          b.getNamedAttr(RTXDialect::getPartOfAttrName(), part));
     slots.push_back(slot);
   }
 

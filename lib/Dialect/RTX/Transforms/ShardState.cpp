@@ -484,10 +484,10 @@ LogicalResult RTXShardStatePass::shard(func::FuncOp function, MeshOp mesh) {
         fields.push_back(b.getNamedAttr("sharding", m->sharding));
       if (which == 0) {
         for (StringRef field :
-             {RTXDialect::getInitAttrName(), RTXDialect::getSeedAttrName()})
+             {RTXDialect::getInitAttrName(), RTXDialect::getSeedAttrName(),
+              RTXDialect::getPartOfAttrName()})
           if (Attribute a = function.getArgAttr(arg, field))
-            fields.push_back(b.getNamedAttr(
-                field == RTXDialect::getInitAttrName() ? "init" : "seed", a));
+            fields.push_back(b.getNamedAttr(field.drop_front(4), a));
       }
       list.push_back(b.getDictionaryAttr(fields));
     }

@@ -20,6 +20,18 @@
 
 namespace rtxrt {
 
+/// A parameter that is a block of a user's tensor (the `rtx.part_of`
+/// attribute of issue 36, contract 1; docs/python.md "Weights in and out"):
+/// the block [offset, offset + its global size along `dim`) of dimension
+/// `dim` of the user's tensor `name`, every other dimension whole. A fused
+/// projection (GPT-2's `c_attn.weight` [C, 3C]) split into q, k and v
+/// parameters `c_attn.weight@0`, `@1`, `@2` is the common case.
+struct PartOf {
+  std::string name; // empty: the parameter is a tensor of its own
+  int64_t dim = 0;
+  int64_t offset = 0;
+};
+
 /// One argument of a step: its role, where its value comes from, and its
 /// local (per-rank) shape.
 struct ArgSpec {
@@ -31,6 +43,9 @@ struct ArgSpec {
   InitKind init = InitKind::Zeros;
   double a = 0, b = 0;
   int64_t seed = 0;
+  /// A parameter that is a block of a user's tensor; files in the user's
+  /// names give it that block.
+  PartOf partOf;
   Shape shape; // local shape
   DType dtype = DType::F32;
   Sharding sharding;

@@ -19,6 +19,13 @@ namespace rtxrt {
 /// type: bf16 is stored as <u2 and converted by the caller). Throws Error
 /// naming the file on a bad header, Fortran order or unsupported dtype.
 Tensor readNpy(const std::string &path);
+/// The dtype (as readNpy gives it) and the shape of a .npy file, from its
+/// header alone; the same errors as readNpy about the header.
+struct NpyInfo {
+  DType dtype;
+  Shape shape;
+};
+NpyInfo readNpyInfo(const std::string &path);
 /// Writes a .npy file (bf16/f16 are written as f4, i1 as |b1). Throws
 /// Error naming the file and the reason (strerror) when it cannot.
 void writeNpy(const std::string &path, const Tensor &tensor);

@@ -20,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -28,6 +29,7 @@ namespace rtxrt {
 namespace checkpoint {
 class CheckpointReader;
 } // namespace checkpoint
+class ParamFiles;
 
 /// The directory that holds the whole state a --save-state DIR wrote: DIR,
 /// or the DIR.new / DIR.old that a save interrupted between its renames
@@ -48,18 +50,22 @@ struct ArgumentSources {
   std::string drawHint;
   /// Seed of drawn inputs.
   int64_t seed = 0;
-  /// DIR/NAME.npy for parameters. DIR must be a directory holding every
-  /// parameter, unless paramsPartial is set.
-  std::string paramsDir;
-  /// Parameters that paramsDir lacks use their initializers, each named once
+  /// The parameters' values in the user's names (--params): a directory of
+  /// NAME.npy, a safetensors file, or a directory of safetensors shards
+  /// (with Hugging Face's model.safetensors.index.json). It must hold every
+  /// parameter, unless paramsPartial is set. A parameter that is part of a
+  /// user's tensor (ArgSpec::partOf) reads its block of that tensor when
+  /// the files do not hold it under its own name.
+  std::string params;
+  /// Parameters that `params` lacks use their initializers, each named once
   /// on stderr (--params-partial); else a missing one is an error.
   bool paramsPartial = false;
   /// A --save-state directory: every parameter and optimizer state from
-  /// DIR/KEY.npy (stateFilePath). Excludes paramsDir.
+  /// DIR/KEY.npy (stateFilePath). Excludes params.
   std::string stateDir;
   /// A committed checkpoint (rtxrt/checkpoint/Checkpoint.h, --resume): every
   /// parameter and optimizer state, each rank reading only its block. Excludes
-  /// paramsDir and stateDir.
+  /// params and stateDir.
   std::shared_ptr<const checkpoint::CheckpointReader> checkpoint;
   /// Keep the global tensors read from files, for the other ranks of this
   /// process (rtx-run's simulated ranks read each file once).
@@ -73,6 +79,7 @@ public:
   /// Throws Error when `sources` contradict themselves or name a directory
   /// that is not there.
   ArgumentLoader(const MeshLayout &mesh, ArgumentSources sources);
+  ~ArgumentLoader();
 
   /// Global values given by the caller, by name; they come before any file
   /// (rtx-run --compare gives the reference's inputs, gradient checks give
@@ -93,9 +100,36 @@ public:
   Shape globalShape(const ArgSpec &arg) const;
 
 private:
-  /// The global tensor of a parameter from a file or the caller; undefined
-  /// when it comes from its initializer. `rank` asks for it.
+  /// Which tensor of the --params files holds a parameter's block, where,
+  /// and that tensor's header.
+  struct ParamLocation {
+    std::string tensor;
+    std::vector<int64_t> offsets;
+    Shape shape;
+    DType dtype;
+  };
+
+  /// `rank`'s block of parameter `arg`: given, from --state, from --params
+  /// or from its initializer.
+  Tensor paramBlock(const ArgSpec &arg, const LocalBlock &block, int64_t rank);
+  /// The global tensor of a parameter given by the caller or in --state;
+  /// undefined otherwise. `rank` asks for it.
   Tensor globalParam(const ArgSpec &arg, int64_t rank);
+  /// Where the --params files hold `arg`'s block: under its own name, or
+  /// (a part, ArgSpec::partOf) in the user's tensor; none when they hold
+  /// neither. Throws when the tensor found does not fit the parameter.
+  std::optional<ParamLocation> locateParam(const ArgSpec &arg,
+                                           const LocalBlock &block);
+  /// Reads the block at `at`, checked and converted to `arg`'s dtype.
+  Tensor readParam(const ArgSpec &arg, const ParamLocation &at, int64_t rank);
+  /// A parameter the --params files lack: an error, or its initializer
+  /// under paramsPartial.
+  Tensor missingParam(const ArgSpec &arg, const LocalBlock &block);
+  /// `value` (`what` `name` read from `where`) in `dtype`, with a note on
+  /// stderr from rank 0 once per tensor when that is a conversion.
+  Tensor converted(const Tensor &value, DType dtype, const std::string &what,
+                   const std::string &name, const std::string &where,
+                   int64_t rank);
   Tensor globalState(const ArgSpec &arg, int64_t rank);
   /// The global tensor of `arg` (a `what`: parameter, optimizer state) in
   /// the .npy file `path`, in the program's dtype. A NaN in it is an error
@@ -110,12 +144,14 @@ private:
 
   MeshLayout mesh_;
   ArgumentSources sources_;
+  /// The --params files; null without --params.
+  std::unique_ptr<ParamFiles> params_;
   std::map<std::string, Tensor> givenInputs_, givenParams_;
   std::mutex mutex_;
   std::map<std::string, Tensor> globals_; // by key: "input:NAME", a path
   /// Parameters drawn under paramsPartial (each is named once).
   std::set<std::string> drawnParams_;
-  /// Arguments read in another dtype and converted (each is named once).
+  /// Tensors read in another dtype and converted (each is named once).
   std::set<std::string> convertedArgs_;
 };
 

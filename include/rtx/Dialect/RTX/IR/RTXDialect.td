@@ -65,17 +65,21 @@ def RTX_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getInitAttrName() {
       return "rtx.init";
     }
-    /// On an `rtx.param` and a parameter argument: the block of a user's
-    /// tensor the parameter is (`{name = "NAME", dim = D, offset = O,
-    /// size = S}`: rows [O, O + its size) of dimension D, of size S in
-    /// NAME), made by rtx-split-fused-projections. Loading and saving use
-    /// the user's tensor; initial values are drawn as NAME's.
-    static constexpr ::llvm::StringLiteral getPartOfAttrName() {
-      return "rtx.part_of";
-    }
     /// On a parameter argument: the seed of its initializer (an integer).
     static constexpr ::llvm::StringLiteral getSeedAttrName() {
       return "rtx.seed";
+    }
+    /// On an `rtx.param` op and a parameter argument: the parameter is a
+    /// block of a user's tensor, `{name = "c_attn.weight", dim = 1 : i64,
+    /// offset = 768 : i64}`: the block [offset, offset + its size along dim)
+    /// of dimension dim of the user's tensor `name`, every other dimension
+    /// whole. Loading parameters in the user's names reads that block;
+    /// giving them back reassembles the user's tensor (docs/python.md,
+    /// "Weights in and out"). rtx-split-fused-projections adds `size`, the
+    /// size of that dimension in the user's tensor: initial values are
+    /// drawn as the user's tensor's block.
+    static constexpr ::llvm::StringLiteral getPartOfAttrName() {
+      return "rtx.part_of";
     }
     /// On an argument and a result: the key that links a piece of state
     /// before and after a step (`param:NAME`, `exp_avg:NAME`, `step`, ...);
