@@ -4,6 +4,7 @@
 
 #include "Interpreter.h"
 #include "Reassembly.h"
+#include "UserTensors.h"
 #include "SimulatedRanks.h"
 #include "StepPrograms.h"
 #include "StepReports.h"
@@ -240,5 +241,7 @@ ExecutionResult mlir::rtx::execute(ModuleOp module,
                     });
   result.losses = reports.finish();
   result.results = Reassembly(step, rankResults).results();
+  result.userResults = joinUserParts(result.results, stepResultKeys(step),
+                                     paramParts(step));
   return result;
 }

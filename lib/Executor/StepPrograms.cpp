@@ -50,7 +50,10 @@ static rtxrt::ArgSpec paramArgSpec(const std::string &name, InitAttr init,
   if (partOf)
     spec.partOf = {partOf.getAs<StringAttr>("name").getValue().str(),
                    partOf.getAs<IntegerAttr>("dim").getInt(),
-                   partOf.getAs<IntegerAttr>("offset").getInt()};
+                   partOf.getAs<IntegerAttr>("offset").getInt(),
+                   partOf.getAs<IntegerAttr>("size")
+                       ? partOf.getAs<IntegerAttr>("size").getInt()
+                       : 0};
   return spec;
 }
 

@@ -62,7 +62,11 @@ static void emitArgument(const ProgramArgument &argument, StringRef into,
       os << "    a.partOf = PartOf{"
          << quoted(part.getAs<StringAttr>("name").getValue()) << ", "
          << part.getAs<IntegerAttr>("dim").getInt() << ", "
-         << part.getAs<IntegerAttr>("offset").getInt() << "};\n";
+         << part.getAs<IntegerAttr>("offset").getInt() << ", "
+         << (part.getAs<IntegerAttr>("size")
+                 ? part.getAs<IntegerAttr>("size").getInt()
+                 : 0)
+         << "};\n";
     break;
   case ProgramArgument::Role::OptimizerState:
     break;

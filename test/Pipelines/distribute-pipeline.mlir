@@ -5,12 +5,14 @@
 // ALL:      builtin.module(
 // ALL-NEXT:   rtx-add-mesh{mesh=dp:2,tp:2},
 // ALL-NEXT:   rtx-pad-vocabulary{axis=tp},
+// ALL-NEXT:   rtx-split-fused-projections,
+// ALL-NEXT:   rtx-repeat-kv-heads,
 // ALL-NEXT:   func.func(
 // ALL-NEXT:     rtx-autodiff,
 // ALL-NEXT:     rtx-accumulate-gradients{micro-batches=2}
 // ALL-NEXT:   ),
 // ALL-NEXT:   rtx-optimizer{{{.*}} kind=sgd lr=1.000000e-01 {{.*}}},
-// ALL-NEXT:   rtx-seed-shardings{seed-hints={q_proj:column,o_proj:row} sequence-parallel=false vocab-parallel=true},
+// ALL-NEXT:   rtx-seed-shardings{seed-hints={q_proj:column,o_proj:row} sequence-parallel=false strict-tp=false vocab-parallel=true},
 // ALL-NEXT:   rtx-propagate-sharding{{.*}},
 // ALL-NEXT:   rtx-partition,
 // ALL-NEXT:   rtx-verify-distribution,
@@ -25,11 +27,13 @@
 // RUN: rtx-opt %s '-rtx-distribute=mesh=tp:2 bucket-bytes=-1 vocab-parallel=false sequence-parallel=true' -dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=MIN
 // MIN:      builtin.module(
 // MIN-NEXT:   rtx-add-mesh{mesh=tp:2},
+// MIN-NEXT:   rtx-split-fused-projections,
+// MIN-NEXT:   rtx-repeat-kv-heads,
 // MIN-NEXT:   func.func(
 // MIN-NEXT:     rtx-autodiff
 // MIN-NEXT:   ),
 // MIN-NEXT:   rtx-optimizer{beta1=9.000000e-01 beta2=9.990000e-01 clip-norm=0.000000e+00 eps=1.000000e-08 kind=adamw lr=1.000000e-03 mixed-precision=false weight-decay=0.000000e+00},
-// MIN-NEXT:   rtx-seed-shardings{{{ ?}}sequence-parallel=true vocab-parallel=false},
+// MIN-NEXT:   rtx-seed-shardings{{{ ?}}sequence-parallel=true strict-tp=false vocab-parallel=false},
 // MIN-NEXT:   rtx-propagate-sharding{{.*}},
 // MIN-NEXT:   rtx-partition,
 // MIN-NEXT:   rtx-verify-distribution

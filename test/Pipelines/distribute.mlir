@@ -117,11 +117,15 @@
 // GPT2-SP-NEXT: %[[LABELS:.*]] = rtx.all_gather %{{.*}} on @mesh_tp2 ["tp"] dim 1 {{.*}} : tensor<4x4xi32> -> tensor<4x8xi32>
 // GPT2-SP-NEXT: rtx.vocab_logit_stats %{{.*}}, %[[LABELS]] on @mesh_tp2 ["tp"]
 //
-// GPT-2's own order (q | k | v) is not a block split by heads: there tp
-// gathers c_attn's output before the split (and dq, dk, dv before their
-// concatenation), correct but not head-parallel; rtx-distribute says so.
+// GPT-2's own order (q | k | v) is not a block split by heads:
+// rtx-split-fused-projections makes c_attn three projections over blocks of
+// the user's weight (rtx.part_of), which tp splits by head: each rank holds
+// its block of q, of k and of v, attention runs on 1 of the 2 heads, and
+// nothing is gathered; strict-tp finds no weight left whole.
 // RUN: %python -c "import sys; sys.path.insert(0, '%rtx_src_root/python'); from rtx import models; print(models.gpt2(models.GPTConfig(layers=1, batch=4, vocab=44)).text())" > %t.gpt2-qkv.mlir
-// RUN: rtx-opt %t.gpt2-qkv.mlir '-rtx-distribute=mesh=tp:2 optimizer=sgd bucket-bytes=-1' -o %t.gpt2-qkv-tp.mlir 2>&1 | FileCheck %s --check-prefix=QKV-WARNING
-// RUN: grep -c 'rtx.all_gather' %t.gpt2-qkv-tp.mlir | FileCheck %s --check-prefix=QKV-GATHERS
-// QKV-WARNING: warning: the output of "transformer.h.0.attn.c_attn.weight" is split into 3 parts along the features tp splits: tp gathers it first (order the features by head, Megatron's layout, for head-parallel attention)
-// QKV-GATHERS: {{^}}4{{$}}
+// RUN: rtx-opt %t.gpt2-qkv.mlir '-rtx-distribute=mesh=tp:2 optimizer=sgd bucket-bytes=-1 strict-tp=true' -o %t.gpt2-qkv-tp.mlir
+// RUN: FileCheck %s --check-prefix=QKV < %t.gpt2-qkv-tp.mlir
+// RUN: not grep 'rtx.all_gather' %t.gpt2-qkv-tp.mlir
+// QKV-DAG: rtx.param = "transformer.h.0.attn.c_attn.weight@0", rtx.part_of = {dim = 0 : i64, name = "transformer.h.0.attn.c_attn.weight", offset = 0 : i64, size = 96 : i64}, rtx.seed = 0 : i64, rtx.sharding = #rtx.sharding<@mesh_tp2, {{\[\["tp"\], \[\]\]}}>
+// QKV-DAG: rtx.param = "transformer.h.0.attn.c_attn.weight@2", rtx.part_of = {dim = 0 : i64, name = "transformer.h.0.attn.c_attn.weight", offset = 64 : i64, size = 96 : i64}
+// QKV-DAG: rtx.attention {{.*}} : tensor<4x1x8x16xf32>

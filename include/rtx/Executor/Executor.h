@@ -88,6 +88,10 @@ struct ExecutionResult {
   std::vector<double> losses;
   /// The global inputs that were used (read or drawn), by name.
   std::map<std::string, rtxrt::Tensor> inputs;
+  /// `results` with the parts of users' tensors (rtx.part_of, made by
+  /// rtx-split-fused-projections) joined: what a program that was not
+  /// split returns.
+  std::vector<rtxrt::Tensor> userResults;
 };
 
 /// Runs `options.entry` of `module`. Throws rtxrt::Error with a message that

@@ -82,6 +82,23 @@ static bool holdsPart(const ArgSpec &arg, const Shape &global,
   return true;
 }
 
+/// A parameter's block drawn from its initializer. A part of a user's
+/// tensor (with the size of its dimension known) draws the user's tensor's
+/// block: the same values whether the projection was split or not.
+static Tensor initialBlock(const ArgSpec &arg, const LocalBlock &block) {
+  const PartOf &part = arg.partOf;
+  if (part.name.empty() || part.size <= 0)
+    return initParameter(arg.name, arg.init, arg.a, arg.b, arg.seed,
+                         arg.shape, arg.dtype, block.globalShape,
+                         block.offsets);
+  Shape global = block.globalShape;
+  std::vector<int64_t> offsets = block.offsets;
+  global[part.dim] = part.size;
+  offsets[part.dim] += part.offset;
+  return initParameter(part.name, arg.init, arg.a, arg.b, arg.seed, arg.shape,
+                       arg.dtype, global, offsets);
+}
+
 ArgumentLoader::ArgumentLoader(const MeshLayout &mesh, ArgumentSources sources)
     : mesh_(mesh), sources_(std::move(sources)) {
   if (!sources_.stateDir.empty() && !sources_.params.empty())
@@ -215,8 +232,7 @@ Tensor ArgumentLoader::missingParam(const ArgSpec &arg,
                    "drawn from its initializer\n",
                    arg.name.c_str(), sources_.params.c_str());
   }
-  return initParameter(arg.name, arg.init, arg.a, arg.b, arg.seed, arg.shape,
-                       arg.dtype, block.globalShape, block.offsets);
+  return initialBlock(arg, block);
 }
 
 Tensor ArgumentLoader::paramBlock(const ArgSpec &arg, const LocalBlock &block,
@@ -228,8 +244,7 @@ Tensor ArgumentLoader::paramBlock(const ArgSpec &arg, const LocalBlock &block,
       return readParam(arg, *at, rank);
     return missingParam(arg, block);
   }
-  return initParameter(arg.name, arg.init, arg.a, arg.b, arg.seed, arg.shape,
-                       arg.dtype, block.globalShape, block.offsets);
+  return initialBlock(arg, block);
 }
 
 Tensor ArgumentLoader::globalState(const ArgSpec &arg, int64_t rank) {

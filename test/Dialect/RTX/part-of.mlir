@@ -30,7 +30,7 @@ func.func @dim_out_of_range() -> tensor<6x4xf32> {
 // -----
 
 func.func @no_name() -> tensor<6x4xf32> {
-  // expected-error @+1 {{'rtx.part_of' on rtx.param must be {name = "USER NAME", dim = D, offset = O} of a ranked tensor}}
+  // expected-error @+1 {{'rtx.part_of' on rtx.param must be {name = "USER NAME", dim = D, offset = O[, size = S]} of a ranked tensor}}
   %w = rtx.param "w@0" zeros {rtx.part_of = {dim = 0 : i64, offset = 0 : i64}} : tensor<6x4xf32>
   return %w : tensor<6x4xf32>
 }

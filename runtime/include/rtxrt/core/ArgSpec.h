@@ -30,6 +30,9 @@ struct PartOf {
   std::string name; // empty: the parameter is a tensor of its own
   int64_t dim = 0;
   int64_t offset = 0;
+  /// The size of `dim` in the user's tensor (0: unknown); initial values
+  /// are then drawn as the user's tensor's block.
+  int64_t size = 0;
 };
 
 /// One argument of a step: its role, where its value comes from, and its
