@@ -32,6 +32,7 @@ import torch
 
 from .builder import BuildError, Function, Init, Module, Value, constant, normal, ones, zeros
 from .errors import TorchImportError, UnsupportedOpError
+from .torch_export import capture as capture_with_export, uses_export
 from .torch_fusion import fuse_attention, fuse_swiglu
 from .torch_graph import Graph, Leaf, Meta, Node, Ref, Tracer, flatten, refs
 from .torch_ops import CONVERTERS, DTYPES, Operand, Unsupported, rtx_dtype, supported_ops
@@ -288,20 +289,10 @@ def import_module(model: torch.nn.Module, example_inputs: Union[Sequence[Any], M
                 graph.add_leaf("input", input_name, item)
                 inputs[input_name] = item
 
-    handles = []
-    for path, sub in model.named_modules():
-        handles.append(sub.register_forward_pre_hook(_enter(graph, path)))
-        handles.append(sub.register_forward_hook(_leave(graph)))
-    try:
-        with torch.no_grad(), Tracer(graph):
-            out = model(*bound.args, **bound.kwargs)
-            if loss is not None:
-                graph.where.append(("<loss>", "loss function"))
-                out = loss(out)
-                graph.where.pop()
-    finally:
-        for h in handles:
-            h.remove()
+    if uses_export():           # PyTorch 2: torch.export captures it (rtx.torch_export)
+        out = capture_with_export(graph, model, bound.args, bound.kwargs, loss)
+    else:
+        out = _trace(graph, model, bound, loss)
 
     results = _select_outputs(graph, out)
     if fuse:
@@ -323,6 +314,26 @@ def import_module(model: torch.nn.Module, example_inputs: Union[Sequence[Any], M
     inputs_out = {leaf.name: leaf.tensor for leaf in lowering.declared if leaf.kind == "input"}
     returns_loss = len(results) == 1 and results[0].dim() == 0 and results[0].is_floating_point()
     return ImportedModel(module, fname, params_out, inputs_out, returns_loss, out)
+
+
+def _trace(graph: Graph, model: torch.nn.Module, bound: inspect.BoundArguments,
+           loss: Optional[Callable[[Any], torch.Tensor]]) -> Any:
+    """Runs the model (then `loss`) while the tracer records its calls into `graph`."""
+    handles = []
+    for path, sub in model.named_modules():
+        handles.append(sub.register_forward_pre_hook(_enter(graph, path)))
+        handles.append(sub.register_forward_hook(_leave(graph)))
+    try:
+        with torch.no_grad(), Tracer(graph):
+            out = model(*bound.args, **bound.kwargs)
+            if loss is not None:
+                graph.where.append(("<loss>", "loss function"))
+                out = loss(out)
+                graph.where.pop()
+    finally:
+        for h in handles:
+            h.remove()
+    return out
 
 
 def _enter(graph: Graph, path: str):

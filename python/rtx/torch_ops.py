@@ -137,6 +137,13 @@ def _expand(ctx, input, *args, **kwargs):
     return ctx.broadcast(ctx.v(input), ctx.out_shape)
 
 
+@_converts("torch.broadcast_tensors")
+def _broadcast_tensors(ctx, *tensors):
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    return [ctx.broadcast(ctx.v(t), m.shape) for t, m in zip(tensors, ctx.out)]
+
+
 @_converts("torch.Tensor.repeat_interleave", "torch.repeat_interleave")
 def _repeat_interleave(ctx, input, repeats, dim=None, *, output_size=None):
     if not isinstance(repeats, int) or dim is None:

@@ -1,0 +1,616 @@
+"""Captures a module with torch.export (PyTorch 2) into the importer's record.
+
+On PyTorch >= 2.6, `import_module` captures with `torch.export.export`
+(non-strict, training IR: ATen ops before decomposition, so F.linear,
+layer_norm, softmax, cross_entropy and scaled_dot_product_attention arrive
+as themselves). The exported graph is traced with fake tensors: no
+activation is allocated, and a module whose parameters are on the meta
+device is captured as well. Its nodes are then written into the same record
+the PyTorch 1.13 tracer fills (rtx.torch_graph.Graph), under the torch-level
+op names and argument conventions of the converters (rtx.torch_ops), so
+attention recognition (rtx.torch_fusion) and lowering are shared:
+
+    aten.linear.default(x, w, b)         -> torch.nn.functional.linear(x, w, b)
+    aten.embedding.default(w, ids)       -> torch.nn.functional.embedding(ids, w)
+    aten.slice.Tensor(x, 2, 0, 8, 2)     -> torch.Tensor.__getitem__(x, (:, :, 0:8:2))
+    aten.split.Tensor + getitem          -> torch.Tensor.split with one result per part
+
+- Parameters are named by the graph signature's module paths
+  (`transformer.h.0.attn.c_attn.weight`), tied weights under their first
+  name; frozen parameters, buffers and tensor constants become constants.
+- Nodes that depend on no input or parameter (torch.arange, causal masks,
+  rotary tables) are evaluated for real, on the CPU, into constant leaves;
+  so are `ones_like` and friends, whose values depend on a shape only.
+- In-place updates of a fresh tensor (`x.relu_()`) are imported out of
+  place; of a view, or of a tensor that has views, they are refused.
+- Each node's module path and type come from its `nn_module_stack`, its
+  source line from its `stack_trace` (the innermost frame outside PyTorch
+  and rtx), so errors name the module and line as the 1.13 path does.
+- An ATen op with no mapping keeps its name (`aten.cumsum.default`) and is
+  refused by lowering with UnsupportedOpError, if the loss needs it.
+- A module that torch.export cannot capture (data-dependent control flow:
+  `if x.sum() > 0`, `.item()`, `.tolist()`) is refused with the user's line.
+"""
+from __future__ import annotations
+
+import contextlib
+import operator
+import os
+import re
+import traceback
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+import torch
+import torch.fx
+from torch.utils import _pytree as pytree
+
+from .errors import TorchImportError, UnsupportedOpError
+from .torch_graph import Graph, Meta, Node, Ref
+
+__all__ = ["uses_export", "capture"]
+
+# PyTorch 2.6 made torch.export's default the training IR (ops before
+# decomposition, F.linear and SDPA whole), on which the mapping below is built.
+MINIMUM_VERSION = (2, 6)
+
+
+def _version(text: str) -> Tuple[int, ...]:
+    return tuple(int(x) for x in re.findall(r"\d+", text.split("+")[0])[:2])
+
+
+def uses_export() -> bool:
+    """Whether import_module captures with torch.export (PyTorch >= 2.6)."""
+    return _version(torch.__version__) >= MINIMUM_VERSION and hasattr(torch, "export")
+
+
+# --- the user's code in a stack --------------------------------------------------------------
+
+_INTERNAL = tuple(os.path.dirname(os.path.abspath(m.__file__)) + os.sep for m in (torch, contextlib)) + \
+    (os.path.dirname(os.path.abspath(__file__)) + os.sep,)
+_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
+
+
+def _is_user_file(filename: str) -> bool:
+    return not os.path.abspath(filename).startswith(_INTERNAL)
+
+
+def _user_line(stack_trace: Optional[str]) -> str:
+    """"FILE:LINE" of the innermost frame of an FX node's stack trace outside
+    PyTorch and rtx (the user's line that made the call); "" when none."""
+    frames = _FRAME.findall(stack_trace or "")
+    for filename, line in reversed(frames):
+        if _is_user_file(filename):
+            return f"{filename}:{line}"
+    return ""
+
+
+# --- capture -----------------------------------------------------------------------------------
+
+class _WithLoss(torch.nn.Module):
+    """model followed by import_module's `loss`: one module to export."""
+
+    def __init__(self, model: torch.nn.Module, loss: Callable[[Any], torch.Tensor]) -> None:
+        super().__init__()
+        self.model = model
+        self.loss = loss
+
+    def forward(self, *args: Any, **kwargs: Any) -> torch.Tensor:
+        return self.loss(self.model(*args, **kwargs))
+
+
+def capture(graph: Graph, model: torch.nn.Module, args: Sequence[Any], kwargs: Dict[str, Any],
+            loss: Optional[Callable[[Any], torch.Tensor]] = None) -> Any:
+    """Exports `model(*args, **kwargs)` (then `loss` of its output) and writes
+    its nodes into `graph`, whose input leaves (the example tensors) and
+    trainable parameters (graph.params) import_module has declared. Returns
+    the output, as the module returns it, with fake tensors that `graph`
+    knows (graph.ids)."""
+    root = _WithLoss(model, loss) if loss is not None else model
+    on_meta = any(t.is_meta for t in list(model.parameters()) + list(model.buffers()))
+    tensors = [t for t in pytree.tree_leaves((list(args), kwargs)) if isinstance(t, torch.Tensor)]
+    if on_meta:
+        # The module's tensors have no values; nor need the inputs' (export
+        # runs on fake tensors), but they must share its device.
+        args, kwargs = pytree.tree_map_only(torch.Tensor, lambda t: t.to("meta"), (list(args), kwargs))
+    exported = _export(root, model, tuple(args), dict(kwargs))
+    return _Translator(graph, root, exported, tensors, prefix="model." if loss is not None else "").run()
+
+
+def _export(root: torch.nn.Module, model: torch.nn.Module, args: tuple, kwargs: dict):
+    try:
+        return torch.export.export(root, args, kwargs, strict=False)
+    except Exception as error:        # torch.export reports many kinds; all stop the import
+        raise _capture_error(error, model) from None
+
+
+def _capture_error(error: Exception, model: torch.nn.Module) -> TorchImportError:
+    """The reason torch.export failed, with the user's line and module."""
+    frame = None
+    for f, line in traceback.walk_tb(error.__traceback__):
+        if _is_user_file(f.f_code.co_filename):
+            frame = (f, line)
+    source, path, kind = "", "", type(model).__name__
+    if frame is not None:
+        f, line = frame
+        source = f"{f.f_code.co_filename}:{line}"
+        owner = f.f_locals.get("self")
+        for name, sub in model.named_modules():
+            if sub is owner:
+                path, kind = name, type(sub).__name__
+                break
+    first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    data_dependent = "data-dependent" in str(error) or type(error).__name__ in (
+        "GuardOnDataDependentSymNode", "DataDependentOutputException")
+    if data_dependent:
+        return UnsupportedOpError("aten.item.default", path, kind,
+                                  "it turns a traced tensor into a Python value; data-dependent control flow "
+                                  f"cannot be imported (torch.export: {first})", source=source)
+    at = f" at {source}" if source else ""
+    where = f" in module '{path}' ({kind})" if path else ""
+    return TorchImportError(f"torch.export could not capture {type(model).__name__}{where}{at}: "
+                            f"{type(error).__name__}: {first}")
+
+
+# --- values while translating ------------------------------------------------------------------
+
+class _Unknown:
+    """The value of a tensor on the meta device that a constant needs."""
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+
+
+def _first_unknown(obj: Any) -> Optional[_Unknown]:
+    for leaf in pytree.tree_leaves(obj):
+        if isinstance(leaf, _Unknown):
+            return leaf
+    return None
+
+
+def _on_cpu(obj: Any) -> Any:
+    """Factory arguments of a constant (device=idx.device may be meta) on the CPU."""
+    if isinstance(obj, torch.device):
+        return torch.device("cpu")
+    return obj
+
+
+# --- the ATen ops, as the converters' torch calls -------------------------------------------------
+
+_REDUCTION = {0: "none", 1: "mean", 2: "sum"}
+_BIG = 2 ** 62          # slice ends at "the end" are INT64_MAX
+
+
+def _reduction(value: Any) -> Any:
+    return _REDUCTION.get(value, value)
+
+
+def _slice(x, dim=0, start=None, end=None, step=1):
+    return "torch.Tensor.__getitem__", (x, (slice(None),) * dim + (slice(start, end, step),)), {}
+
+
+def _index(x, indices):
+    """x[i, j] with tensors: the converter refuses it by name (advanced indexing)."""
+    return "torch.Tensor.__getitem__", (x, tuple(slice(None) if i is None else i for i in indices)), {}
+
+
+def _embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    return "torch.nn.functional.embedding", (indices, weight), dict(
+        padding_idx=None if padding_idx == -1 else padding_idx, scale_grad_by_freq=scale_grad_by_freq)
+
+
+def _layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn_enable=True):
+    return "torch.nn.functional.layer_norm", (x, normalized_shape, weight, bias, eps), {}
+
+
+def _cross_entropy(x, target, weight=None, reduction=1, ignore_index=-100, label_smoothing=0.0):
+    return "torch.nn.functional.cross_entropy", (x, target), dict(
+        weight=weight, reduction=_reduction(reduction), ignore_index=ignore_index, label_smoothing=label_smoothing)
+
+
+def _mse_loss(x, target, reduction=1):
+    return "torch.nn.functional.mse_loss", (x, target), dict(reduction=_reduction(reduction))
+
+
+def _softmax(name: str):
+    def convert(x, dim, dtype=None):
+        return name, (x, dim), ({"dtype": dtype} if dtype is not None else {})
+    return convert
+
+
+def _internal_softmax(name: str):
+    def convert(x, dim, half_to_float=False):
+        return name, (x, dim), {}
+    return convert
+
+
+def _dropout(x, p=0.5, train=True):
+    return "torch.nn.functional.dropout", (x, p, train), {}
+
+
+def _sdpa(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
+    return "torch.nn.functional.scaled_dot_product_attention", (q, k, v), dict(
+        attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal, scale=scale, enable_gqa=enable_gqa)
+
+
+def _pad(x, pad, mode="constant", value=None):
+    return "torch.nn.functional.pad", (x, pad), dict(mode=mode, value=value)
+
+
+def _constant_pad(x, pad, value=0):
+    return "torch.nn.functional.pad", (x, pad), dict(value=value)
+
+
+def _expand(x, size, implicit=False):
+    return "torch.Tensor.expand", (x, size), {}
+
+
+def _repeat_interleave(x, repeats, dim=None, output_size=None):
+    return "torch.repeat_interleave", (x, repeats, dim), {}
+
+
+def _same(name: str):
+    """The ATen op's arguments are the torch call's."""
+    def convert(*args, **kwargs):
+        return name, args, kwargs
+    return convert
+
+
+def _first_only(name: str):
+    """A torch call that takes the first argument only (the result's dtype or
+    shape is known from the graph)."""
+    def convert(x, *args, **kwargs):
+        return name, (x,), {}
+    return convert
+
+
+# aten op (overload packet) name -> its torch call
+_CALLS: Dict[str, Callable[..., Tuple[str, tuple, dict]]] = {
+    "linear": _same("torch.nn.functional.linear"),
+    "embedding": _embedding,
+    "layer_norm": _layer_norm,
+    "cross_entropy_loss": _cross_entropy,
+    "mse_loss": _mse_loss,
+    "softmax": _softmax("torch.nn.functional.softmax"),
+    "log_softmax": _softmax("torch.nn.functional.log_softmax"),
+    "_softmax": _internal_softmax("torch.nn.functional.softmax"),
+    "_log_softmax": _internal_softmax("torch.nn.functional.log_softmax"),
+    "gelu": _same("torch.nn.functional.gelu"),
+    "silu": _same("torch.nn.functional.silu"),
+    "relu": _same("torch.relu"),
+    "dropout": _dropout,
+    "scaled_dot_product_attention": _sdpa,
+    "pad": _pad,
+    "constant_pad_nd": _constant_pad,
+    "matmul": _same("torch.matmul"),
+    "mm": _same("torch.mm"),
+    "bmm": _same("torch.bmm"),
+    "view": _same("torch.Tensor.view"),
+    "_unsafe_view": _same("torch.Tensor.view"),
+    "reshape": _same("torch.reshape"),
+    "flatten": _same("torch.flatten"),
+    "unflatten": _same("torch.Tensor.unflatten"),
+    "squeeze": _same("torch.squeeze"),
+    "unsqueeze": _same("torch.unsqueeze"),
+    "transpose": _same("torch.transpose"),
+    "permute": _same("torch.permute"),
+    "t": _same("torch.t"),
+    "mT": _same("torch.Tensor.mT"),
+    "numpy_T": _same("torch.Tensor.T"),
+    "expand": _expand,
+    "broadcast_to": _same("torch.broadcast_to"),
+    "repeat": _same("torch.Tensor.repeat"),
+    "repeat_interleave": _repeat_interleave,
+    "split": _same("torch.split"),
+    "split_with_sizes": _same("torch.split"),
+    "chunk": _same("torch.chunk"),
+    "unbind": _same("torch.unbind"),
+    "cat": _same("torch.cat"),
+    "concat": _same("torch.cat"),
+    "stack": _same("torch.stack"),
+    "slice": _slice,
+    "index": _index,
+    "broadcast_tensors": _same("torch.broadcast_tensors"),
+    "select": _same("torch.select"),
+    "narrow": _same("torch.narrow"),
+    "to": _first_only("torch.Tensor.to"),
+    "_to_copy": _first_only("torch.Tensor.to"),
+    "type_as": _first_only("torch.Tensor.to"),
+    "contiguous": _first_only("torch.Tensor.contiguous"),
+    "clone": _first_only("torch.clone"),
+    "add": _same("torch.add"),
+    "sub": _same("torch.sub"),
+    "rsub": _same("torch.rsub"),
+    "mul": _same("torch.mul"),
+    "div": _same("torch.div"),
+    "pow": _same("torch.pow"),
+    "square": _same("torch.square"),
+    "reciprocal": _same("torch.reciprocal"),
+    "maximum": _same("torch.maximum"),
+    "minimum": _same("torch.minimum"),
+    "neg": _same("torch.neg"),
+    "exp": _same("torch.exp"),
+    "log": _same("torch.log"),
+    "sqrt": _same("torch.sqrt"),
+    "rsqrt": _same("torch.rsqrt"),
+    "tanh": _same("torch.tanh"),
+    "sigmoid": _same("torch.sigmoid"),
+    "eq": _same("torch.eq"),
+    "ne": _same("torch.ne"),
+    "lt": _same("torch.lt"),
+    "le": _same("torch.le"),
+    "gt": _same("torch.gt"),
+    "ge": _same("torch.ge"),
+    "logical_not": _same("torch.logical_not"),
+    "bitwise_not": _same("torch.Tensor.bitwise_not"),
+    "where": _same("torch.where"),
+    "masked_fill": _same("torch.masked_fill"),
+    "sum": _same("torch.sum"),
+    "mean": _same("torch.mean"),
+    "amax": _same("torch.amax"),
+    "amin": _same("torch.amin"),
+    "max": _same("torch.max"),
+    "min": _same("torch.min"),
+}
+
+# Ops whose result is their operand itself (same shape and dtype): no node.
+_ALIASES = {"alias", "contiguous", "clone", "lift_fresh", "lift_fresh_copy", "to", "_to_copy", "type_as"}
+# Ops whose values depend on the operand's shape and dtype only: constants.
+_SHAPE_ONLY = {"ones_like", "zeros_like", "full_like", "empty_like", "new_ones", "new_zeros", "new_full",
+               "new_empty", "zeros", "ones", "full", "empty", "scalar_tensor"}
+# Ops that check metadata and return nothing.
+_CHECKS = {"_assert_tensor_metadata", "_assert_scalar", "sym_constrain_range", "sym_constrain_range_for_size",
+           "_assert_async"}
+# Ops that return a view of their first operand: an in-place update of one,
+# or of their operand, changes the other.
+_VIEWS = {"view", "_unsafe_view", "reshape", "flatten", "unflatten", "squeeze", "unsqueeze", "transpose",
+          "permute", "t", "mT", "numpy_T", "expand", "broadcast_to", "split", "split_with_sizes", "chunk", "unbind",
+          "slice", "select", "narrow", "alias", "as_strided", "diagonal", "contiguous", "detach", "view_as",
+          "unfold", "real", "imag", "lift_fresh"}
+
+
+def _packet(target: Any) -> str:
+    """aten.add.Tensor -> "add"; aten.relu_.default -> "relu_"."""
+    packet = getattr(target, "overloadpacket", None)
+    return getattr(packet, "__name__", None) or getattr(target, "__name__", str(target))
+
+
+def _inplace(name: str) -> bool:
+    return name.endswith("_") and not name.endswith("__") and not name.startswith("_")
+
+
+# --- translation ---------------------------------------------------------------------------------
+
+class _Translator:
+    """Walks the exported graph in order; each FX node's value is a Ref (a
+    value of `graph` that depends on an input or a parameter), a list of them
+    (split), or a real tensor / Python value (a constant)."""
+
+    def __init__(self, graph: Graph, root: torch.nn.Module, exported: Any, tensors: List[torch.Tensor],
+                 prefix: str) -> None:
+        self.graph, self.root, self.exported = graph, root, exported
+        self.tensors, self.prefix = tensors, prefix
+        self.values: Dict[torch.fx.Node, Any] = {}
+        self.consts: Dict[int, Ref] = {}          # id(constant tensor) -> its leaf
+        self.views: Dict[int, int] = {}            # value id -> the value it is a view of
+        self.viewed: set = set()                   # value ids that have views
+        self.fx: Optional[torch.fx.Node] = None
+
+    def run(self) -> Any:
+        fx_graph = self.exported.graph
+        self._placeholders([n for n in fx_graph.nodes if n.op == "placeholder"])
+        live = _live(fx_graph)
+        output = None
+        for node in fx_graph.nodes:
+            if node.op == "call_function" and node in live:
+                self.fx = node
+                self.values[node] = self._call(node)
+            elif node.op == "output":
+                output = node
+        results = [self._result(self.values[n] if isinstance(n, torch.fx.Node) else n)
+                   for n in self._user_outputs(output)]
+        return pytree.tree_unflatten(results, self.exported.call_spec.out_spec)
+
+    def _user_outputs(self, output: torch.fx.Node) -> List[Any]:
+        """The module's outputs; an update of a buffer or an input is refused."""
+        from torch.export.graph_signature import OutputKind
+        chosen = []
+        for value, spec in zip(pytree.tree_leaves(output.args[0]), self.exported.graph_signature.output_specs):
+            if spec.kind == OutputKind.USER_OUTPUT:
+                chosen.append(value)
+            elif spec.kind in (OutputKind.BUFFER_MUTATION, OutputKind.USER_INPUT_MUTATION):
+                target = spec.target or spec.arg.name
+                raise TorchImportError(f"the module updates {spec.kind.name.split('_')[0].lower()} '{target}' in "
+                                       "place in forward (BatchNorm's running statistics, a cache); rtx imports "
+                                       "functions of the inputs and parameters only")
+        return chosen
+
+    # -- leaves --------------------------------------------------------------------------------
+    def _placeholders(self, nodes: List[torch.fx.Node]) -> None:
+        from torch.export.graph_signature import InputKind, TensorArgument
+        inputs = iter(self.tensors)
+        specs = self.exported.graph_signature.input_specs
+        for node, spec in zip(nodes, specs):
+            if spec.kind == InputKind.USER_INPUT:
+                if isinstance(spec.arg, TensorArgument):
+                    t = next(inputs)
+                    if id(t) not in self.graph.ids:
+                        raise TorchImportError(f"input '{spec.arg.name}' is a tensor inside a container; pass "
+                                               "tensors as arguments of forward")
+                    self.values[node] = Ref(self.graph.ids[id(t)])
+                else:
+                    self.values[node] = spec.arg.value
+            elif spec.kind == InputKind.PARAMETER:
+                self.values[node] = self._parameter(spec.target)
+            elif spec.kind == InputKind.BUFFER:
+                self.values[node] = self._known(self.root.get_buffer(spec.target), "buffer", spec.target)
+            elif spec.kind in (InputKind.CONSTANT_TENSOR, getattr(InputKind, "CUSTOM_OBJ", None)):
+                self.values[node] = self._known(self.exported.constants[spec.target], "constant", spec.target)
+            else:
+                raise TorchImportError(f"torch.export gave an input of kind {spec.kind.name} ({spec.target}), "
+                                       "which rtx does not import")
+
+    def _parameter(self, target: str) -> Any:
+        p = self.root.get_parameter(target)
+        if id(p) in self.graph.params:            # trainable: an rtx.param named by its (first) module path
+            return self.graph.ref(p)
+        return self._known(p.detach(), "frozen parameter", target)
+
+    def _known(self, t: torch.Tensor, kind: str, target: str) -> Any:
+        name = target[len(self.prefix):] if target.startswith(self.prefix) else target
+        return _Unknown(f"{kind} '{name}'") if t.is_meta else t
+
+    def _const(self, t: torch.Tensor) -> Ref:
+        if id(t) not in self.consts:
+            self.consts[id(t)] = Ref(self.graph.add_leaf("const", "", t, t.detach().clone()))
+        return self.consts[id(t)]
+
+    # -- one call ------------------------------------------------------------------------------
+    def _args(self, node: torch.fx.Node) -> Tuple[tuple, dict]:
+        return torch.fx.node.map_arg((node.args, node.kwargs), lambda n: self.values[n])
+
+    def _call(self, node: torch.fx.Node) -> Any:
+        args, kwargs = self._args(node)
+        if node.target is operator.getitem:
+            return args[0] if isinstance(args[0], _Unknown) else args[0][args[1]]
+        name = _packet(node.target)
+        if name in _CHECKS:
+            return None
+        dependent = any(isinstance(x, Ref) for x in pytree.tree_leaves((args, kwargs)))
+        if not dependent:
+            return self._evaluate(node, args, kwargs)
+        if name in _SHAPE_ONLY:
+            return self._evaluate(node, *self._placeholder_values((args, kwargs)))
+        if _inplace(name):
+            return self._update(node, name, args, kwargs)
+        if name in _ALIASES and self._same_meta(args[0], node):
+            return args[0]
+        if name == "slice" and self._whole(args, node):
+            return args[0]
+        return self._record(node, name, args, kwargs)
+
+    def _record(self, node: torch.fx.Node, name: str, args: tuple, kwargs: dict) -> Any:
+        """Adds node as a call of `graph`; returns its value(s)."""
+        unknown = _first_unknown((args, kwargs))
+        if unknown is not None:
+            path, kind = self._where(node)
+            source = _user_line(node.meta.get("stack_trace"))
+            raise TorchImportError(
+                f"{unknown.what} is on the meta device, so its values are unknown, and {node.target} in "
+                f"module '{path}' ({kind}){' at ' + source if source else ''} uses them; give it values "
+                "(build it on a real device, or compute it in forward)")
+        args, kwargs = pytree.tree_map_only(torch.Tensor, self._const, (args, kwargs))
+        if name in _CALLS:
+            op, args, kwargs = _CALLS[name](*args, **kwargs)
+        else:
+            op = str(node.target)           # no mapping: lowering refuses it if the loss needs it
+        vals = node.meta.get("val")
+        multiple = isinstance(vals, (list, tuple))
+        outputs = list(vals) if multiple else [vals]
+        index = len(self.graph.nodes)
+        record = Node(op, args, kwargs, [], [], self._where(node), _user_line(node.meta.get("stack_trace")))
+        for val in outputs:
+            vid = len(self.graph.metas)
+            self.graph.metas.append(Meta(tuple(int(s) for s in val.shape), val.dtype, node=index))
+            record.outputs.append(vid)
+            record.tensors.append(val)
+        self.graph.nodes.append(record)
+        refs = [Ref(v) for v in record.outputs]
+        if name in _VIEWS and isinstance(args[0], Ref):
+            base = self.views.get(args[0].id, args[0].id)
+            self.viewed.add(base)
+            for r in refs:
+                self.views[r.id] = base
+        return refs if multiple else refs[0]
+
+    def _update(self, node: torch.fx.Node, name: str, args: tuple, kwargs: dict) -> Any:
+        """x.op_(...): out of place, if x is neither a view nor viewed; the
+        result then stands for x in the nodes after it."""
+        target = args[0]
+        if not isinstance(target, Ref) or target.id in self.views or target.id in self.viewed:
+            path, kind = self._where(node)
+            what = "assignment into a tensor (x[i] = v), or an in-place update of a view (or of a tensor with " \
+                   "views)" if isinstance(target, Ref) else "an in-place update of a constant by a traced value"
+            raise UnsupportedOpError(str(node.target), path, kind,
+                                     f"{what} cannot be imported; use the out-of-place form (torch.cat, "
+                                     "torch.where)", source=_user_line(node.meta.get("stack_trace")))
+        result = self._record(node, name[:-1], args, kwargs)
+        for fx_node, value in self.values.items():   # every name of x now means the result
+            if isinstance(value, Ref) and value == target:
+                self.values[fx_node] = result
+        return result
+
+    def _evaluate(self, node: torch.fx.Node, args: tuple, kwargs: dict) -> Any:
+        """Runs a call on constants, on the CPU: its value is a constant."""
+        unknown = _first_unknown((args, kwargs))
+        if unknown is not None:
+            return unknown
+        args, kwargs = pytree.tree_map(_on_cpu, (args, kwargs))
+        try:
+            return node.target(*args, **kwargs)
+        except Exception as error:
+            path, kind = self._where(node)
+            source = _user_line(node.meta.get("stack_trace"))
+            raise TorchImportError(f"evaluating the constant {node.target} in module '{path}' ({kind})"
+                                   f"{' at ' + source if source else ''} failed: {error}") from None
+
+    def _placeholder_values(self, obj: Any) -> Any:
+        """Refs replaced by zero tensors of their shape and dtype."""
+        def zeros(r: Ref) -> torch.Tensor:
+            m = self.graph.metas[r.id]
+            return torch.zeros(m.shape, dtype=m.dtype)
+        return pytree.tree_map_only(Ref, zeros, obj)
+
+    def _same_meta(self, x: Any, node: torch.fx.Node) -> bool:
+        val = node.meta.get("val")
+        if not isinstance(x, Ref) or not isinstance(val, torch.Tensor):
+            return False
+        m = self.graph.metas[x.id]
+        return m.shape == tuple(val.shape) and m.dtype == val.dtype
+
+    def _whole(self, args: tuple, node: torch.fx.Node) -> bool:
+        """A slice with step 1 that keeps the whole dimension."""
+        step = args[4] if len(args) > 4 else 1
+        return step == 1 and self._same_meta(args[0], node)
+
+    def _result(self, value: Any) -> Any:
+        """An output value as a tensor graph.ids knows (a constant: a real tensor)."""
+        if isinstance(value, Ref):
+            fake = self._fake(value)
+            self.graph.ids[id(fake)] = value.id
+            self.graph.alive.append(fake)
+            return fake
+        if isinstance(value, _Unknown):
+            return torch.empty(0, device="meta")
+        return value
+
+    def _fake(self, ref: Ref) -> torch.Tensor:
+        m = self.graph.metas[ref.id]
+        return torch.empty(m.shape, dtype=m.dtype, device="meta")
+
+    def _where(self, node: torch.fx.Node) -> Tuple[str, str]:
+        """(module path, module type) of the innermost module that made the call."""
+        stack = node.meta.get("nn_module_stack") or {}
+        if not stack:
+            return ("<loss>", "loss function") if self.prefix else ("", type(self.root).__name__)
+        path, kind = list(stack.values())[-1]
+        kind = kind.rsplit(".", 1)[-1] if isinstance(kind, str) else getattr(kind, "__name__", str(kind))
+        if self.prefix:
+            if not (path + ".").startswith(self.prefix):
+                return "<loss>", "loss function"
+            path = path[len(self.prefix):]
+        return path, kind
+
+
+def _live(fx_graph: torch.fx.Graph) -> set:
+    """The nodes the outputs depend on, and every in-place update (its
+    operand's later readers may name the operand, not the update)."""
+    output = next(n for n in reversed(fx_graph.nodes) if n.op == "output")
+    todo = list(output.all_input_nodes)
+    todo += [n for n in fx_graph.nodes if n.op == "call_function" and _inplace(_packet(n.target))]
+    live: set = set()
+    while todo:
+        node = todo.pop()
+        if node not in live:
+            live.add(node)
+            todo.extend(node.all_input_nodes)
+    return live
