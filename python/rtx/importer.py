@@ -176,7 +176,11 @@ class _Lowering:
 
 def _initializer(t: torch.Tensor) -> Init:
     """An initializer that resembles the tensor: its value when constant,
-    else a normal distribution with its mean and standard deviation."""
+    else a normal distribution with its mean and standard deviation. A
+    tensor on the meta device has no values (its weights come with --params):
+    GPT-2's normal(0, 0.02)."""
+    if t.is_meta:
+        return normal(0.0, 0.02)
     flat = t.detach().reshape(-1).double()
     if flat.numel() == 0:
         return zeros()

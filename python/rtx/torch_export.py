@@ -106,13 +106,11 @@ def capture(graph: Graph, model: torch.nn.Module, args: Sequence[Any], kwargs: D
     the output, as the module returns it, with fake tensors that `graph`
     knows (graph.ids)."""
     root = _WithLoss(model, loss) if loss is not None else model
-    on_meta = any(t.is_meta for t in list(model.parameters()) + list(model.buffers()))
     tensors = [t for t in pytree.tree_leaves((list(args), kwargs)) if isinstance(t, torch.Tensor)]
-    if on_meta:
-        # The module's tensors have no values; nor need the inputs' (export
-        # runs on fake tensors), but they must share its device.
-        args, kwargs = pytree.tree_map_only(torch.Tensor, lambda t: t.to("meta"), (list(args), kwargs))
-    exported = _export(root, model, tuple(args), dict(kwargs))
+    with _on_fake_device(model, tensors) as fake:
+        if fake is not None:
+            args, kwargs = pytree.tree_map_only(torch.Tensor, fake, (list(args), kwargs))
+        exported = _export(root, model, tuple(args), dict(kwargs))
     return _Translator(graph, root, exported, tensors, prefix="model." if loss is not None else "").run()
 
 
@@ -121,6 +119,38 @@ def _export(root: torch.nn.Module, model: torch.nn.Module, args: tuple, kwargs: 
         return torch.export.export(root, args, kwargs, strict=False)
     except Exception as error:        # torch.export reports many kinds; all stop the import
         raise _capture_error(error, model) from None
+
+
+@contextlib.contextmanager
+def _on_fake_device(model: torch.nn.Module, inputs: List[torch.Tensor]):
+    """For a module with tensors on the meta device: while inside, its meta
+    parameters and buffers are fake tensors on the inputs' device (the CPU
+    for meta inputs), and the context gives the function that makes the
+    inputs fake tensors of the same mode; torch.export takes that mode. So
+    the module's code runs as on a real device (a table built in forward
+    with torch.arange(T) is on the CPU, as on a real model), without a byte
+    allocated. Otherwise it gives None and changes nothing."""
+    slots = [(sub, table, name) for sub in model.modules() for table in (sub._parameters, sub._buffers)
+             for name, t in table.items() if t is not None and t.is_meta]
+    if not slots:
+        yield None
+        return
+    from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
+    mode = FakeTensorMode(allow_non_fake_inputs=True)
+    device = next((t.device for t in inputs if not t.is_meta), torch.device("cpu"))
+
+    def fake(t: torch.Tensor) -> torch.Tensor:
+        return FakeTensor(mode, t, device) if t.is_meta else mode.from_tensor(t)
+
+    saved = [(table, name, table[name]) for _, table, name in slots]
+    try:
+        for table, name, t in saved:
+            table[name] = torch.nn.Parameter(fake(t.data), requires_grad=t.requires_grad) \
+                if isinstance(t, torch.nn.Parameter) else fake(t)
+        yield fake
+    finally:
+        for table, name, t in saved:
+            table[name] = t
 
 
 def _capture_error(error: Exception, model: torch.nn.Module) -> TorchImportError:

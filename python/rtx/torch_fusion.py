@@ -9,7 +9,8 @@ The pattern, as nanoGPT, Llama and timm's ViT write it:
     probs  = softmax(scores[.float()], dim=-1)[.type_as(q)]   [dropout with p = 0 or eval]
     out    = probs @ v
 
-with q, k, v of shape [B, H, S, D]. Key and value heads repeated for
+with q, k, v of shape [B, H, S, D], and F.scaled_dot_product_attention
+without a mask or dropout (PyTorch 2). Key and value heads repeated for
 grouped-query attention (`x[:, :, None].expand(...).reshape(...)` or
 `repeat_interleave(n, dim=1)`) are traced back to the shared heads. A match
 needs every intermediate value to be read by the pattern only, one element
@@ -42,6 +43,7 @@ _RESHAPE = {"torch.Tensor.view", "torch.Tensor.reshape", "torch.reshape"}
 _EXPAND = {"torch.Tensor.expand"}
 _INSERT_DIM = {"torch.Tensor.unsqueeze", "torch.unsqueeze", "torch.Tensor.__getitem__"} | _RESHAPE
 _REPEAT_INTERLEAVE = {"torch.Tensor.repeat_interleave", "torch.repeat_interleave"}
+_SDPA = {"torch.nn.functional.scaled_dot_product_attention"}
 
 
 def fuse_attention(graph: Graph, results: Tuple[int, ...]) -> int:
@@ -51,7 +53,7 @@ def fuse_attention(graph: Graph, results: Tuple[int, ...]) -> int:
     matcher = _Matcher(graph, set(results))
     fused = 0
     for index, node in enumerate(graph.nodes):
-        match = matcher.attention(node)
+        match = matcher.attention(node) or matcher.sdpa(node)
         if match is not None:
             q, k, v, causal, scale = match
             graph.nodes[index] = Node(ATTENTION, (q, k, v), {"causal": causal, "scale": scale},
@@ -182,6 +184,19 @@ class _Matcher:
         if k is None:
             return None
         return self.checked(q, k, v, causal, scale, node)
+
+    def sdpa(self, node: Node) -> Optional[Tuple[Ref, Ref, Ref, bool, Optional[float]]]:
+        """F.scaled_dot_product_attention(q, k, v[, is_causal][, scale]
+        [, enable_gqa]) with no mask and no dropout: its key and value heads
+        traced back through repeats. Other forms stay as they are (the
+        converter refuses what rtx.attention cannot do, with the reason)."""
+        if node.op not in _SDPA or len(node.outputs) != 1:
+            return None
+        q, k, v = _arg(node, 0, "query"), _arg(node, 1, "key"), _arg(node, 2, "value")
+        if not all(isinstance(x, Ref) for x in (q, k, v)) or _arg(node, 3, "attn_mask") is not None or \
+                _arg(node, 4, "dropout_p", 0.0):
+            return None
+        return self.checked(q, k, v, bool(_arg(node, 5, "is_causal", False)), _arg(node, 6, "scale"), node)
 
     def causal_mask(self, ref: Ref) -> Tuple[bool, Optional[Ref]]:
         """(True, scores) when `ref` is scores with a causal mask applied,
