@@ -47,7 +47,7 @@ from torch.utils import _pytree as pytree
 from .errors import TorchImportError, UnsupportedOpError
 from .torch_graph import Graph, Meta, Node, Ref
 
-__all__ = ["uses_export", "capture"]
+__all__ = ["CALLS", "capture", "uses_export"]
 
 # PyTorch 2.6 made torch.export's default the training IR (ops before
 # decomposition, F.linear and SDPA whole), on which the mapping below is built.
@@ -205,185 +205,178 @@ def _on_cpu(obj: Any) -> Any:
 
 
 # --- the ATen ops, as the converters' torch calls -------------------------------------------------
+#
+# Each ATen op (by overload packet) maps to a torch call the converters know
+# and a function from the ATen arguments to that call's (args, kwargs).
 
 _REDUCTION = {0: "none", 1: "mean", 2: "sum"}
-_BIG = 2 ** 62          # slice ends at "the end" are INT64_MAX
+Arguments = Tuple[tuple, dict]
 
 
 def _reduction(value: Any) -> Any:
     return _REDUCTION.get(value, value)
 
 
-def _slice(x, dim=0, start=None, end=None, step=1):
-    return "torch.Tensor.__getitem__", (x, (slice(None),) * dim + (slice(start, end, step),)), {}
+def _same(*args: Any, **kwargs: Any) -> Arguments:
+    return args, kwargs
 
 
-def _index(x, indices):
-    """x[i, j] with tensors: the converter refuses it by name (advanced indexing)."""
-    return "torch.Tensor.__getitem__", (x, tuple(slice(None) if i is None else i for i in indices)), {}
+def _first(x: Any, *args: Any, **kwargs: Any) -> Arguments:
+    """The operand only: the result's dtype or layout is known from the graph."""
+    return (x,), {}
 
 
-def _embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
-    return "torch.nn.functional.embedding", (indices, weight), dict(
-        padding_idx=None if padding_idx == -1 else padding_idx, scale_grad_by_freq=scale_grad_by_freq)
+def _slice(x, dim=0, start=None, end=None, step=1) -> Arguments:
+    return (x, (slice(None),) * dim + (slice(start, end, step),)), {}
 
 
-def _layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn_enable=True):
-    return "torch.nn.functional.layer_norm", (x, normalized_shape, weight, bias, eps), {}
+def _index(x, indices) -> Arguments:
+    """x[i, j] with tensors: the converter refuses it (advanced indexing)."""
+    return (x, tuple(slice(None) if i is None else i for i in indices)), {}
 
 
-def _cross_entropy(x, target, weight=None, reduction=1, ignore_index=-100, label_smoothing=0.0):
-    return "torch.nn.functional.cross_entropy", (x, target), dict(
-        weight=weight, reduction=_reduction(reduction), ignore_index=ignore_index, label_smoothing=label_smoothing)
+def _embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False) -> Arguments:
+    return (indices, weight), dict(padding_idx=None if padding_idx == -1 else padding_idx,
+                                   scale_grad_by_freq=scale_grad_by_freq)
 
 
-def _mse_loss(x, target, reduction=1):
-    return "torch.nn.functional.mse_loss", (x, target), dict(reduction=_reduction(reduction))
+def _layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn_enable=True) -> Arguments:
+    return (x, normalized_shape, weight, bias, eps), {}
 
 
-def _softmax(name: str):
-    def convert(x, dim, dtype=None):
-        return name, (x, dim), ({"dtype": dtype} if dtype is not None else {})
-    return convert
+def _cross_entropy(x, target, weight=None, reduction=1, ignore_index=-100, label_smoothing=0.0) -> Arguments:
+    return (x, target), dict(weight=weight, reduction=_reduction(reduction), ignore_index=ignore_index,
+                             label_smoothing=label_smoothing)
 
 
-def _internal_softmax(name: str):
-    def convert(x, dim, half_to_float=False):
-        return name, (x, dim), {}
-    return convert
+def _mse_loss(x, target, reduction=1) -> Arguments:
+    return (x, target), dict(reduction=_reduction(reduction))
 
 
-def _dropout(x, p=0.5, train=True):
-    return "torch.nn.functional.dropout", (x, p, train), {}
+def _softmax(x, dim, dtype=None) -> Arguments:
+    return (x, dim), ({"dtype": dtype} if dtype is not None else {})
 
 
-def _sdpa(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
-    return "torch.nn.functional.scaled_dot_product_attention", (q, k, v), dict(
-        attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal, scale=scale, enable_gqa=enable_gqa)
+def _internal_softmax(x, dim, half_to_float=False) -> Arguments:
+    return (x, dim), {}
 
 
-def _pad(x, pad, mode="constant", value=None):
-    return "torch.nn.functional.pad", (x, pad), dict(mode=mode, value=value)
+def _sdpa(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False) -> Arguments:
+    return (q, k, v), dict(attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal, scale=scale,
+                           enable_gqa=enable_gqa)
 
 
-def _constant_pad(x, pad, value=0):
-    return "torch.nn.functional.pad", (x, pad), dict(value=value)
+def _pad(x, pad, mode="constant", value=None) -> Arguments:
+    return (x, pad), dict(mode=mode, value=value)
 
 
-def _expand(x, size, implicit=False):
-    return "torch.Tensor.expand", (x, size), {}
+def _constant_pad(x, pad, value=0) -> Arguments:
+    return (x, pad), dict(value=value)
 
 
-def _repeat_interleave(x, repeats, dim=None, output_size=None):
-    return "torch.repeat_interleave", (x, repeats, dim), {}
+def _expand(x, size, implicit=False) -> Arguments:
+    return (x, size), {}
 
 
-def _same(name: str):
-    """The ATen op's arguments are the torch call's."""
-    def convert(*args, **kwargs):
-        return name, args, kwargs
-    return convert
+def _repeat_interleave(x, repeats, dim=None, output_size=None) -> Arguments:
+    return (x, repeats, dim), {}
 
 
-def _first_only(name: str):
-    """A torch call that takes the first argument only (the result's dtype or
-    shape is known from the graph)."""
-    def convert(x, *args, **kwargs):
-        return name, (x,), {}
-    return convert
-
-
-# aten op (overload packet) name -> its torch call
-_CALLS: Dict[str, Callable[..., Tuple[str, tuple, dict]]] = {
-    "linear": _same("torch.nn.functional.linear"),
-    "embedding": _embedding,
-    "layer_norm": _layer_norm,
-    "cross_entropy_loss": _cross_entropy,
-    "mse_loss": _mse_loss,
-    "softmax": _softmax("torch.nn.functional.softmax"),
-    "log_softmax": _softmax("torch.nn.functional.log_softmax"),
-    "_softmax": _internal_softmax("torch.nn.functional.softmax"),
-    "_log_softmax": _internal_softmax("torch.nn.functional.log_softmax"),
-    "gelu": _same("torch.nn.functional.gelu"),
-    "silu": _same("torch.nn.functional.silu"),
-    "relu": _same("torch.relu"),
-    "dropout": _dropout,
-    "scaled_dot_product_attention": _sdpa,
-    "pad": _pad,
-    "constant_pad_nd": _constant_pad,
-    "matmul": _same("torch.matmul"),
-    "mm": _same("torch.mm"),
-    "bmm": _same("torch.bmm"),
-    "view": _same("torch.Tensor.view"),
-    "_unsafe_view": _same("torch.Tensor.view"),
-    "reshape": _same("torch.reshape"),
-    "flatten": _same("torch.flatten"),
-    "unflatten": _same("torch.Tensor.unflatten"),
-    "squeeze": _same("torch.squeeze"),
-    "unsqueeze": _same("torch.unsqueeze"),
-    "transpose": _same("torch.transpose"),
-    "permute": _same("torch.permute"),
-    "t": _same("torch.t"),
-    "mT": _same("torch.Tensor.mT"),
-    "numpy_T": _same("torch.Tensor.T"),
-    "expand": _expand,
-    "broadcast_to": _same("torch.broadcast_to"),
-    "repeat": _same("torch.Tensor.repeat"),
-    "repeat_interleave": _repeat_interleave,
-    "split": _same("torch.split"),
-    "split_with_sizes": _same("torch.split"),
-    "chunk": _same("torch.chunk"),
-    "unbind": _same("torch.unbind"),
-    "cat": _same("torch.cat"),
-    "concat": _same("torch.cat"),
-    "stack": _same("torch.stack"),
-    "slice": _slice,
-    "index": _index,
-    "broadcast_tensors": _same("torch.broadcast_tensors"),
-    "select": _same("torch.select"),
-    "narrow": _same("torch.narrow"),
-    "to": _first_only("torch.Tensor.to"),
-    "_to_copy": _first_only("torch.Tensor.to"),
-    "type_as": _first_only("torch.Tensor.to"),
-    "contiguous": _first_only("torch.Tensor.contiguous"),
-    "clone": _first_only("torch.clone"),
-    "add": _same("torch.add"),
-    "sub": _same("torch.sub"),
-    "rsub": _same("torch.rsub"),
-    "mul": _same("torch.mul"),
-    "div": _same("torch.div"),
-    "pow": _same("torch.pow"),
-    "square": _same("torch.square"),
-    "reciprocal": _same("torch.reciprocal"),
-    "maximum": _same("torch.maximum"),
-    "minimum": _same("torch.minimum"),
-    "neg": _same("torch.neg"),
-    "exp": _same("torch.exp"),
-    "log": _same("torch.log"),
-    "sqrt": _same("torch.sqrt"),
-    "rsqrt": _same("torch.rsqrt"),
-    "tanh": _same("torch.tanh"),
-    "sigmoid": _same("torch.sigmoid"),
-    "eq": _same("torch.eq"),
-    "ne": _same("torch.ne"),
-    "lt": _same("torch.lt"),
-    "le": _same("torch.le"),
-    "gt": _same("torch.gt"),
-    "ge": _same("torch.ge"),
-    "logical_not": _same("torch.logical_not"),
-    "bitwise_not": _same("torch.Tensor.bitwise_not"),
-    "where": _same("torch.where"),
-    "masked_fill": _same("torch.masked_fill"),
-    "sum": _same("torch.sum"),
-    "mean": _same("torch.mean"),
-    "amax": _same("torch.amax"),
-    "amin": _same("torch.amin"),
-    "max": _same("torch.max"),
-    "min": _same("torch.min"),
+F = "torch.nn.functional."
+# aten op (overload packet) -> (the torch call, its arguments from the ATen op's)
+CALLS: Dict[str, Tuple[str, Callable[..., Arguments]]] = {
+    "linear": (F + "linear", _same),
+    "embedding": (F + "embedding", _embedding),
+    "layer_norm": (F + "layer_norm", _layer_norm),
+    "cross_entropy_loss": (F + "cross_entropy", _cross_entropy),
+    "mse_loss": (F + "mse_loss", _mse_loss),
+    "softmax": (F + "softmax", _softmax),
+    "log_softmax": (F + "log_softmax", _softmax),
+    "_softmax": (F + "softmax", _internal_softmax),
+    "_log_softmax": (F + "log_softmax", _internal_softmax),
+    "gelu": (F + "gelu", _same),
+    "silu": (F + "silu", _same),
+    "relu": ("torch.relu", _same),
+    "dropout": (F + "dropout", _same),                     # (x, p, train)
+    "scaled_dot_product_attention": (F + "scaled_dot_product_attention", _sdpa),
+    "pad": (F + "pad", _pad),
+    "constant_pad_nd": (F + "pad", _constant_pad),
+    "matmul": ("torch.matmul", _same),
+    "mm": ("torch.mm", _same),
+    "bmm": ("torch.bmm", _same),
+    "view": ("torch.Tensor.view", _same),
+    "_unsafe_view": ("torch.Tensor.view", _same),
+    "reshape": ("torch.reshape", _same),
+    "flatten": ("torch.flatten", _same),
+    "unflatten": ("torch.Tensor.unflatten", _same),
+    "squeeze": ("torch.squeeze", _same),
+    "unsqueeze": ("torch.unsqueeze", _same),
+    "transpose": ("torch.transpose", _same),
+    "permute": ("torch.permute", _same),
+    "t": ("torch.t", _same),
+    "mT": ("torch.Tensor.mT", _same),
+    "numpy_T": ("torch.Tensor.T", _same),
+    "expand": ("torch.Tensor.expand", _expand),
+    "broadcast_to": ("torch.broadcast_to", _same),
+    "broadcast_tensors": ("torch.broadcast_tensors", _same),
+    "repeat": ("torch.Tensor.repeat", _same),
+    "repeat_interleave": ("torch.repeat_interleave", _repeat_interleave),
+    "split": ("torch.split", _same),
+    "split_with_sizes": ("torch.split", _same),
+    "chunk": ("torch.chunk", _same),
+    "unbind": ("torch.unbind", _same),
+    "cat": ("torch.cat", _same),
+    "concat": ("torch.cat", _same),
+    "stack": ("torch.stack", _same),
+    "slice": ("torch.Tensor.__getitem__", _slice),
+    "index": ("torch.Tensor.__getitem__", _index),
+    "select": ("torch.select", _same),
+    "narrow": ("torch.narrow", _same),
+    "to": ("torch.Tensor.to", _first),
+    "_to_copy": ("torch.Tensor.to", _first),
+    "type_as": ("torch.Tensor.to", _first),
+    "contiguous": ("torch.Tensor.contiguous", _first),
+    "alias": ("torch.Tensor.contiguous", _first),
+    "clone": ("torch.clone", _first),
+    "add": ("torch.add", _same),
+    "sub": ("torch.sub", _same),
+    "rsub": ("torch.rsub", _same),
+    "mul": ("torch.mul", _same),
+    "div": ("torch.div", _same),
+    "pow": ("torch.pow", _same),
+    "square": ("torch.square", _same),
+    "reciprocal": ("torch.reciprocal", _same),
+    "maximum": ("torch.maximum", _same),
+    "minimum": ("torch.minimum", _same),
+    "neg": ("torch.neg", _same),
+    "exp": ("torch.exp", _same),
+    "log": ("torch.log", _same),
+    "sqrt": ("torch.sqrt", _same),
+    "rsqrt": ("torch.rsqrt", _same),
+    "tanh": ("torch.tanh", _same),
+    "sigmoid": ("torch.sigmoid", _same),
+    "eq": ("torch.eq", _same),
+    "ne": ("torch.ne", _same),
+    "lt": ("torch.lt", _same),
+    "le": ("torch.le", _same),
+    "gt": ("torch.gt", _same),
+    "ge": ("torch.ge", _same),
+    "logical_not": ("torch.logical_not", _same),
+    "bitwise_not": ("torch.Tensor.bitwise_not", _same),
+    "where": ("torch.where", _same),
+    "masked_fill": ("torch.masked_fill", _same),
+    "sum": ("torch.sum", _same),
+    "mean": ("torch.mean", _same),
+    "amax": ("torch.amax", _same),
+    "amin": ("torch.amin", _same),
+    "max": ("torch.max", _same),
+    "min": ("torch.min", _same),
 }
 
-# Ops whose result is their operand itself (same shape and dtype): no node.
-_ALIASES = {"alias", "contiguous", "clone", "lift_fresh", "lift_fresh_copy", "to", "_to_copy", "type_as"}
+# Ops whose result, of the same shape and dtype, is their operand or a copy
+# of it: no node. (A view, aten.alias, is recorded: an update through it
+# changes its base.)
+_ALIASES = {"contiguous", "clone", "lift_fresh_copy", "to", "_to_copy", "type_as"}
 # Ops whose values depend on the operand's shape and dtype only: constants.
 _SHAPE_ONLY = {"ones_like", "zeros_like", "full_like", "empty_like", "new_ones", "new_zeros", "new_full",
                "new_empty", "zeros", "ones", "full", "empty", "scalar_tensor"}
@@ -423,16 +416,17 @@ class _Translator:
         self.consts: Dict[int, Ref] = {}          # id(constant tensor) -> its leaf
         self.views: Dict[int, int] = {}            # value id -> the value it is a view of
         self.viewed: set = set()                   # value ids that have views
-        self.fx: Optional[torch.fx.Node] = None
+        self.live: set = set()                     # the FX nodes the outputs need
+        self.order: Dict[torch.fx.Node, int] = {}
 
     def run(self) -> Any:
         fx_graph = self.exported.graph
         self._placeholders([n for n in fx_graph.nodes if n.op == "placeholder"])
-        live = _live(fx_graph)
+        self.live = live = _live(fx_graph)
+        self.order = {node: index for index, node in enumerate(fx_graph.nodes)}
         output = None
         for node in fx_graph.nodes:
             if node.op == "call_function" and node in live:
-                self.fx = node
                 self.values[node] = self._call(node)
             elif node.op == "output":
                 output = node
@@ -523,21 +517,22 @@ class _Translator:
         unknown = _first_unknown((args, kwargs))
         if unknown is not None:
             path, kind = self._where(node)
-            source = _user_line(node.meta.get("stack_trace"))
+            source = self._source(node)
             raise TorchImportError(
                 f"{unknown.what} is on the meta device, so its values are unknown, and {node.target} in "
                 f"module '{path}' ({kind}){' at ' + source if source else ''} uses them; give it values "
                 "(build it on a real device, or compute it in forward)")
         args, kwargs = pytree.tree_map_only(torch.Tensor, self._const, (args, kwargs))
-        if name in _CALLS:
-            op, args, kwargs = _CALLS[name](*args, **kwargs)
+        if name in CALLS:
+            op, arguments = CALLS[name]
+            args, kwargs = arguments(*args, **kwargs)
         else:
             op = str(node.target)           # no mapping: lowering refuses it if the loss needs it
         vals = node.meta.get("val")
         multiple = isinstance(vals, (list, tuple))
         outputs = list(vals) if multiple else [vals]
         index = len(self.graph.nodes)
-        record = Node(op, args, kwargs, [], [], self._where(node), _user_line(node.meta.get("stack_trace")))
+        record = Node(op, args, kwargs, [], [], self._where(node), self._source(node))
         for val in outputs:
             vid = len(self.graph.metas)
             self.graph.metas.append(Meta(tuple(int(s) for s in val.shape), val.dtype, node=index))
@@ -553,21 +548,36 @@ class _Translator:
         return refs if multiple else refs[0]
 
     def _update(self, node: torch.fx.Node, name: str, args: tuple, kwargs: dict) -> Any:
-        """x.op_(...): out of place, if x is neither a view nor viewed; the
-        result then stands for x in the nodes after it."""
+        """x.op_(...) out of place. The export tracer names a tensor after its
+        latest update, so the nodes after this one read the update's result,
+        never x. Views are the exception: the update changes the tensor x is
+        a view of and its other views, which keep their names; if any of
+        them is read later, the update is refused."""
         target = args[0]
-        if not isinstance(target, Ref) or target.id in self.views or target.id in self.viewed:
+        if not isinstance(target, Ref):
             path, kind = self._where(node)
-            what = "assignment into a tensor (x[i] = v), or an in-place update of a view (or of a tensor with " \
-                   "views)" if isinstance(target, Ref) else "an in-place update of a constant by a traced value"
+            raise UnsupportedOpError(str(node.target), path, kind, "an in-place update of a constant by a traced "
+                                     "value cannot be imported; use the out-of-place form", source=self._source(node))
+        if self._read_later(target, node):
+            path, kind = self._where(node)
             raise UnsupportedOpError(str(node.target), path, kind,
-                                     f"{what} cannot be imported; use the out-of-place form (torch.cat, "
-                                     "torch.where)", source=_user_line(node.meta.get("stack_trace")))
-        result = self._record(node, name[:-1], args, kwargs)
-        for fx_node, value in self.values.items():   # every name of x now means the result
-            if isinstance(value, Ref) and value == target:
-                self.values[fx_node] = result
-        return result
+                                     "assignment into a tensor (x[i] = v), or an in-place update of a view (or of "
+                                     "a tensor with views) whose other names are read later, cannot be imported; "
+                                     "use the out-of-place form (torch.cat, torch.where)", source=self._source(node))
+        return self._record(node, name[:-1], args, kwargs)
+
+    def _read_later(self, target: Ref, node: torch.fx.Node) -> bool:
+        """Whether a value sharing target's memory (its base, or a view of
+        that base), other than target itself, is read after `node`."""
+        base = self.views.get(target.id, target.id)
+        if base == target.id and base not in self.viewed:
+            return False
+        order = self.order[node]
+        for fx_node, value in self.values.items():
+            if isinstance(value, Ref) and value != target and self.views.get(value.id, value.id) == base:
+                if any(self.order[user] > order and user in self.live for user in fx_node.users):
+                    return True
+        return False
 
     def _evaluate(self, node: torch.fx.Node, args: tuple, kwargs: dict) -> Any:
         """Runs a call on constants, on the CPU: its value is a constant."""
@@ -579,7 +589,7 @@ class _Translator:
             return node.target(*args, **kwargs)
         except Exception as error:
             path, kind = self._where(node)
-            source = _user_line(node.meta.get("stack_trace"))
+            source = self._source(node)
             raise TorchImportError(f"evaluating the constant {node.target} in module '{path}' ({kind})"
                                    f"{' at ' + source if source else ''} failed: {error}") from None
 
@@ -616,6 +626,16 @@ class _Translator:
     def _fake(self, ref: Ref) -> torch.Tensor:
         m = self.graph.metas[ref.id]
         return torch.empty(m.shape, dtype=m.dtype, device="meta")
+
+    def _source(self, node: torch.fx.Node) -> str:
+        """"FILE:LINE" of the user's code that made the call. torch.export
+        keeps the frames of modules' forward methods only: a call made by
+        import_module's `loss` gets the line where that function begins."""
+        line = _user_line(node.meta.get("stack_trace"))
+        if not line and self._where(node)[0] == "<loss>":
+            code = getattr(getattr(self.root, "loss", None), "__code__", None)
+            line = f"{code.co_filename}:{code.co_firstlineno}" if code is not None else ""
+        return line
 
     def _where(self, node: torch.fx.Node) -> Tuple[str, str]:
         """(module path, module type) of the innermost module that made the call."""
