@@ -38,6 +38,7 @@ import operator
 import os
 import re
 import traceback
+import warnings
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
@@ -111,7 +112,12 @@ def capture(graph: Graph, model: torch.nn.Module, args: Sequence[Any], kwargs: D
         if fake is not None:
             args, kwargs = pytree.tree_map_only(torch.Tensor, fake, (list(args), kwargs))
         exported = _export(root, model, tuple(args), dict(kwargs))
-    return _Translator(graph, root, exported, tensors, prefix="model." if loss is not None else "").run()
+    with warnings.catch_warnings():
+        # rtx.torch_graph reads storages the PyTorch 1.13 way (Tensor.storage),
+        # also of meta parameters, which have none.
+        warnings.filterwarnings("ignore", "TypedStorage is deprecated", UserWarning)
+        warnings.filterwarnings("ignore", "Accessing the data pointer of FakeTensor", UserWarning)
+        return _Translator(graph, root, exported, tensors, prefix="model." if loss is not None else "").run()
 
 
 def _export(root: torch.nn.Module, model: torch.nn.Module, args: tuple, kwargs: dict):

@@ -19,6 +19,7 @@ rtx_python_venv() {
       return 1
     }
   fi
+  rtx_python_venv_source "$venv"
   if "$venv/bin/python" "$met" "$requirements" 2>/dev/null; then
     return 0
   fi
@@ -30,4 +31,18 @@ rtx_python_venv() {
     return 1
   }
   "$venv/bin/python" "$met" "$requirements"
+}
+
+# rtx_python_venv_source DIR: puts the source tree's python/ on the venv's
+# path (a .pth file), so that `.venv/bin/python -m rtx ...` runs this
+# checkout's rtx without PYTHONPATH.
+rtx_python_venv_source() {
+  local venv="$1" site pth
+  site="$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" || return 1
+  pth="$site/rtx-source.pth"
+  local want
+  want="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/python"
+  if [ ! -f "$pth" ] || [ "$(cat "$pth")" != "$want" ]; then
+    echo "$want" >"$pth"
+  fi
 }
