@@ -389,12 +389,13 @@ _SHAPE_ONLY = {"ones_like", "zeros_like", "full_like", "empty_like", "new_ones",
 # Ops that check metadata and return nothing.
 _CHECKS = {"_assert_tensor_metadata", "_assert_scalar", "sym_constrain_range", "sym_constrain_range_for_size",
            "_assert_async"}
-# Ops that return a view of their first operand: an in-place update of one,
-# or of their operand, changes the other.
+# Ops that may return a view of their first operand, another tensor sharing
+# its memory: an in-place update of one changes the other. (contiguous, to
+# and friends return the operand itself or a copy, never another view.)
 _VIEWS = {"view", "_unsafe_view", "reshape", "flatten", "unflatten", "squeeze", "unsqueeze", "transpose",
           "permute", "t", "mT", "numpy_T", "expand", "broadcast_to", "split", "split_with_sizes", "chunk", "unbind",
-          "slice", "select", "narrow", "alias", "as_strided", "diagonal", "contiguous", "detach", "view_as",
-          "unfold", "real", "imag", "lift_fresh"}
+          "slice", "select", "narrow", "alias", "as_strided", "diagonal", "detach", "view_as", "unfold", "real",
+          "imag", "lift_fresh", "getitem"}
 
 
 def _packet(target: Any) -> str:
@@ -420,8 +421,7 @@ class _Translator:
         self.tensors, self.prefix = tensors, prefix
         self.values: Dict[torch.fx.Node, Any] = {}
         self.consts: Dict[int, Ref] = {}          # id(constant tensor) -> its leaf
-        self.views: Dict[int, int] = {}            # value id -> the value it is a view of
-        self.viewed: set = set()                   # value ids that have views
+        self.memory: Dict[torch.fx.Node, torch.fx.Node] = {}   # a view -> the node whose memory it shares
         self.live: set = set()                     # the FX nodes the outputs need
         self.order: Dict[torch.fx.Node, int] = {}
 
@@ -434,6 +434,10 @@ class _Translator:
         for node in fx_graph.nodes:
             if node.op == "call_function" and node in live:
                 self.values[node] = self._call(node)
+                operand = node.args[0] if node.args else None
+                name = _packet(node.target)
+                if (name in _VIEWS or _inplace(name)) and isinstance(operand, torch.fx.Node):
+                    self.memory[node] = self.memory.get(operand, operand)
             elif node.op == "output":
                 output = node
         results = [self._result(self.values[n] if isinstance(n, torch.fx.Node) else n)
@@ -546,11 +550,6 @@ class _Translator:
             record.tensors.append(val)
         self.graph.nodes.append(record)
         refs = [Ref(v) for v in record.outputs]
-        if name in _VIEWS and isinstance(args[0], Ref):
-            base = self.views.get(args[0].id, args[0].id)
-            self.viewed.add(base)
-            for r in refs:
-                self.views[r.id] = base
         return refs if multiple else refs[0]
 
     def _update(self, node: torch.fx.Node, name: str, args: tuple, kwargs: dict) -> Any:
@@ -564,7 +563,7 @@ class _Translator:
             path, kind = self._where(node)
             raise UnsupportedOpError(str(node.target), path, kind, "an in-place update of a constant by a traced "
                                      "value cannot be imported; use the out-of-place form", source=self._source(node))
-        if self._read_later(target, node):
+        if self._read_later(node):
             path, kind = self._where(node)
             raise UnsupportedOpError(str(node.target), path, kind,
                                      "assignment into a tensor (x[i] = v), or an in-place update of a view (or of "
@@ -572,17 +571,17 @@ class _Translator:
                                      "use the out-of-place form (torch.cat, torch.where)", source=self._source(node))
         return self._record(node, name[:-1], args, kwargs)
 
-    def _read_later(self, target: Ref, node: torch.fx.Node) -> bool:
-        """Whether a value sharing target's memory (its base, or a view of
-        that base), other than target itself, is read after `node`."""
-        base = self.views.get(target.id, target.id)
-        if base == target.id and base not in self.viewed:
-            return False
-        order = self.order[node]
-        for fx_node, value in self.values.items():
-            if isinstance(value, Ref) and value != target and self.views.get(value.id, value.id) == base:
-                if any(self.order[user] > order and user in self.live for user in fx_node.users):
-                    return True
+    def _read_later(self, update: torch.fx.Node) -> bool:
+        """Whether a tensor that shares memory with the updated one (the
+        tensor it is a view of, or another view of that), under another FX
+        name, is read after the update."""
+        target = update.args[0]
+        base = self.memory.get(target, target)
+        order = self.order[update]
+        for fx_node in [base] + [n for n, b in self.memory.items() if b is base]:
+            if fx_node is not target and fx_node is not update and \
+                    any(self.order[user] > order and user in self.live for user in fx_node.users):
+                return True
         return False
 
     def _evaluate(self, node: torch.fx.Node, args: tuple, kwargs: dict) -> Any:
