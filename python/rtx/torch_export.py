@@ -21,8 +21,9 @@ attention recognition (rtx.torch_fusion) and lowering are shared:
 - Nodes that depend on no input or parameter (torch.arange, causal masks,
   rotary tables) are evaluated for real, on the CPU, into constant leaves;
   so are `ones_like` and friends, whose values depend on a shape only.
-- In-place updates of a fresh tensor (`x.relu_()`) are imported out of
-  place; of a view, or of a tensor that has views, they are refused.
+- In-place updates (`x.relu_()`) are imported out of place, unless the
+  memory they change is read afterwards under another name (the tensor a
+  view views, another view of it): then they are refused.
 - Each node's module path and type come from its `nn_module_stack`, its
   source line from its `stack_trace` (the innermost frame outside PyTorch
   and rtx), so errors name the module and line as the 1.13 path does.
@@ -136,9 +137,9 @@ def _on_fake_device(model: torch.nn.Module, inputs: List[torch.Tensor]):
     the module's code runs as on a real device (a table built in forward
     with torch.arange(T) is on the CPU, as on a real model), without a byte
     allocated. Otherwise it gives None and changes nothing."""
-    slots = [(sub, table, name) for sub in model.modules() for table in (sub._parameters, sub._buffers)
+    saved = [(table, name, t) for sub in model.modules() for table in (sub._parameters, sub._buffers)
              for name, t in table.items() if t is not None and t.is_meta]
-    if not slots:
+    if not saved:
         yield None
         return
     from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
@@ -148,7 +149,6 @@ def _on_fake_device(model: torch.nn.Module, inputs: List[torch.Tensor]):
     def fake(t: torch.Tensor) -> torch.Tensor:
         return FakeTensor(mode, t, device) if t.is_meta else mode.from_tensor(t)
 
-    saved = [(table, name, table[name]) for _, table, name in slots]
     try:
         for table, name, t in saved:
             table[name] = torch.nn.Parameter(fake(t.data), requires_grad=t.requires_grad) \
@@ -288,25 +288,25 @@ def _repeat_interleave(x, repeats, dim=None, output_size=None) -> Arguments:
     return (x, repeats, dim), {}
 
 
-F = "torch.nn.functional."
+_F = "torch.nn.functional."
 # aten op (overload packet) -> (the torch call, its arguments from the ATen op's)
 CALLS: Dict[str, Tuple[str, Callable[..., Arguments]]] = {
-    "linear": (F + "linear", _same),
-    "embedding": (F + "embedding", _embedding),
-    "layer_norm": (F + "layer_norm", _layer_norm),
-    "cross_entropy_loss": (F + "cross_entropy", _cross_entropy),
-    "mse_loss": (F + "mse_loss", _mse_loss),
-    "softmax": (F + "softmax", _softmax),
-    "log_softmax": (F + "log_softmax", _softmax),
-    "_softmax": (F + "softmax", _internal_softmax),
-    "_log_softmax": (F + "log_softmax", _internal_softmax),
-    "gelu": (F + "gelu", _same),
-    "silu": (F + "silu", _same),
+    "linear": (_F + "linear", _same),
+    "embedding": (_F + "embedding", _embedding),
+    "layer_norm": (_F + "layer_norm", _layer_norm),
+    "cross_entropy_loss": (_F + "cross_entropy", _cross_entropy),
+    "mse_loss": (_F + "mse_loss", _mse_loss),
+    "softmax": (_F + "softmax", _softmax),
+    "log_softmax": (_F + "log_softmax", _softmax),
+    "_softmax": (_F + "softmax", _internal_softmax),
+    "_log_softmax": (_F + "log_softmax", _internal_softmax),
+    "gelu": (_F + "gelu", _same),
+    "silu": (_F + "silu", _same),
     "relu": ("torch.relu", _same),
-    "dropout": (F + "dropout", _same),                     # (x, p, train)
-    "scaled_dot_product_attention": (F + "scaled_dot_product_attention", _sdpa),
-    "pad": (F + "pad", _pad),
-    "constant_pad_nd": (F + "pad", _constant_pad),
+    "dropout": (_F + "dropout", _same),                     # (x, p, train)
+    "scaled_dot_product_attention": (_F + "scaled_dot_product_attention", _sdpa),
+    "pad": (_F + "pad", _pad),
+    "constant_pad_nd": (_F + "pad", _constant_pad),
     "matmul": ("torch.matmul", _same),
     "mm": ("torch.mm", _same),
     "bmm": ("torch.bmm", _same),
