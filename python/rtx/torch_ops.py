@@ -712,9 +712,11 @@ def _cross_entropy(ctx, input, target, weight=None, size_average=None, ignore_in
 
 
 @_converts("torch.nn.functional.mse_loss")
-def _mse_loss(ctx, input, target, size_average=None, reduce=None, reduction="mean"):
+def _mse_loss(ctx, input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     if size_average is not None or reduce is not None or reduction not in ("mean", "sum"):
         raise Unsupported(f"reduction={reduction!r} and the legacy size_average/reduce arguments")
+    if weight is not None:                                      # PyTorch >= 2.6
+        raise Unsupported("a weight per element")
     dtype = _float_result(ctx, "mse_loss")
     shape = tuple(torch.broadcast_shapes(tuple(input.shape), tuple(target.shape)))
     diff = ctx.f.sub(ctx.operand(input, shape, dtype), ctx.operand(target, shape, dtype))

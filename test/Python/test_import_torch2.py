@@ -197,6 +197,26 @@ def test_training_a_flash_gpt_matches_torch_optim():
         assert rel_err(result.params[name], p.detach().numpy()) <= GRAD_TOL, name
 
 
+@pytest.mark.parametrize("make", [
+    lambda: gpt_example(layers=1),
+    lambda: (GroupedAttention(share="repeat_interleave", scale=0.3), (torch.randn(2, 5, 24), torch.randn(2, 5, 24))),
+    lambda: (GroupedAttention(share="enable_gqa"), (torch.randn(2, 5, 24), torch.randn(2, 5, 24))),
+], ids=["nanogpt", "repeat_interleave", "enable_gqa"])
+def test_the_tracer_imports_sdpa_too(make, tmp_path, monkeypatch):
+    """PyTorch 2.0 to 2.5 capture with the TorchFunctionMode tracer, as 1.13:
+    SDPA imports the same way there (the tracer run here on this PyTorch)."""
+    import rtx.importer
+    monkeypatch.setattr(rtx.importer, "uses_export", lambda: False)
+    torch.manual_seed(7)
+    model, inputs = make()
+    loss_error, grad_errors, imported = import_and_check(model, inputs, tmp_path)
+    assert loss_error <= LOSS_TOL and max(grad_errors.values()) <= GRAD_TOL, (loss_error, grad_errors)
+    lines = attention_lines(imported.text())
+    assert lines and all(" causal" in line for line in lines), lines
+    if isinstance(model, GroupedAttention):
+        assert "tensor<2x2x5x6xf32>, tensor<2x2x5x6xf32> -> tensor<2x4x5x6xf32>" in lines[0], lines
+
+
 # --- what SDPA cannot be, said with the reason ----------------------------------------------------
 
 class Sdpa(nn.Module):
