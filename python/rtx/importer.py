@@ -277,26 +277,8 @@ def import_module(model: torch.nn.Module, example_inputs: Union[Sequence[Any], M
     except TypeError as error:
         raise TorchImportError(f"example inputs do not match {type(model).__name__}.forward: {error}") from None
 
-    params = {id(p): n for n, p in model.named_parameters() if p.requires_grad}
-    graph = Graph(params)
-    inputs: Dict[str, torch.Tensor] = {}
-    for arg_name, value in bound.arguments.items():
-        kind = inspect.signature(model.forward).parameters[arg_name].kind
-        items = (list(enumerate(value)) if kind == inspect.Parameter.VAR_POSITIONAL else
-                 list(value.items()) if kind == inspect.Parameter.VAR_KEYWORD else [(None, value)])
-        for key, item in items:
-            if isinstance(item, torch.Tensor):
-                input_name = arg_name if key is None else f"{arg_name}_{key}"
-                if id(item) in graph.ids or id(item) in params:
-                    raise TorchImportError(f"input '{input_name}' is the same tensor as another input "
-                                           "or a parameter; pass a copy")
-                graph.add_leaf("input", input_name, item)
-                inputs[input_name] = item
-
-    if uses_export():           # PyTorch 2: torch.export captures it (rtx.torch_export)
-        out = capture_with_export(graph, model, bound.args, bound.kwargs, loss)
-    else:
-        out = _trace(graph, model, bound, loss)
+    capture = capture_with_export if uses_export() else trace     # PyTorch >= 2.6: rtx.torch_export
+    graph, out = capture(model, bound, loss)
 
     results = _select_outputs(graph, out)
     if fuse:
@@ -320,9 +302,24 @@ def import_module(model: torch.nn.Module, example_inputs: Union[Sequence[Any], M
     return ImportedModel(module, fname, params_out, inputs_out, returns_loss, out)
 
 
-def _trace(graph: Graph, model: torch.nn.Module, bound: inspect.BoundArguments,
-           loss: Optional[Callable[[Any], torch.Tensor]]) -> Any:
-    """Runs the model (then `loss`) while the tracer records its calls into `graph`."""
+def trace(model: torch.nn.Module, bound: inspect.BoundArguments,
+          loss: Optional[Callable[[Any], torch.Tensor]] = None) -> Tuple[Graph, Any]:
+    """Runs `model` on the bound example inputs (then `loss`) while the
+    TorchFunctionMode tracer records its calls: (the Graph, what the model
+    (and loss) returned)."""
+    params = {id(p): n for n, p in model.named_parameters() if p.requires_grad}
+    graph = Graph(params)
+    for arg_name, value in bound.arguments.items():
+        kind = inspect.signature(model.forward).parameters[arg_name].kind
+        items = (list(enumerate(value)) if kind == inspect.Parameter.VAR_POSITIONAL else
+                 list(value.items()) if kind == inspect.Parameter.VAR_KEYWORD else [(None, value)])
+        for key, item in items:
+            if isinstance(item, torch.Tensor):
+                input_name = arg_name if key is None else f"{arg_name}_{key}"
+                if id(item) in graph.ids or id(item) in params:
+                    raise TorchImportError(f"input '{input_name}' is the same tensor as another input "
+                                           "or a parameter; pass a copy")
+                graph.add_leaf("input", input_name, item)
     handles = []
     for path, sub in model.named_modules():
         handles.append(sub.register_forward_pre_hook(_enter(graph, path)))
@@ -337,7 +334,7 @@ def _trace(graph: Graph, model: torch.nn.Module, bound: inspect.BoundArguments,
     finally:
         for h in handles:
             h.remove()
-    return out
+    return graph, out
 
 
 def _enter(graph: Graph, path: str):

@@ -35,12 +35,13 @@ attention recognition (rtx.torch_fusion) and lowering are shared:
 from __future__ import annotations
 
 import contextlib
+import inspect
 import operator
 import os
 import re
 import traceback
 import warnings
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import torch
 import torch.fx
@@ -100,25 +101,47 @@ class _WithLoss(torch.nn.Module):
         return self.loss(self.model(*args, **kwargs))
 
 
-def capture(graph: Graph, model: torch.nn.Module, args: Sequence[Any], kwargs: Dict[str, Any],
-            loss: Optional[Callable[[Any], torch.Tensor]] = None) -> Any:
-    """Exports `model(*args, **kwargs)` (then `loss` of its output) and writes
-    its nodes into `graph`, whose input leaves (the example tensors) and
-    trainable parameters (graph.params) import_module has declared. Returns
-    the output, as the module returns it, with fake tensors that `graph`
-    knows (graph.ids)."""
+def capture(model: torch.nn.Module, bound: inspect.BoundArguments,
+            loss: Optional[Callable[[Any], torch.Tensor]] = None) -> Tuple[Graph, Any]:
+    """Exports `model` called on the bound example inputs (then `loss` of its
+    output) and writes it into a new Graph: (the Graph, what the model (and
+    loss) returned, fake tensors the Graph knows). Input leaves hold the
+    example values; parameter leaves the module's parameters."""
+    graph = Graph({id(p): n for n, p in model.named_parameters() if p.requires_grad})
+    _declare_inputs(graph, model, bound)
+    args, kwargs = list(bound.args), dict(bound.kwargs)
+    tensors = [t for t in pytree.tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)]
     root = _WithLoss(model, loss) if loss is not None else model
-    tensors = [t for t in pytree.tree_leaves((list(args), kwargs)) if isinstance(t, torch.Tensor)]
     with _on_fake_device(model, tensors) as fake:
         if fake is not None:
-            args, kwargs = pytree.tree_map_only(torch.Tensor, fake, (list(args), kwargs))
-        exported = _export(root, model, tuple(args), dict(kwargs))
+            args, kwargs = pytree.tree_map_only(torch.Tensor, fake, (args, kwargs))
+        exported = _export(root, model, tuple(args), kwargs)
     with warnings.catch_warnings():
         # rtx.torch_graph reads storages the PyTorch 1.13 way (Tensor.storage),
         # also of meta parameters, which have none.
         warnings.filterwarnings("ignore", "TypedStorage is deprecated", UserWarning)
         warnings.filterwarnings("ignore", "Accessing the data pointer of FakeTensor", UserWarning)
-        return _Translator(graph, root, exported, tensors, prefix="model." if loss is not None else "").run()
+        out = _Translator(graph, root, exported, tensors, prefix="model." if loss is not None else "").run()
+    return graph, out
+
+
+def _declare_inputs(graph: Graph, model: torch.nn.Module, bound: inspect.BoundArguments) -> None:
+    """An input leaf for each tensor argument, named as the 1.13 path names
+    it: after forward's parameter (`idx`), `args_0` for *args, `kw_key` for
+    **kw."""
+    signature = inspect.signature(model.forward).parameters
+    params = {id(p) for p in model.parameters()}
+    for arg_name, value in bound.arguments.items():
+        kind = signature[arg_name].kind
+        items = (list(enumerate(value)) if kind == inspect.Parameter.VAR_POSITIONAL else
+                 list(value.items()) if kind == inspect.Parameter.VAR_KEYWORD else [(None, value)])
+        for key, item in items:
+            if isinstance(item, torch.Tensor):
+                name = arg_name if key is None else f"{arg_name}_{key}"
+                if id(item) in graph.ids or id(item) in params:
+                    raise TorchImportError(f"input '{name}' is the same tensor as another input or a parameter; "
+                                           "pass a copy")
+                graph.add_leaf("input", name, item)
 
 
 def _export(root: torch.nn.Module, model: torch.nn.Module, args: tuple, kwargs: dict):
