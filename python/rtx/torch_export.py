@@ -153,21 +153,23 @@ def _export(root: torch.nn.Module, model: torch.nn.Module, args: tuple, kwargs: 
 
 @contextlib.contextmanager
 def _on_fake_device(model: torch.nn.Module, inputs: List[torch.Tensor]):
-    """For a module with tensors on the meta device: while inside, its meta
-    parameters and buffers are fake tensors on the inputs' device (the CPU
-    for meta inputs), and the context gives the function that makes the
-    inputs fake tensors of the same mode; torch.export takes that mode. So
+    """For a module or inputs with tensors on the meta device: while inside,
+    the module's meta parameters and buffers are fake tensors on the device
+    of its other tensors (the inputs', else the module's, else the CPU), and
+    the context gives the function that makes the inputs fake tensors of the
+    same mode; torch.export takes that mode. So
     the module's code runs as on a real device (a table built in forward
     with torch.arange(T) is on the CPU, as on a real model), without a byte
     allocated. Otherwise it gives None and changes nothing."""
     saved = [(table, name, t) for sub in model.modules() for table in (sub._parameters, sub._buffers)
              for name, t in table.items() if t is not None and t.is_meta]
-    if not saved:
+    if not saved and not any(t.is_meta for t in inputs):
         yield None
         return
     from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
     mode = FakeTensorMode(allow_non_fake_inputs=True)
-    device = next((t.device for t in inputs if not t.is_meta), torch.device("cpu"))
+    real = [t for t in inputs + list(model.parameters()) + list(model.buffers()) if not t.is_meta]
+    device = real[0].device if real else torch.device("cpu")
 
     def fake(t: torch.Tensor) -> torch.Tensor:
         return FakeTensor(mode, t, device) if t.is_meta else mode.from_tensor(t)
@@ -443,7 +445,7 @@ class _Translator:
         self.graph, self.root, self.exported = graph, root, exported
         self.tensors, self.prefix = tensors, prefix
         self.values: Dict[torch.fx.Node, Any] = {}
-        self.consts: Dict[int, Ref] = {}          # id(constant tensor) -> its leaf
+        self.consts: Dict[tuple, List[Ref]] = {}  # (shape, dtype) -> constant leaves
         self.memory: Dict[torch.fx.Node, torch.fx.Node] = {}   # a view -> the node whose memory it shares
         self.live: set = set()                     # the FX nodes the outputs need
         self.order: Dict[torch.fx.Node, int] = {}
@@ -517,9 +519,15 @@ class _Translator:
         return _Unknown(f"{kind} '{name}'") if t.is_meta else t
 
     def _const(self, t: torch.Tensor) -> Ref:
-        if id(t) not in self.consts:
-            self.consts[id(t)] = Ref(self.graph.add_leaf("const", "", t, t.detach().clone()))
-        return self.consts[id(t)]
+        """The constant leaf of t's value. Equal values are one leaf: a
+        rotary table or a mask rebuilt in every layer enters the IR once."""
+        key = (tuple(t.shape), t.dtype)
+        for ref in self.consts.get(key, ()):
+            if torch.equal(self.graph.metas[ref.id].leaf.tensor, t):
+                return ref
+        ref = Ref(self.graph.add_leaf("const", "", t, t.detach().clone()))
+        self.consts.setdefault(key, []).append(ref)
+        return ref
 
     # -- one call ------------------------------------------------------------------------------
     def _args(self, node: torch.fx.Node) -> Tuple[tuple, dict]:
@@ -552,9 +560,11 @@ class _Translator:
             path, kind = self._where(node)
             source = self._source(node)
             raise TorchImportError(
-                f"{unknown.what} is on the meta device, so its values are unknown, and {node.target} in "
-                f"module '{path}' ({kind}){' at ' + source if source else ''} uses them; give it values "
-                "(build it on a real device, or compute it in forward)")
+                f"the value of {unknown.what} is needed by {node.target} (in module '{path}' ({kind})"
+                f"{' at ' + source if source else ''}), but it is on the meta device and has no value. "
+                "Materialise it before importing: create it on the CPU in the module's __init__, or assign it "
+                "after building the model on the meta device (module.NAME = value computed on the CPU); "
+                "parameters may stay on the meta device")
         args, kwargs = pytree.tree_map_only(torch.Tensor, self._const, (args, kwargs))
         if name in CALLS:
             op, arguments = CALLS[name]
@@ -564,6 +574,7 @@ class _Translator:
         vals = node.meta.get("val")
         multiple = isinstance(vals, (list, tuple))
         outputs = list(vals) if multiple else [vals]
+        self._check_results(node, outputs)
         index = len(self.graph.nodes)
         record = Node(op, args, kwargs, [], [], self._where(node), self._source(node))
         for val in outputs:
@@ -574,6 +585,19 @@ class _Translator:
         self.graph.nodes.append(record)
         refs = [Ref(v) for v in record.outputs]
         return refs if multiple else refs[0]
+
+    def _check_results(self, node: torch.fx.Node, outputs: List[Any]) -> None:
+        """Results rtx can hold: tensors whose shapes do not depend on values."""
+        path, kind = self._where(node)
+        for val in outputs:
+            if not isinstance(val, torch.Tensor):
+                raise UnsupportedOpError(str(node.target), path, kind,
+                                         "it turns a traced tensor into a Python value; data-dependent control "
+                                         "flow cannot be imported", source=self._source(node))
+            if not all(type(size) is int for size in val.shape):
+                raise UnsupportedOpError(str(node.target), path, kind,
+                                         "its result's shape depends on the values: data-dependent shapes cannot "
+                                         "be imported", source=self._source(node))
 
     def _update(self, node: torch.fx.Node, name: str, args: tuple, kwargs: dict) -> Any:
         """x.op_(...) out of place. The export tracer names a tensor after its

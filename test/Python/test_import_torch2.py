@@ -362,6 +362,40 @@ def test_data_dependent_control_flow_is_refused_with_its_line():
     assert info.value.source == f"{__file__}:{line}", message
 
 
+class Lambda(nn.Module):
+    def __init__(self, fn) -> None:
+        super().__init__()
+        self.fn = fn
+        self.w = nn.Parameter(torch.randn(4))
+
+    def forward(self, x):
+        return self.fn(x * self.w)
+
+
+@pytest.mark.parametrize("fn, op, reason", [
+    (lambda h: h * h.sum().item(), "aten.item.default", "data-dependent control flow cannot be imported"),
+    (lambda h: h[h > 0].sum(), "aten.index.Tensor", "data-dependent shapes cannot be imported"),
+    (lambda h: torch.nonzero(h).float().sum(), "aten.nonzero.default", "data-dependent shapes cannot be imported"),
+    (lambda h: h.masked_select(h > 0).sum(), "aten.masked_select.default", "data-dependent shapes"),
+], ids=["item", "boolean-index", "nonzero", "masked_select"])
+def test_values_that_python_or_shapes_read_are_refused(fn, op, reason):
+    """What torch.export lets through with symbols for values: a Python
+    number read from a tensor, a shape that depends on the values."""
+    with pytest.raises(Exception) as info:
+        import_module(Lambda(fn), (torch.randn(3, 4),))
+    assert type(info.value).__name__ == "UnsupportedOpError", info.value
+    assert info.value.op == op and reason in str(info.value), str(info.value)
+
+
+def test_equal_constants_enter_the_ir_once():
+    """The Llama example rebuilds its rotary tables and mask in every layer."""
+    import torch_models
+    model, inputs = torch_models.llama(layers=3)
+    text = import_module(model, inputs, fuse=False).text()
+    tables = [line for line in text.splitlines() if "rtx.constant dense<[" in line and line.endswith("8x8xf32>")]
+    assert len(tables) == 3, tables          # cos, sin and the causal mask, once each
+
+
 # --- modules on the meta device ----------------------------------------------------------------------
 
 def test_a_model_on_the_meta_device_imports_without_its_values():
@@ -378,6 +412,13 @@ def test_a_model_on_the_meta_device_imports_without_its_values():
     assert structure(imported.text()) == structure(reference.text())
     assert all(p.is_meta for p in imported.params.values()) and len(imported.params) == len(reference.params)
     assert len(attention_lines(imported.text())) == 2
+
+
+def test_meta_example_inputs_import_with_a_real_model():
+    model, (idx, targets) = gpt_example()
+    imported = import_module(model, (idx.to("meta"), targets))
+    reference = import_module(model, (idx, targets))
+    assert imported.text() == reference.text() and imported.inputs["idx"].is_meta
 
 
 class MaskedAttention(nn.Module):
@@ -398,8 +439,9 @@ class MaskedAttention(nn.Module):
 def test_a_meta_buffer_whose_values_are_needed_is_named():
     with torch.device("meta"):
         model = MaskedAttention()
-    with pytest.raises(Exception, match=r"buffer 'bias' is on the meta device, so its values are unknown, and "
-                                        r"aten.masked_fill.Scalar in module '' \(MaskedAttention\) at "):
+    with pytest.raises(Exception, match=r"the value of buffer 'bias' is needed by aten.masked_fill.Scalar \(in "
+                                        r"module '' \(MaskedAttention\) at .*\), but it is on the meta device "
+                                        r"and has no value. Materialise it"):
         import_module(model, (torch.randn(2, 5, 8),))
     # With the buffer's values given, the rest may stay on the meta device.
     model.bias = torch.tril(torch.ones(5, 5)).view(1, 1, 5, 5)
