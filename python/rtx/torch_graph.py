@@ -63,7 +63,7 @@ def op_name(func: Callable) -> str:
     qual = getattr(func, "__qualname__", None) or getattr(func, "__name__", None) or repr(func)
     module = getattr(func, "__module__", None) or ""
     head, _, rest = qual.partition(".")
-    if head in ("_TensorBase", "TensorBase", "Tensor") and rest:          # TensorBase: PyTorch 2
+    if head in ("_TensorBase", "TensorBase", "Tensor") and rest:     # TensorBase: PyTorch 2
         return f"torch.Tensor.{rest}"
     if head == "_VariableFunctionsClass" and rest:
         return f"torch.{rest}"
