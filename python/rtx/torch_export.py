@@ -447,15 +447,18 @@ class _Translator:
         self.values: Dict[torch.fx.Node, Any] = {}
         self.consts: Dict[tuple, List[Ref]] = {}  # (shape, dtype) -> constant leaves
         self.memory: Dict[torch.fx.Node, torch.fx.Node] = {}   # a view -> the node whose memory it shares
+        self.state: Dict[torch.fx.Node, str] = {}      # placeholders of the module's own tensors -> what they are
         self.live: set = set()                     # the FX nodes the outputs need
         self.order: Dict[torch.fx.Node, int] = {}
 
     def run(self) -> Any:
         fx_graph = self.exported.graph
+        # Refused before any constant is evaluated: evaluating an update of a
+        # buffer would change the module's own.
+        outputs = self._user_outputs(next(n for n in reversed(fx_graph.nodes) if n.op == "output"))
         self._placeholders([n for n in fx_graph.nodes if n.op == "placeholder"])
         self.live = live = _live(fx_graph)
         self.order = {node: index for index, node in enumerate(fx_graph.nodes)}
-        output = None
         for node in fx_graph.nodes:
             if node.op == "call_function" and node in live:
                 self.values[node] = self._call(node)
@@ -463,10 +466,7 @@ class _Translator:
                 name = _packet(node.target)
                 if (name in _VIEWS or _inplace(name)) and isinstance(operand, torch.fx.Node):
                     self.memory[node] = self.memory.get(operand, operand)
-            elif node.op == "output":
-                output = node
-        results = [self._result(self.values[n] if isinstance(n, torch.fx.Node) else n)
-                   for n in self._user_outputs(output)]
+        results = [self._result(self.values[n] if isinstance(n, torch.fx.Node) else n) for n in outputs]
         return pytree.tree_unflatten(results, self.exported.call_spec.out_spec)
 
     def _user_outputs(self, output: torch.fx.Node) -> List[Any]:
@@ -500,10 +500,13 @@ class _Translator:
                     self.values[node] = spec.arg.value
             elif spec.kind == InputKind.PARAMETER:
                 self.values[node] = self._parameter(spec.target)
+                self.state[node] = f"parameter '{self._name(spec.target)}'"
             elif spec.kind == InputKind.BUFFER:
                 self.values[node] = self._known(self.root.get_buffer(spec.target), "buffer", spec.target)
+                self.state[node] = f"buffer '{self._name(spec.target)}'"
             elif spec.kind in (InputKind.CONSTANT_TENSOR, getattr(InputKind, "CUSTOM_OBJ", None)):
                 self.values[node] = self._known(self.exported.constants[spec.target], "constant", spec.target)
+                self.state[node] = f"tensor constant '{self._name(spec.target)}'"
             else:
                 raise TorchImportError(f"torch.export gave an input of kind {spec.kind.name} ({spec.target}), "
                                        "which rtx does not import")
@@ -514,9 +517,12 @@ class _Translator:
             return self.graph.ref(p)
         return self._known(p.detach(), "frozen parameter", target)
 
+    def _name(self, target: str) -> str:
+        """A module path as the user's module names it (not the loss wrapper)."""
+        return target[len(self.prefix):] if target.startswith(self.prefix) else target
+
     def _known(self, t: torch.Tensor, kind: str, target: str) -> Any:
-        name = target[len(self.prefix):] if target.startswith(self.prefix) else target
-        return _Unknown(f"{kind} '{name}'") if t.is_meta else t
+        return _Unknown(f"{kind} '{self._name(target)}'") if t.is_meta else t
 
     def _const(self, t: torch.Tensor) -> Ref:
         """The constant leaf of t's value. Equal values are one leaf: a
@@ -541,6 +547,8 @@ class _Translator:
         if name in _CHECKS:
             return None
         dependent = any(isinstance(x, Ref) for x in pytree.tree_leaves((args, kwargs)))
+        if _inplace(name):
+            self._refuse_state_update(node)
         if not dependent:
             return self._evaluate(node, args, kwargs)
         if name in _SHAPE_ONLY:
@@ -617,6 +625,19 @@ class _Translator:
                                      "a tensor with views) whose other names are read later, cannot be imported; "
                                      "use the out-of-place form (torch.cat, torch.where)", source=self._source(node))
         return self._record(node, name[:-1], args, kwargs)
+
+    def _refuse_state_update(self, update: torch.fx.Node) -> None:
+        """An in-place update of the module's own tensors (a buffer, as
+        BatchNorm's running statistics; a parameter) is state that rtx's
+        function does not have; evaluating it would also change the module."""
+        target = update.args[0]
+        base = self.memory.get(target, target) if isinstance(target, torch.fx.Node) else None
+        if base in self.state:
+            path, kind = self._where(update)
+            raise UnsupportedOpError(str(update.target), path, kind,
+                                     f"the module updates {self.state[base]} in place in forward (running "
+                                     "statistics, a cache); rtx imports functions of the inputs and parameters "
+                                     "only", source=self._source(update))
 
     def _read_later(self, update: torch.fx.Node) -> bool:
         """Whether a tensor that shares memory with the updated one (the

@@ -396,6 +396,27 @@ def test_equal_constants_enter_the_ir_once():
     assert len(tables) == 3, tables          # cos, sin and the causal mask, once each
 
 
+class Counts(nn.Module):
+    """Updates a buffer in forward, as BatchNorm's running statistics do."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.register_buffer("calls", torch.zeros(1))
+
+    def forward(self, x):
+        self.calls.add_(1)
+        return self.lin(x).sum() * self.calls.sum()
+
+
+def test_an_update_of_a_buffer_is_refused_and_leaves_the_buffer_alone():
+    model = Counts()
+    with pytest.raises(Exception, match="the module updates buffer 'calls' in place in forward") as info:
+        import_module(model, (torch.randn(2, 4),))
+    assert info.value.op == "aten.add_.Tensor" and info.value.source.startswith(f"{__file__}:")
+    assert model.calls.item() == 0
+
+
 # --- modules on the meta device ----------------------------------------------------------------------
 
 def test_a_model_on_the_meta_device_imports_without_its_values():
