@@ -7,8 +7,9 @@ as themselves). The exported graph is traced with fake tensors: no
 activation is allocated, and a module whose parameters are on the meta
 device is captured as well. Its nodes are then written into the same record
 the PyTorch 1.13 tracer fills (rtx.torch_graph.Graph), under the torch-level
-op names and argument conventions of the converters (rtx.torch_ops), so
-attention recognition (rtx.torch_fusion) and lowering are shared:
+op names and argument conventions of the converters (rtx.torch_ops; the
+mapping is rtx.torch_aten), so attention recognition (rtx.torch_fusion) and
+lowering are shared:
 
     aten.linear.default(x, w, b)         -> torch.nn.functional.linear(x, w, b)
     aten.embedding.default(w, ids)       -> torch.nn.functional.embedding(ids, w)
@@ -48,9 +49,10 @@ import torch.fx
 from torch.utils import _pytree as pytree
 
 from .errors import TorchImportError, UnsupportedOpError
+from .torch_aten import ALIASES, CALLS, CHECKS, SHAPE_ONLY, VIEWS, inplace, packet
 from .torch_graph import Graph, Meta, Node, Ref
 
-__all__ = ["CALLS", "capture", "uses_export"]
+__all__ = ["capture", "uses_export"]
 
 # PyTorch 2.6 made torch.export's default the training IR (ops before
 # decomposition, F.linear and SDPA whole), on which the mapping below is built.
@@ -235,204 +237,6 @@ def _on_cpu(obj: Any) -> Any:
     return obj
 
 
-# --- the ATen ops, as the converters' torch calls -------------------------------------------------
-#
-# Each ATen op (by overload packet) maps to a torch call the converters know
-# and a function from the ATen arguments to that call's (args, kwargs).
-
-_REDUCTION = {0: "none", 1: "mean", 2: "sum"}
-Arguments = Tuple[tuple, dict]
-
-
-def _reduction(value: Any) -> Any:
-    return _REDUCTION.get(value, value)
-
-
-def _same(*args: Any, **kwargs: Any) -> Arguments:
-    return args, kwargs
-
-
-def _first(x: Any, *args: Any, **kwargs: Any) -> Arguments:
-    """The operand only: the result's dtype or layout is known from the graph."""
-    return (x,), {}
-
-
-def _slice(x, dim=0, start=None, end=None, step=1) -> Arguments:
-    return (x, (slice(None),) * dim + (slice(start, end, step),)), {}
-
-
-def _index(x, indices) -> Arguments:
-    """x[i, j] with tensors: the converter refuses it (advanced indexing)."""
-    return (x, tuple(slice(None) if i is None else i for i in indices)), {}
-
-
-def _embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False) -> Arguments:
-    return (indices, weight), dict(padding_idx=None if padding_idx == -1 else padding_idx,
-                                   scale_grad_by_freq=scale_grad_by_freq)
-
-
-def _layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn_enable=True) -> Arguments:
-    return (x, normalized_shape, weight, bias, eps), {}
-
-
-def _cross_entropy(x, target, weight=None, reduction=1, ignore_index=-100, label_smoothing=0.0) -> Arguments:
-    return (x, target), dict(weight=weight, reduction=_reduction(reduction), ignore_index=ignore_index,
-                             label_smoothing=label_smoothing)
-
-
-def _mse_loss(x, target, reduction=1) -> Arguments:
-    return (x, target), dict(reduction=_reduction(reduction))
-
-
-def _softmax(x, dim, dtype=None) -> Arguments:
-    return (x, dim), ({"dtype": dtype} if dtype is not None else {})
-
-
-def _internal_softmax(x, dim, half_to_float=False) -> Arguments:
-    return (x, dim), {}
-
-
-def _sdpa(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False) -> Arguments:
-    return (q, k, v), dict(attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal, scale=scale,
-                           enable_gqa=enable_gqa)
-
-
-def _pad(x, pad, mode="constant", value=None) -> Arguments:
-    return (x, pad), dict(mode=mode, value=value)
-
-
-def _constant_pad(x, pad, value=0) -> Arguments:
-    return (x, pad), dict(value=value)
-
-
-def _expand(x, size, implicit=False) -> Arguments:
-    return (x, size), {}
-
-
-def _repeat_interleave(x, repeats, dim=None, output_size=None) -> Arguments:
-    return (x, repeats, dim), {}
-
-
-_F = "torch.nn.functional."
-# aten op (overload packet) -> (the torch call, its arguments from the ATen op's)
-CALLS: Dict[str, Tuple[str, Callable[..., Arguments]]] = {
-    "linear": (_F + "linear", _same),
-    "embedding": (_F + "embedding", _embedding),
-    "layer_norm": (_F + "layer_norm", _layer_norm),
-    "cross_entropy_loss": (_F + "cross_entropy", _cross_entropy),
-    "mse_loss": (_F + "mse_loss", _mse_loss),
-    "softmax": (_F + "softmax", _softmax),
-    "log_softmax": (_F + "log_softmax", _softmax),
-    "_softmax": (_F + "softmax", _internal_softmax),
-    "_log_softmax": (_F + "log_softmax", _internal_softmax),
-    "gelu": (_F + "gelu", _same),
-    "silu": (_F + "silu", _same),
-    "relu": ("torch.relu", _same),
-    "dropout": (_F + "dropout", _same),                     # (x, p, train)
-    "scaled_dot_product_attention": (_F + "scaled_dot_product_attention", _sdpa),
-    "pad": (_F + "pad", _pad),
-    "constant_pad_nd": (_F + "pad", _constant_pad),
-    "matmul": ("torch.matmul", _same),
-    "mm": ("torch.mm", _same),
-    "bmm": ("torch.bmm", _same),
-    "view": ("torch.Tensor.view", _same),
-    "_unsafe_view": ("torch.Tensor.view", _same),
-    "reshape": ("torch.reshape", _same),
-    "flatten": ("torch.flatten", _same),
-    "unflatten": ("torch.Tensor.unflatten", _same),
-    "squeeze": ("torch.squeeze", _same),
-    "unsqueeze": ("torch.unsqueeze", _same),
-    "transpose": ("torch.transpose", _same),
-    "permute": ("torch.permute", _same),
-    "t": ("torch.t", _same),
-    "mT": ("torch.Tensor.mT", _same),
-    "numpy_T": ("torch.Tensor.T", _same),
-    "expand": ("torch.Tensor.expand", _expand),
-    "broadcast_to": ("torch.broadcast_to", _same),
-    "broadcast_tensors": ("torch.broadcast_tensors", _same),
-    "repeat": ("torch.Tensor.repeat", _same),
-    "repeat_interleave": ("torch.repeat_interleave", _repeat_interleave),
-    "split": ("torch.split", _same),
-    "split_with_sizes": ("torch.split", _same),
-    "chunk": ("torch.chunk", _same),
-    "unbind": ("torch.unbind", _same),
-    "cat": ("torch.cat", _same),
-    "concat": ("torch.cat", _same),
-    "stack": ("torch.stack", _same),
-    "slice": ("torch.Tensor.__getitem__", _slice),
-    "index": ("torch.Tensor.__getitem__", _index),
-    "select": ("torch.select", _same),
-    "narrow": ("torch.narrow", _same),
-    "to": ("torch.Tensor.to", _first),
-    "_to_copy": ("torch.Tensor.to", _first),
-    "type_as": ("torch.Tensor.to", _first),
-    "contiguous": ("torch.Tensor.contiguous", _first),
-    "alias": ("torch.Tensor.contiguous", _first),
-    "clone": ("torch.clone", _first),
-    "add": ("torch.add", _same),
-    "sub": ("torch.sub", _same),
-    "rsub": ("torch.rsub", _same),
-    "mul": ("torch.mul", _same),
-    "div": ("torch.div", _same),
-    "pow": ("torch.pow", _same),
-    "square": ("torch.square", _same),
-    "reciprocal": ("torch.reciprocal", _same),
-    "maximum": ("torch.maximum", _same),
-    "minimum": ("torch.minimum", _same),
-    "neg": ("torch.neg", _same),
-    "exp": ("torch.exp", _same),
-    "log": ("torch.log", _same),
-    "sqrt": ("torch.sqrt", _same),
-    "rsqrt": ("torch.rsqrt", _same),
-    "tanh": ("torch.tanh", _same),
-    "sigmoid": ("torch.sigmoid", _same),
-    "eq": ("torch.eq", _same),
-    "ne": ("torch.ne", _same),
-    "lt": ("torch.lt", _same),
-    "le": ("torch.le", _same),
-    "gt": ("torch.gt", _same),
-    "ge": ("torch.ge", _same),
-    "logical_not": ("torch.logical_not", _same),
-    "bitwise_not": ("torch.Tensor.bitwise_not", _same),
-    "where": ("torch.where", _same),
-    "masked_fill": ("torch.masked_fill", _same),
-    "sum": ("torch.sum", _same),
-    "mean": ("torch.mean", _same),
-    "amax": ("torch.amax", _same),
-    "amin": ("torch.amin", _same),
-    "max": ("torch.max", _same),
-    "min": ("torch.min", _same),
-}
-
-# Ops whose result, of the same shape and dtype, is their operand or a copy
-# of it: no node. (A view, aten.alias, is recorded: an update through it
-# changes its base.)
-_ALIASES = {"contiguous", "clone", "lift_fresh_copy", "to", "_to_copy", "type_as"}
-# Ops whose values depend on the operand's shape and dtype only: constants.
-_SHAPE_ONLY = {"ones_like", "zeros_like", "full_like", "empty_like", "new_ones", "new_zeros", "new_full",
-               "new_empty", "zeros", "ones", "full", "empty", "scalar_tensor"}
-# Ops that check metadata and return nothing.
-_CHECKS = {"_assert_tensor_metadata", "_assert_scalar", "sym_constrain_range", "sym_constrain_range_for_size",
-           "_assert_async"}
-# Ops that may return a view of their first operand, another tensor sharing
-# its memory: an in-place update of one changes the other. (contiguous, to
-# and friends return the operand itself or a copy, never another view.)
-_VIEWS = {"view", "_unsafe_view", "reshape", "flatten", "unflatten", "squeeze", "unsqueeze", "transpose",
-          "permute", "t", "mT", "numpy_T", "expand", "broadcast_to", "split", "split_with_sizes", "chunk", "unbind",
-          "slice", "select", "narrow", "alias", "as_strided", "diagonal", "detach", "view_as", "unfold", "real",
-          "imag", "lift_fresh", "getitem"}
-
-
-def _packet(target: Any) -> str:
-    """aten.add.Tensor -> "add"; aten.relu_.default -> "relu_"."""
-    packet = getattr(target, "overloadpacket", None)
-    return getattr(packet, "__name__", None) or getattr(target, "__name__", str(target))
-
-
-def _inplace(name: str) -> bool:
-    return name.endswith("_") and not name.endswith("__") and not name.startswith("_")
-
-
 # --- translation ---------------------------------------------------------------------------------
 
 class _Translator:
@@ -463,8 +267,8 @@ class _Translator:
             if node.op == "call_function" and node in live:
                 self.values[node] = self._call(node)
                 operand = node.args[0] if node.args else None
-                name = _packet(node.target)
-                if (name in _VIEWS or _inplace(name)) and isinstance(operand, torch.fx.Node):
+                name = packet(node.target)
+                if (name in VIEWS or inplace(name)) and isinstance(operand, torch.fx.Node):
                     self.memory[node] = self.memory.get(operand, operand)
         results = [self._result(self.values[n] if isinstance(n, torch.fx.Node) else n) for n in outputs]
         return pytree.tree_unflatten(results, self.exported.call_spec.out_spec)
@@ -543,19 +347,19 @@ class _Translator:
         args, kwargs = self._args(node)
         if node.target is operator.getitem:
             return args[0] if isinstance(args[0], _Unknown) else args[0][args[1]]
-        name = _packet(node.target)
-        if name in _CHECKS:
+        name = packet(node.target)
+        if name in CHECKS:
             return None
         dependent = any(isinstance(x, Ref) for x in pytree.tree_leaves((args, kwargs)))
-        if _inplace(name):
+        if inplace(name):
             self._refuse_state_update(node)
         if not dependent:
             return self._evaluate(node, args, kwargs)
-        if name in _SHAPE_ONLY:
+        if name in SHAPE_ONLY:
             return self._evaluate(node, *self._placeholder_values((args, kwargs)))
-        if _inplace(name):
+        if inplace(name):
             return self._update(node, name, args, kwargs)
-        if name in _ALIASES and self._same_meta(args[0], node):
+        if name in ALIASES and self._same_meta(args[0], node):
             return args[0]
         if name == "slice" and self._whole(args, node):
             return args[0]
@@ -729,7 +533,7 @@ def _live(fx_graph: torch.fx.Graph) -> set:
     operand's later readers may name the operand, not the update)."""
     output = next(n for n in reversed(fx_graph.nodes) if n.op == "output")
     todo = list(output.all_input_nodes)
-    todo += [n for n in fx_graph.nodes if n.op == "call_function" and _inplace(_packet(n.target))]
+    todo += [n for n in fx_graph.nodes if n.op == "call_function" and inplace(packet(n.target))]
     live: set = set()
     while todo:
         node = todo.pop()

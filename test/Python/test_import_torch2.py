@@ -248,7 +248,7 @@ def test_sdpa_forms_rtx_cannot_express_are_refused_with_the_reason(options, reas
 # --- the export path's own cases -------------------------------------------------------------------
 
 def test_every_aten_mapping_names_a_converter():
-    from rtx.torch_export import CALLS
+    from rtx.torch_aten import CALLS
     from rtx.torch_ops import CONVERTERS
     assert {aten: name for aten, (name, _) in CALLS.items() if name not in CONVERTERS} == {}
     assert CALLS["linear"][0] == "torch.nn.functional.linear" and "slice" in CALLS
