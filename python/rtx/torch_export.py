@@ -237,6 +237,10 @@ def _on_cpu(obj: Any) -> Any:
     return obj
 
 
+# Higher-order ops that call a subgraph of the exported program.
+_REGIONS = {"wrap_with_set_grad_enabled", "wrap_with_autocast"}
+
+
 # --- translation ---------------------------------------------------------------------------------
 
 class _Translator:
@@ -261,17 +265,52 @@ class _Translator:
         # buffer would change the module's own.
         outputs = self._user_outputs(next(n for n in reversed(fx_graph.nodes) if n.op == "output"))
         self._placeholders([n for n in fx_graph.nodes if n.op == "placeholder"])
-        self.live = live = _live(fx_graph)
+        self.live = _live(fx_graph)
         self.order = {node: index for index, node in enumerate(fx_graph.nodes)}
-        for node in fx_graph.nodes:
-            if node.op == "call_function" and node in live:
-                self.values[node] = self._call(node)
-                operand = node.args[0] if node.args else None
-                name = packet(node.target)
-                if (name in VIEWS or inplace(name)) and isinstance(operand, torch.fx.Node):
-                    self.memory[node] = self.memory.get(operand, operand)
+        self._translate(fx_graph)
         results = [self._result(self.values[n] if isinstance(n, torch.fx.Node) else n) for n in outputs]
         return pytree.tree_unflatten(results, self.exported.call_spec.out_spec)
+
+    def _translate(self, fx_graph: torch.fx.Graph) -> None:
+        """The live calls of fx_graph, in order."""
+        for node in fx_graph.nodes:
+            if node.op == "call_function" and node in self.live:
+                name = packet(node.target)
+                self.values[node] = self._region(node, name) if name in _REGIONS else self._call(node)
+                operand = node.args[0] if node.args else None
+                if (name in VIEWS or inplace(name)) and isinstance(operand, torch.fx.Node):
+                    self.memory[node] = self.memory.get(operand, operand)
+
+    def _region(self, node: torch.fx.Node, name: str) -> Any:
+        """`with torch.no_grad():` / `with torch.autocast(..., enabled=False):`
+        in forward, which torch.export keeps as a call of a subgraph: its
+        calls, inlined. A no-grad region that computes from traced values
+        (PyTorch gives them no gradient; rtx would), and autocast (which
+        changes the ops' element types), are refused."""
+        enabled, submodule, operands = (node.args[0], node.args[1], node.args[2:]) \
+            if name == "wrap_with_set_grad_enabled" else (node.args[2], node.args[4], node.args[5:])
+        sub = getattr(self.exported.graph_module, submodule.target).graph
+        path, kind = self._where(node)
+        source = self._source(node) or next(
+            (line for line in (self._source(n) for n in sub.nodes if n.op == "call_function") if line), "")
+        if name == "wrap_with_autocast" and enabled:
+            raise UnsupportedOpError("torch.autocast", path, kind, "autocast changes the element type of the ops "
+                                     "inside it; import the model in the element type it trains in", source=source)
+        placeholders = [n for n in sub.nodes if n.op == "placeholder"]
+        for placeholder, operand in zip(placeholders, operands):
+            self.values[placeholder] = self.values[operand] if isinstance(operand, torch.fx.Node) else operand
+        live = _live(sub)
+        self.live |= live
+        self.order.update({n: self.order[node] for n in sub.nodes})
+        self._translate(sub)
+        output = next(n for n in sub.nodes if n.op == "output")
+        results = torch.fx.node.map_arg(output.args[0], lambda n: self.values[n])
+        if name == "wrap_with_set_grad_enabled" and not enabled and \
+                any(isinstance(x, Ref) for x in pytree.tree_leaves(results)):
+            raise UnsupportedOpError("torch.no_grad", path, kind, "a region without gradients computes from the "
+                                     "inputs or parameters; rtx would differentiate through it (compute it "
+                                     "outside torch.no_grad, or from constants only)", source=source)
+        return list(results) if isinstance(results, (list, tuple)) else [results]
 
     def _user_outputs(self, output: torch.fx.Node) -> List[Any]:
         """The module's outputs; an update of a buffer or an input is refused."""

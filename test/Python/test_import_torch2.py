@@ -228,8 +228,8 @@ class Sdpa(nn.Module):
     def forward(self, x):
         q = self.proj(x).view(2, 5, 2, 4).transpose(1, 2)
         options = dict(self.options)
-        if "attn_mask" in options:
-            options["attn_mask"] = torch.ones(5, 5, dtype=torch.bool).tril()
+        if "attn_mask" in options:              # a sliding window: not causal
+            options["attn_mask"] = torch.ones(5, 5, dtype=torch.bool).tril().triu(-1)
         return F.scaled_dot_product_attention(q, q, q, **options).sum()
 
 
@@ -415,6 +415,50 @@ def test_an_update_of_a_buffer_is_refused_and_leaves_the_buffer_alone():
         import_module(model, (torch.randn(2, 4),))
     assert info.value.op == "aten.add_.Tensor" and info.value.source.startswith(f"{__file__}:")
     assert model.calls.item() == 0
+
+
+class Regions(nn.Module):
+    """`with` blocks that torch.export keeps as calls of subgraphs."""
+
+    def __init__(self, region) -> None:
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.region = region
+
+    def forward(self, x):
+        h = self.lin(x)
+        if self.region == "no_grad on constants":
+            with torch.no_grad():                       # HF's rotary embedding: @torch.no_grad()
+                scale = torch.arange(4.0) * 0.5 + 1.0
+            return (h * scale).pow(2).mean()
+        if self.region == "autocast off":
+            with torch.autocast("cpu", enabled=False):  # HF's float32 rotary tables
+                h = h.float().exp()
+            return h.mean()
+        if self.region == "no_grad on traced values":
+            with torch.no_grad():
+                h = h * 2.0
+            return h.mean()
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            return self.lin(h).float().mean()
+
+
+@pytest.mark.parametrize("region", ["no_grad on constants", "autocast off"])
+def test_regions_of_forward_are_inlined(region, tmp_path):
+    torch.manual_seed(8)
+    loss_error, grad_errors, _ = import_and_check(Regions(region), (torch.randn(3, 4),), tmp_path)
+    assert loss_error <= LOSS_TOL and max(grad_errors.values()) <= GRAD_TOL, (loss_error, grad_errors)
+
+
+@pytest.mark.parametrize("region, op, reason", [
+    ("no_grad on traced values", "torch.no_grad", "rtx would differentiate through it"),
+    ("autocast on", "torch.autocast", "autocast changes the element type"),
+])
+def test_regions_rtx_cannot_express_are_refused(region, op, reason):
+    with pytest.raises(Exception) as info:
+        import_module(Regions(region), (torch.randn(3, 4),))
+    assert type(info.value).__name__ == "UnsupportedOpError", info.value
+    assert info.value.op == op and reason in str(info.value) and info.value.source.startswith(f"{__file__}:")
 
 
 # --- modules on the meta device ----------------------------------------------------------------------
