@@ -7,10 +7,15 @@
 #   RTX_BUILD_DIR=dir           build somewhere other than ./build
 #   RTX_JOBS=N                  parallel build jobs (default: number of cores)
 #   RTX_STRICT_LOCK=1           fail when a package is not at its locked version
+#   RTX_VENV=0                  skip the PyTorch 2 environment (.venv)
 #
 # Packages are installed at the versions in scripts/debian-packages.lock, and
 # the installed ones are compared with it on every run (one dpkg-query; no
 # apt-get when nothing is missing): docs/supply-chain.md.
+#
+# The PyTorch 2 environment is <repo>/.venv: Debian's python3 with the pinned
+# packages of scripts/python-requirements.txt (pip runs only when a version
+# differs; docs/python.md). /usr/bin/python3 keeps Debian's PyTorch 1.13.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -45,8 +50,9 @@ PACKAGES=(
   python3-pytest-xdist
   # the trace test's JSON Schema check
   python3-jsonschema
-  # the PyTorch importer (Debian's PyTorch 1.13, for /usr/bin/python3)
-  python3-torch
+  # the PyTorch importer (Debian's PyTorch 1.13, for /usr/bin/python3), and
+  # the virtual environment of its PyTorch 2 path (.venv)
+  python3-torch python3-venv
 )
 
 if [ "${1:-}" = "--print-packages" ]; then
@@ -62,6 +68,12 @@ if [ ${#RTX_MISSING[@]} -gt 0 ]; then
   rtx_lock_install "${RTX_MISSING[@]}"
   # What was installed is checked like the rest.
   rtx_lock_compare "${PACKAGES[@]}"
+fi
+
+if [ "${RTX_VENV:-1}" != 0 ]; then
+  # shellcheck source=lib/python-venv.sh
+  source "$ROOT/scripts/lib/python-venv.sh"
+  rtx_python_venv "$ROOT/.venv" "$ROOT/scripts/python-requirements.txt"
 fi
 
 # clang builds the libFuzzer target; any C++17 compiler builds the rest.

@@ -39,6 +39,7 @@ import torch
 
 from .builder import BuildError, Function, Init, Module, Value, constant, normal, ones, zeros
 from .errors import TorchImportError, UnsupportedOpError
+from .torch_export import capture as capture_with_export, uses_export
 from .torch_fusion import fuse_attention, fuse_swiglu
 from .torch_graph import META, Graph, Leaf, Meta, Node, Ref, Tracer, flatten, refs
 from .torch_ops import CONVERTERS, DTYPES, Operand, Unsupported, rtx_dtype, supported_ops
@@ -364,7 +365,9 @@ def import_module(model: torch.nn.Module, example_inputs: Union[Sequence[Any], M
     if not isinstance(model, torch.nn.Module):
         raise TorchImportError(f"expected a torch.nn.Module, got {type(model).__name__}")
     bound = _bind(model, example_inputs)
-    graph, out = trace(model, bound, loss)
+    # torch.export on PyTorch 2 (rtx.torch_export), the tracer on 1.13:
+    # both make the same record.
+    graph, out = (capture_with_export if uses_export() else trace)(model, bound, loss)
     return _lower_graph(graph, out, name or _identifier(type(model).__name__.lower()), fuse,
                         f"{type(model).__module__}.{type(model).__qualname__}")
 

@@ -137,6 +137,13 @@ def _expand(ctx, input, *args, **kwargs):
     return ctx.broadcast(ctx.v(input), ctx.out_shape)
 
 
+@_converts("torch.broadcast_tensors")
+def _broadcast_tensors(ctx, *tensors):
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    return [ctx.broadcast(ctx.v(t), m.shape) for t, m in zip(tensors, ctx.out)]
+
+
 @_converts("torch.Tensor.repeat_interleave", "torch.repeat_interleave")
 def _repeat_interleave(ctx, input, repeats, dim=None, *, output_size=None):
     if not isinstance(repeats, int) or dim is None:
@@ -705,26 +712,40 @@ def _cross_entropy(ctx, input, target, weight=None, size_average=None, ignore_in
 
 
 @_converts("torch.nn.functional.mse_loss")
-def _mse_loss(ctx, input, target, size_average=None, reduce=None, reduction="mean"):
+def _mse_loss(ctx, input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     if size_average is not None or reduce is not None or reduction not in ("mean", "sum"):
         raise Unsupported(f"reduction={reduction!r} and the legacy size_average/reduce arguments")
+    if weight is not None:                                      # PyTorch >= 2.6
+        raise Unsupported("a weight per element")
     dtype = _float_result(ctx, "mse_loss")
     shape = tuple(torch.broadcast_shapes(tuple(input.shape), tuple(target.shape)))
     diff = ctx.f.sub(ctx.operand(input, shape, dtype), ctx.operand(target, shape, dtype))
     return ctx.f.reduce(reduction, ctx.f.mul(diff, diff), list(range(len(shape))))
 
 
+def _sdpa(ctx, query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
+    """rtx.attention: softmax(q k^T * scale [+ causal mask]) v. Fewer key/value
+    heads (enable_gqa=True) follow PyTorch's convention, which is rtx's:
+    query head h reads key/value head h / (Hq / Hkv)."""
+    if attn_mask is not None:
+        raise Unsupported("attn_mask: rtx.attention takes no mask (a causal one is is_causal=True)")
+    if dropout_p:
+        raise Unsupported(f"dropout_p={dropout_p}: rtx.attention has no dropout; pass dropout_p=0.0 "
+                          "(nanoGPT: `self.dropout if self.training else 0` with the model in eval mode)")
+    if not isinstance(key, Operand) or query.rank != 4 or key.rank != 4 or key.shape != value.shape:
+        raise Unsupported("inputs that are not [batch, heads, sequence, head_dim] (key and value alike)")
+    if query.shape[1] % key.shape[1]:
+        raise Unsupported(f"{query.shape[1]} query heads over {key.shape[1]} key/value heads")
+    if is_causal and query.shape[2] != key.shape[2]:
+        raise Unsupported(f"is_causal with {query.shape[2]} queries and {key.shape[2]} keys "
+                          "(rtx.attention's causal mask is square)")
+    dtype = _float_result(ctx, "attention")
+    q, k, v = (ctx.convert(ctx.v(t), dtype) for t in (query, key, value))
+    return ctx.f.attention(q, k, v, causal=bool(is_causal), scale=scale)
+
+
 if hasattr(torch.nn.functional, "scaled_dot_product_attention"):          # PyTorch >= 2.0
-    @_converts("torch.nn.functional.scaled_dot_product_attention")
-    def _sdpa(ctx, query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
-              enable_gqa=False):
-        if attn_mask is not None or dropout_p:
-            raise Unsupported("an explicit attn_mask or dropout_p (use is_causal)")
-        if query.rank != 4:
-            raise Unsupported("inputs that are not [batch, heads, sequence, head_dim]")
-        dtype = _float_result(ctx, "attention")
-        q, k, v = (ctx.convert(ctx.v(t), dtype) for t in (query, key, value))
-        return ctx.f.attention(q, k, v, causal=bool(is_causal), scale=scale)
+    _converts("torch.nn.functional.scaled_dot_product_attention")(_sdpa)
 
 
 @_converts("rtx.attention")

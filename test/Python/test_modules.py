@@ -14,7 +14,7 @@ from util import ROOT, TORCH_SKIP_REASON
 
 PACKAGE = ROOT / "python" / "rtx"
 MODULES = sorted(p.stem for p in PACKAGE.glob("*.py"))
-TORCH_MODULES = {"importer", "torch_fusion", "torch_graph", "torch_ops"}
+TORCH_MODULES = {"importer", "torch_export", "torch_fusion", "torch_graph", "torch_ops"}
 
 
 def imports_of(path: Path) -> Set[str]:
