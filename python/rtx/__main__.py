@@ -187,9 +187,12 @@ def cmd_train(args: argparse.Namespace) -> int:
                                   global_batch=None)
         print(program.plan.text, file=sys.stderr, end="")
     else:
-        parallel = ParallelConfig(dp=args.dp, tp=args.tp, sp=args.sp, micro_batch=args.micro_batches)
+        parallel = ParallelConfig(dp=args.dp, tp=args.tp, sp=args.sp, micro_batch=args.micro_batches,
+                                  strict=args.strict)
         program = compile_program(model, example_inputs, optimizer=_optimizer(args), parallel=parallel,
                                   sharding=sharding, group=init(backend, parallel.ranks, env={}))
+    if program.group.size > 1:
+        print(program.splits, file=sys.stderr, end="")
     import numpy as np
     names = [s.name for s in program.model_inputs]
     values = list(example_inputs.values()) if isinstance(example_inputs, dict) else list(example_inputs)
@@ -222,11 +225,15 @@ def cmd_plan(args: argparse.Namespace) -> int:
         model_ir, _ = _model_ir(model, example_inputs, None, None)
     fixed = {key: value for key, value in (("dp", args.dp), ("tp", args.tp), ("pp", args.pp))
              if value is not None}
-    _, chosen = planner.plan(model_ir, args.devices, args.profile, objective=args.objective,
-                             global_batch=args.global_batch, memory_margin=args.memory_margin,
-                             balance_threshold=args.balance_threshold, mixed_precision=args.mixed_precision,
-                             vary_micro_batch=args.vary_micro_batch, fixed=fixed)
+    planned, chosen = planner.plan(model_ir, args.devices, args.profile, objective=args.objective,
+                                   global_batch=args.global_batch, memory_margin=args.memory_margin,
+                                   balance_threshold=args.balance_threshold, mixed_precision=args.mixed_precision,
+                                   vary_micro_batch=args.vary_micro_batch, fixed=fixed)
     sys.stdout.write(chosen.text)
+    if args.splits:
+        from .driver import opt
+        from .splits import split_table
+        sys.stdout.write("\n" + str(split_table(opt(planned, ["-rtx-distribute=from-plan=true"]))))
     if args.json:
         Path(args.json).write_text(json.dumps(chosen.report, indent=2) + "\n")
     if args.plot:
@@ -315,6 +322,9 @@ def make_parser() -> argparse.ArgumentParser:
                    help="let the auto-partitioner choose the plan for --devices devices (docs/planner.md)")
     p.add_argument("--devices", type=int, default=1, metavar="N", help="with --auto: devices (default 1)")
     p.add_argument("--profile", help="with --auto: hardware profile (default: this machine, by rtx-topology)")
+    p.add_argument("--strict", action="store_true",
+                   help="with --tp: refuse a program that leaves a linear or matmul over a parameter whole "
+                        "on tp (ParallelConfig(strict=True))")
     p.add_argument("--tp-hint", action="append", default=[], metavar="NAME:SPLIT",
                    help="with --tp: split parameters whose name ends in NAME column- or row-parallel "
                         "(SPLIT: column or row; repeatable), e.g. --tp-hint q_proj:column --tp-hint o_proj:row")
@@ -337,6 +347,9 @@ def make_parser() -> argparse.ArgumentParser:
                                    "communication per link class, and the runners-up with why each lost "
                                    "(docs/planner.md).")
     p.add_argument("model", help=SPEC_HELP + "; or a .mlir file")
+    p.add_argument("--no-splits", dest="splits", action="store_false",
+                   help="do not build the chosen plan's step to print what each mesh axis does to each "
+                        "parameter (the split table)")
     p.add_argument("--profile", help="a built-in profile (cpu-host, dgx-a100, dgx-h100, hgx-h200, "
                                      "pcie-l40s-8) or a profile file (default: this machine, by rtx-topology)")
     p.add_argument("--devices", type=int, required=True, help="devices to plan for")

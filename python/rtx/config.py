@@ -199,6 +199,10 @@ class ParallelConfig:
     overlap: with dp > 1, run the all-reduces on a communication thread
         while the compute after them goes on (rtx-schedule-overlap). Pays
         off when a core or the network would otherwise idle.
+    strict: with tp > 1, refuse (an error naming the parameter and why)
+        a program in which a linear or matmul over a parameter stays whole
+        on tp, instead of keeping it replicated with a warning
+        (rtx-distribute's strict-tp; Program.splits shows what was split).
     """
     dp: int = 1
     tp: int = 1
@@ -210,6 +214,7 @@ class ParallelConfig:
     schedule: str = "1f1b"
     virtual_stages: int = 1
     recompute: str = "none"
+    strict: bool = False
 
     def __post_init__(self) -> None:
         for name in ("dp", "tp", "pp", "sp", "micro_batch", "virtual_stages"):
@@ -229,6 +234,10 @@ class ParallelConfig:
         _positive_int("parallel.bucket_bytes", self.bucket_bytes, allow_none=True)
         if not isinstance(self.overlap, bool):
             raise ConfigError(f"parallel.overlap must be True or False, got {self.overlap!r}")
+        if not isinstance(self.strict, bool):
+            raise ConfigError(f"parallel.strict must be True or False, got {self.strict!r}")
+        if self.strict and self.tp == 1:
+            raise ConfigError("parallel.strict checks what tp splits: set tp > 1 (or leave strict False)")
 
     @property
     def ranks(self) -> int:
@@ -259,6 +268,8 @@ class ParallelConfig:
             options.append(f"bucket-bytes={self.bucket_bytes}")
         if self.overlap:
             options.append("overlap=true")
+        if self.strict:
+            options.append("strict-tp=true")
         return " ".join(options)
 
 

@@ -104,6 +104,16 @@ class Program:
         self._rank_run: Optional[Any] = None
 
     @property
+    def splits(self) -> "SplitTable":
+        """What each mesh axis does to each parameter, in the user's names
+        (rtx.splits.SplitTable; print it for the table). Read from the
+        partitioned step's description."""
+        if getattr(self, "_splits", None) is None:
+            from .splits import split_table
+            self._splits = split_table(self.train_ir)
+        return self._splits
+
+    @property
     def params(self) -> Optional[Dict[str, Any]]:
         """The current parameter values by name (numpy arrays), or None for
         the IR's initializers. Setting it checks the names and shapes: a
