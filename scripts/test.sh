@@ -59,7 +59,9 @@ else
   stage "pytest torch2" env RTX_BUILD_DIR="$BUILD_DIR" "$ROOT/.venv/bin/python" -m pytest -q -n auto \
     -p no:cacheprovider --durations=5 --junitxml "$REPORTS/pytest-torch2.xml" -k "not native" \
     "$ROOT/test/Python/test_import.py" "$ROOT/test/Python/test_import_torch2.py" \
-    "$ROOT/test/Python/test_modules.py"
+    "$ROOT/test/Python/test_import_meta.py" "$ROOT/test/Python/test_fusion.py" \
+    "$ROOT/test/Python/test_zoo.py" "$ROOT/test/Python/test_splits.py" \
+    "$ROOT/test/Python/test_weights.py" "$ROOT/test/Python/test_modules.py"
 fi
 echo "=== reliability gate ==="
 # The chaos suite (docs/checkpoint.md): test/Reliability and test_elastic.py.

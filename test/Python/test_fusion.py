@@ -304,8 +304,6 @@ def test_addmm_is_a_matmul_over_the_parameter_as_laid_out(kwargs, tmp_path):
                                 text), text
 
 
-@pytest.mark.xfail(strict=True, reason="rtx-seed-shardings' column/row pairs stop at the broadcast bias added "
-                                       "after the matmul (only rtx.linear carries a bias): c_fc/c_proj stay whole")
 def test_conv1d_mlp_is_split_on_tp(tmp_path):
     """Megatron's pair over Conv1D: c_fc split along its output features
     (dimension 1 of [in, out]) with its bias, c_proj along its input ones."""
