@@ -2,6 +2,8 @@
 
 #include "rtx/Analysis/ProgramDescription.h"
 
+#include "llvm/ADT/StringMap.h"
+
 using namespace mlir;
 using namespace mlir::rtx;
 
@@ -163,6 +165,32 @@ describeArgument(func::FuncOp function, BlockArgument arg, int64_t &dataArgs) {
   return argument;
 }
 
+/// Optimizer state follows its parameter: the state of a part of a user's
+/// tensor (`exp_avg:NAME@k`) is the same block of the user's state, which
+/// checkpoints store (so a checkpoint reads back on a mesh without tp).
+static void sharePartsWithState(std::vector<ProgramArgument> &arguments) {
+  llvm::StringMap<DictionaryAttr> parts;
+  auto collect = [&](const ProgramArgument &a) {
+    if (a.role == ProgramArgument::Role::Parameter && a.partOf)
+      parts[a.name] = a.partOf;
+  };
+  auto share = [&](ProgramArgument &a) {
+    if (a.role != ProgramArgument::Role::OptimizerState)
+      return;
+    size_t colon = a.stateKey.find(':');
+    if (colon != std::string::npos)
+      a.partOf = parts.lookup(a.stateKey.substr(colon + 1));
+  };
+  for (const ProgramArgument &a : arguments) {
+    collect(a);
+    llvm::for_each(a.members, collect);
+  }
+  for (ProgramArgument &a : arguments) {
+    share(a);
+    llvm::for_each(a.members, share);
+  }
+}
+
 FailureOr<ProgramDescription> mlir::rtx::describeProgram(func::FuncOp function,
                                                          MeshOp mesh) {
   ProgramDescription program;
@@ -188,6 +216,7 @@ FailureOr<ProgramDescription> mlir::rtx::describeProgram(func::FuncOp function,
     argument.value = input.getResult();
     program.arguments.push_back(argument);
   }
+  sharePartsWithState(program.arguments);
 
   for (unsigned i = 0; i < function.getNumResults(); ++i) {
     ProgramResult result;

@@ -33,6 +33,14 @@ static ProgramDescription describeOrThrow(func::FuncOp function, MeshOp mesh) {
 }
 
 /// The runtime's view of a parameter (rtxrt/program/Arguments.h loads it).
+static rtxrt::PartOf partOfSpec(DictionaryAttr partOf) {
+  auto size = partOf.getAs<IntegerAttr>("size");
+  return {partOf.getAs<StringAttr>("name").getValue().str(),
+          partOf.getAs<IntegerAttr>("dim").getInt(),
+          partOf.getAs<IntegerAttr>("offset").getInt(),
+          size ? size.getInt() : 0};
+}
+
 static rtxrt::ArgSpec paramArgSpec(const std::string &name, InitAttr init,
                                    int64_t seed, RankedTensorType type,
                                    ShardingAttr sharding,
@@ -48,12 +56,7 @@ static rtxrt::ArgSpec paramArgSpec(const std::string &name, InitAttr init,
   spec.dtype = toDType(type.getElementType());
   spec.sharding = toRuntimeSharding(sharding);
   if (partOf)
-    spec.partOf = {partOf.getAs<StringAttr>("name").getValue().str(),
-                   partOf.getAs<IntegerAttr>("dim").getInt(),
-                   partOf.getAs<IntegerAttr>("offset").getInt(),
-                   partOf.getAs<IntegerAttr>("size")
-                       ? partOf.getAs<IntegerAttr>("size").getInt()
-                       : 0};
+    spec.partOf = partOfSpec(partOf);
   return spec;
 }
 
@@ -72,6 +75,8 @@ static rtxrt::ArgSpec argSpecOf(const ProgramArgument &argument) {
   spec.kind = argument.role == Role::Parameter        ? rtxrt::ArgSpec::Param
               : argument.role == Role::OptimizerState ? rtxrt::ArgSpec::State
                                                       : rtxrt::ArgSpec::Input;
+  if (argument.role == Role::OptimizerState && argument.partOf)
+    spec.partOf = partOfSpec(argument.partOf);
   spec.name = argument.name;
   spec.state = argument.stateKey;
   spec.shape = shapeOf(argument.type);

@@ -30,6 +30,20 @@ static const char *argKind(ProgramArgument::Role role) {
   llvm_unreachable("unknown role");
 }
 
+/// `rtx.part_of` of a parameter (and of the optimizer state that follows
+/// it) as ArgSpec::partOf.
+static void emitPartOf(const ProgramArgument &argument, raw_ostream &os) {
+  DictionaryAttr part = argument.partOf;
+  if (!part)
+    return;
+  auto size = part.getAs<IntegerAttr>("size");
+  os << "    a.partOf = PartOf{"
+     << quoted(part.getAs<StringAttr>("name").getValue()) << ", "
+     << part.getAs<IntegerAttr>("dim").getInt() << ", "
+     << part.getAs<IntegerAttr>("offset").getInt() << ", "
+     << (size ? size.getInt() : 0) << "};\n";
+}
+
 /// Appends the argument's ArgSpec to `into` (spec.args, s.args); a flat
 /// buffer's members first go into its own `members`, in a nested block.
 static void emitArgument(const ProgramArgument &argument, StringRef into,
@@ -58,17 +72,10 @@ static void emitArgument(const ProgramArgument &argument, StringRef into,
        << ";\n    a.a = " << number(argument.init.getA().convertToDouble())
        << ";\n    a.b = " << number(argument.init.getB().convertToDouble())
        << ";\n    a.seed = " << argument.seed << ";\n";
-    if (DictionaryAttr part = argument.partOf)
-      os << "    a.partOf = PartOf{"
-         << quoted(part.getAs<StringAttr>("name").getValue()) << ", "
-         << part.getAs<IntegerAttr>("dim").getInt() << ", "
-         << part.getAs<IntegerAttr>("offset").getInt() << ", "
-         << (part.getAs<IntegerAttr>("size")
-                 ? part.getAs<IntegerAttr>("size").getInt()
-                 : 0)
-         << "};\n";
+    emitPartOf(argument, os);
     break;
   case ProgramArgument::Role::OptimizerState:
+    emitPartOf(argument, os);
     break;
   case ProgramArgument::Role::Data:
     os << "    a.bound = " << argument.dataBound << ";\n";

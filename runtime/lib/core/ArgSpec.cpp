@@ -38,3 +38,18 @@ std::string rtxrt::stateKeyOf(const ArgSpec &arg) {
   }
   return "";
 }
+
+rtxrt::CheckpointPlace
+rtxrt::checkpointPlaceOf(const ArgSpec &arg, const Shape &global,
+                         const std::vector<int64_t> &offsets) {
+  CheckpointPlace place{stateKeyOf(arg), global, offsets};
+  const PartOf &part = arg.partOf;
+  if (part.name.empty() || part.size <= 0 || part.dim < 0 ||
+      part.dim >= int64_t(global.size()))
+    return place;
+  size_t colon = place.key.find(':');
+  place.key = place.key.substr(0, colon + 1) + part.name;
+  place.global[part.dim] = part.size;
+  place.offsets[part.dim] += part.offset;
+  return place;
+}

@@ -255,7 +255,9 @@ Tensor ArgumentLoader::globalState(const ArgSpec &arg, int64_t rank) {
 Tensor ArgumentLoader::checkpointBlock(const ArgSpec &arg,
                                        const LocalBlock &block) const {
   const checkpoint::CheckpointReader &reader = *sources_.checkpoint;
-  std::string key = stateKeyOf(arg);
+  CheckpointPlace place =
+      checkpointPlaceOf(arg, block.globalShape, block.offsets);
+  const std::string &key = place.key;
   const checkpoint::TensorInfo *info = reader.manifest().find(key);
   if (!info)
     throw Error(
@@ -263,12 +265,12 @@ Tensor ArgumentLoader::checkpointBlock(const ArgSpec &arg,
         "' (" +
         (arg.kind == ArgSpec::Param ? "parameter " : "optimizer state ") +
         arg.name + "): it was saved by another model or optimizer");
-  if (info->shape != block.globalShape || info->dtype != arg.dtype)
+  if (info->shape != place.global || info->dtype != arg.dtype)
     throw Error("--resume: checkpoint " + reader.directory() + " holds '" +
                 key + "' as " + dtypeName(info->dtype) +
                 shapeToString(info->shape) + ", the program expects " +
-                dtypeName(arg.dtype) + shapeToString(block.globalShape));
-  return reader.read(key, block.offsets, arg.shape);
+                dtypeName(arg.dtype) + shapeToString(place.global));
+  return reader.read(key, place.offsets, arg.shape);
 }
 
 Tensor ArgumentLoader::globalInput(const ArgSpec &arg) {

@@ -169,7 +169,9 @@ void forEachBlockOf(const ProgramSpec &spec, const ArgSpec &arg,
       if (from >= to)
         continue;
       LocalBlock block = choose.block(member);
-      TensorInfo info{key, member.dtype, block.globalShape};
+      CheckpointPlace place =
+          checkpointPlaceOf(member, block.globalShape, block.offsets);
+      TensorInfo info{place.key, member.dtype, place.global};
       for (const Box &box :
            boxesOfRange(member.shape, from - start, to - start)) {
         // The box's elements are contiguous in the shard: row-major
@@ -179,7 +181,7 @@ void forEachBlockOf(const ProgramSpec &spec, const ArgSpec &arg,
           first = first * member.shape[d] + box.offsets[d];
         std::vector<int64_t> offsets = box.offsets;
         for (size_t d = 0; d < offsets.size(); ++d)
-          offsets[d] += block.offsets[d];
+          offsets[d] += place.offsets[d];
         visit({info, offsets, box.shape,
                withBytes ? static_cast<const char *>(shard.raw()) +
                                (start + first - lo) * elem
@@ -193,14 +195,16 @@ void forEachBlockOf(const ProgramSpec &spec, const ArgSpec &arg,
   if (key.empty() || !choose.writes(key, arg.sharding, ""))
     return;
   LocalBlock block = choose.block(arg);
-  TensorInfo info{key, arg.dtype, block.globalShape};
+  CheckpointPlace place =
+      checkpointPlaceOf(arg, block.globalShape, block.offsets);
+  TensorInfo info{place.key, arg.dtype, place.global};
   static const std::string none;
   if (!withBytes) {
-    visit({info, block.offsets, arg.shape, nullptr, 0, none});
+    visit({info, place.offsets, arg.shape, nullptr, 0, none});
     return;
   }
   Tensor host = value();
-  visit({info, block.offsets, host.shape(), host.raw(), host.nbytes(), none});
+  visit({info, place.offsets, host.shape(), host.raw(), host.nbytes(), none});
 }
 
 /// Calls `visit` with each block of the state in `args` that this rank

@@ -67,6 +67,19 @@ struct ArgSpec {
 /// param:NAME (rtx-optimizer's key); empty for data.
 std::string stateKeyOf(const ArgSpec &arg);
 
+/// Where a block of an argument's state lies in a checkpoint: the key,
+/// global shape and offsets of the user's tensor when the argument is a
+/// part of one (ArgSpec::partOf, its size known), else its own. Parts are
+/// stored as blocks of the user's tensor, so a checkpoint written where tp
+/// split a fused projection reads back where it did not, and back.
+struct CheckpointPlace {
+  std::string key;
+  Shape global;
+  std::vector<int64_t> offsets;
+};
+CheckpointPlace checkpointPlaceOf(const ArgSpec &arg, const Shape &global,
+                                  const std::vector<int64_t> &offsets);
+
 /// A drawn input, the same as rtx-run --random draws: floats from a standard
 /// normal, integers uniformly below `bound`, keyed by (seed, "input:NAME").
 Tensor randomInput(const std::string &name, int64_t seed, const Shape &shape,
