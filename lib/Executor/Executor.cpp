@@ -241,7 +241,7 @@ ExecutionResult mlir::rtx::execute(ModuleOp module,
                     });
   result.losses = reports.finish();
   result.results = Reassembly(step, rankResults).results();
-  result.userResults = joinUserParts(result.results, stepResultKeys(step),
-                                     paramParts(step));
+  result.userResults =
+      joinUserParts(result.results, stepResultKeys(step), paramParts(step));
   return result;
 }

@@ -88,9 +88,8 @@ static bool holdsPart(const ArgSpec &arg, const Shape &global,
 static Tensor initialBlock(const ArgSpec &arg, const LocalBlock &block) {
   const PartOf &part = arg.partOf;
   if (part.name.empty() || part.size <= 0)
-    return initParameter(arg.name, arg.init, arg.a, arg.b, arg.seed,
-                         arg.shape, arg.dtype, block.globalShape,
-                         block.offsets);
+    return initParameter(arg.name, arg.init, arg.a, arg.b, arg.seed, arg.shape,
+                         arg.dtype, block.globalShape, block.offsets);
   Shape global = block.globalShape;
   std::vector<int64_t> offsets = block.offsets;
   global[part.dim] = part.size;

@@ -1,4 +1,5 @@
-//===- LanguageModelHead.h - the linear that makes a loss's logits -*- C++ -*-===//
+//===- LanguageModelHead.h - the linear that makes a loss's logits -*- C++
+//-*-===//
 //
 // rtx-pad-vocabulary and rtx-seed-shardings both find a language model's
 // head from its loss: the rtx.linear whose result, possibly reshaped with

@@ -32,8 +32,8 @@ Value repeatHeads(OpBuilder &b, Location loc, Value kv, int64_t group) {
   Value r = ReshapeOp::create(b, loc, single, kv);
   r = BroadcastOp::create(b, loc, repeated, r,
                           b.getDenseI64ArrayAttr({0, 1, 2, 3, 4}));
-  return ReshapeOp::create(b, loc,
-                           type.clone({s[0], s[1] * group, s[2], s[3]}), r);
+  return ReshapeOp::create(b, loc, type.clone({s[0], s[1] * group, s[2], s[3]}),
+                           r);
 }
 
 void repeatKVHeads(func::FuncOp f, int64_t tp) {

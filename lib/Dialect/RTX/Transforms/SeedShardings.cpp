@@ -332,8 +332,8 @@ bool Seeder::collectColumns(Value v, SmallVectorImpl<Operation *> &leaves,
   } else if (asContraction(def)) {
     leaves.push_back(def);
     ok = true;
-  } else if (isa<ReshapeOp, TransposeOp, RopeOp, SplitOp, SliceOp,
-                 BroadcastOp, ConcatOp>(def)) {
+  } else if (isa<ReshapeOp, TransposeOp, RopeOp, SplitOp, SliceOp, BroadcastOp,
+                 ConcatOp>(def)) {
     // Rotary embeddings written out (halves by slices and concat, pairs by
     // a reshape to [..., D/2, 2], a split and a concat) and key/value heads
     // repeated for grouped-query attention (a broadcast) act within a
@@ -350,8 +350,8 @@ bool Seeder::collectColumns(Value v, SmallVectorImpl<Operation *> &leaves,
     int64_t tp = mesh.size("tp");
     ok = attention.getQuery().getType().getDimSize(1) % tp == 0 &&
          attention.getKey().getType().getDimSize(1) % tp == 0 &&
-         through({attention.getQuery(), attention.getKey(),
-                  attention.getValue()});
+         through(
+             {attention.getQuery(), attention.getKey(), attention.getValue()});
   } else if (def->hasTrait<OpTrait::Elementwise>()) {
     // Every float operand from the region (masks and constants may come
     // from anywhere).
@@ -449,10 +449,10 @@ void Seeder::seedTensorParallel() {
       continue;
     }
     if (type.getDimSize(dim) % tp != 0) {
-      whyWhole[name] = ("dimension " + Twine(dim) + " of size " +
-                        Twine(type.getDimSize(dim)) +
-                        " is not divisible by " + Twine(tp))
-                           .str();
+      whyWhole[name] =
+          ("dimension " + Twine(dim) + " of size " +
+           Twine(type.getDimSize(dim)) + " is not divisible by " + Twine(tp))
+              .str();
       mlir::emitWarning(f.getLoc())
           << "parameter \"" << name << "\" stays replicated: dimension " << dim
           << " of size " << type.getDimSize(dim)
@@ -780,9 +780,9 @@ struct RTXSeedShardingsPass
     bool failed = false;
     for (auto f : module.getOps<func::FuncOp>())
       if (!f.isExternal())
-        failed |= mlir::failed(
-            Seeder(f, mesh, vocabParallel, sequenceParallel, hints)
-                .run(strictTP));
+        failed |=
+            mlir::failed(Seeder(f, mesh, vocabParallel, sequenceParallel, hints)
+                             .run(strictTP));
     if (failed)
       return signalPassFailure();
     if (mesh.size("tp") > 1)

@@ -36,9 +36,9 @@ struct FusedProjection {
   Operation *contraction = nullptr;
   ParamOp weight;
   int64_t weightDim = 0; // the dimension of the weight holding the features
-  SmallVector<ParamOp> biases; // the linear's bias and any added bias
-  SmallVector<Operation *> ops;  // contraction, then the chain, in order
-  SmallVector<PartsDim> where;   // per op: the parts in its result
+  SmallVector<ParamOp> biases;  // the linear's bias and any added bias
+  SmallVector<Operation *> ops; // contraction, then the chain, in order
+  SmallVector<PartsDim> where;  // per op: the parts in its result
   SplitOp split;
 };
 
@@ -126,7 +126,8 @@ std::optional<FusedProjection> matchFused(SplitOp split) {
   std::reverse(chain.begin(), chain.end());
   fused.ops = chain;
   // Follow the parts down from the contraction's features.
-  auto features = cast<RankedTensorType>(fused.contraction->getResultTypes()[0]);
+  auto features =
+      cast<RankedTensorType>(fused.contraction->getResultTypes()[0]);
   PartsDim where{features.getRank() - 1, parts};
   if (features.getShape().back() % parts != 0)
     return std::nullopt;
