@@ -69,21 +69,15 @@ ParamOp ownParam(Value v, Operation *user) {
   return param;
 }
 
-/// The fused projection whose parts `split` separates, if it is one.
-std::optional<FusedProjection> matchFused(SplitOp split) {
-  int64_t parts = split.getNumResults();
-  if (parts < 2)
-    return std::nullopt;
-  FusedProjection fused;
-  fused.split = split;
-  // Walk up from the split through single-use reshapes, transposes and bias
-  // additions to the contraction.
+/// Walks up from `fused.split` through single-use reshapes, transposes and
+/// bias additions to the contraction, filling `fused` but for `where`.
+bool findContraction(FusedProjection &fused) {
   SmallVector<Operation *> chain;
-  Value v = split.getInput();
-  while (true) {
+  Value v = fused.split.getInput();
+  while (!fused.contraction) {
     Operation *def = v.getDefiningOp();
     if (!def || !v.hasOneUse())
-      return std::nullopt;
+      return false;
     chain.push_back(def);
     if (auto linear = dyn_cast<LinearOp>(def)) {
       fused.contraction = def;
@@ -92,51 +86,52 @@ std::optional<FusedProjection> matchFused(SplitOp split) {
       if (linear.getBias()) {
         ParamOp bias = ownParam(linear.getBias(), def);
         if (!bias)
-          return std::nullopt;
+          return false;
         fused.biases.push_back(bias);
       }
-      break;
-    }
-    if (auto matmul = dyn_cast<MatmulOp>(def)) {
+    } else if (auto matmul = dyn_cast<MatmulOp>(def)) {
       if (matmul.getTransposeLhs())
-        return std::nullopt;
+        return false;
       fused.contraction = def;
       fused.weight = ownParam(matmul.getRhs(), def);
       fused.weightDim = matmul.getTransposeRhs() ? 0 : 1;
-      break;
-    }
-    if (auto add = dyn_cast<AddOp>(def)) {
+    } else if (auto add = dyn_cast<AddOp>(def)) {
       // out + broadcast(bias): the bias is split with the features.
       auto broadcast = add.getRhs().getDefiningOp<BroadcastOp>();
       if (!broadcast || !broadcast->hasOneUse())
-        return std::nullopt;
+        return false;
       ParamOp bias = ownParam(broadcast.getInput(), broadcast);
       if (!bias || bias.getType().getRank() != 1)
-        return std::nullopt;
+        return false;
       fused.biases.push_back(bias);
       v = add.getLhs();
-      continue;
+    } else if (isa<ReshapeOp, TransposeOp>(def)) {
+      v = def->getOperand(0);
+    } else {
+      return false;
     }
-    if (!isa<ReshapeOp, TransposeOp>(def))
-      return std::nullopt;
-    v = def->getOperand(0);
   }
-  if (!fused.weight)
-    return std::nullopt;
   std::reverse(chain.begin(), chain.end());
   fused.ops = chain;
-  // Follow the parts down from the contraction's features.
+  return static_cast<bool>(fused.weight);
+}
+
+/// Follows the parts down from the contraction's features through the
+/// chain into `fused.where`; false when they do not stay consecutive
+/// blocks of one dimension, or the split is not along it.
+bool followParts(FusedProjection &fused) {
+  int64_t parts = fused.split.getNumResults();
   auto features =
       cast<RankedTensorType>(fused.contraction->getResultTypes()[0]);
   PartsDim where{features.getRank() - 1, parts};
   if (features.getShape().back() % parts != 0)
-    return std::nullopt;
-  for (Operation *op : chain) {
+    return false;
+  for (Operation *op : fused.ops) {
     if (auto reshape = dyn_cast<ReshapeOp>(op)) {
       auto next = throughReshape(reshape.getInput().getType().getShape(),
                                  reshape.getType().getShape(), where);
       if (!next)
-        return std::nullopt;
+        return false;
       where = *next;
     } else if (auto transpose = dyn_cast<TransposeOp>(op)) {
       ArrayRef<int64_t> perm = transpose.getPermutation();
@@ -146,16 +141,28 @@ std::optional<FusedProjection> matchFused(SplitOp split) {
       auto broadcast = add.getRhs().getDefiningOp<BroadcastOp>();
       if (broadcast.getDims().back() != where.dim ||
           add.getType().getDimSize(where.dim) != features.getShape().back())
-        return std::nullopt;
+        return false;
     }
     fused.where.push_back(where);
   }
+  SplitOp split = fused.split;
   if (static_cast<int64_t>(split.getDim()) != where.dim)
-    return std::nullopt;
+    return false;
   int64_t size = split.getInput().getType().getDimSize(where.dim) / parts;
-  for (Value result : split.getResults())
-    if (cast<RankedTensorType>(result.getType()).getDimSize(where.dim) != size)
-      return std::nullopt;
+  return llvm::all_of(split.getResults(), [&](Value result) {
+    return cast<RankedTensorType>(result.getType()).getDimSize(where.dim) ==
+           size;
+  });
+}
+
+/// The fused projection whose parts `split` separates, if it is one.
+std::optional<FusedProjection> matchFused(SplitOp split) {
+  if (split.getNumResults() < 2)
+    return std::nullopt;
+  FusedProjection fused;
+  fused.split = split;
+  if (!findContraction(fused) || !followParts(fused))
+    return std::nullopt;
   return fused;
 }
 
