@@ -13,6 +13,7 @@
 
 #include "StepPrograms.h"
 
+#include <map>
 #include <string>
 #include <vector>
 

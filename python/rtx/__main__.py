@@ -180,8 +180,8 @@ def cmd_train(args: argparse.Namespace) -> int:
         raise CliError("--emulate emulates the GPU runtime; it needs --native cuda")
     backend = "cuda" if args.native == "cuda" else "cpu"
     if args.auto:
-        if args.dp != 1 or args.tp != 1 or args.sp != 1 or hints:
-            raise CliError("--auto chooses the plan; drop --dp, --tp, --sp and --tp-hint")
+        if args.dp != 1 or args.tp != 1 or args.sp != 1 or hints or args.strict:
+            raise CliError("--auto chooses the plan; drop --dp, --tp, --sp, --tp-hint and --strict")
         program = compile_program(model, example_inputs, optimizer=_optimizer(args), parallel="auto",
                                   hardware=args.profile, group=init(backend, args.devices, env={}),
                                   global_batch=None)

@@ -16,6 +16,7 @@ The description is rtx-translate --emit=description's JSON.
 """
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Mapping, Tuple
@@ -42,10 +43,7 @@ class ParamSplit:
 def _dims(sharding: str) -> List[List[str]]:
     """The axes of each dimension of an #rtx.sharding (empty: replicated)."""
     m = _SHARDING.match(sharding or "")
-    if not m:
-        return []
-    import json
-    return json.loads(m.group(1))
+    return json.loads(m.group(1)) if m else []
 
 
 def _local_shape(type_: str) -> Tuple[int, ...]:
@@ -86,28 +84,26 @@ class SplitTable:
         axes = [(a["name"], int(a["size"])) for a in mesh.get("axes", [])]
         sizes = dict(axes)
         params: Dict[str, ParamSplit] = {}
+        seen = set()        # a weight two pipeline stages tie appears in both
         for stage in description.get("stages", []):
             for arg in _parameters(stage.get("arguments", [])):
+                if arg["name"] in seen:
+                    continue
+                seen.add(arg["name"])
                 dims = _dims(arg.get("sharding", ""))
                 local = _local_shape(arg.get("type", ""))
                 shape = tuple(d * _product(sizes, dims[i] if i < len(dims) else []) for i, d in enumerate(local))
                 part = arg.get("part_of")
                 name = part["name"] if part else arg["name"]
-                split = params.get(name)
-                if split is None:
-                    split = params[name] = ParamSplit(name, shape)
-                    split.parts = 0
-                    for axis, _ in axes:
-                        split.axes[axis] = "whole"
+                if name not in params:
+                    params[name] = ParamSplit(name, shape, {axis: "whole" for axis, _ in axes}, parts=0)
+                split = params[name]
+                if part and split.parts:    # the parts stack along part_of's dimension
+                    split.shape = tuple(s + shape[i] if i == part["dim"] else s for i, s in enumerate(split.shape))
                 split.parts += 1
-                if part:        # the parts stack along part_of's dimension
-                    d = part["dim"]
-                    split.shape = tuple(s + shape[i] if i == d and split.parts > 1 else s
-                                        for i, s in enumerate(split.shape))
                 for i, dim_axes in enumerate(dims):
                     for axis in dim_axes:
-                        what = f"dim {i} / {sizes.get(axis, '?')}"
-                        split.axes[axis] = f"parts, {what}" if part else what
+                        split.axes[axis] = ("parts, " if part else "") + f"dim {i} / {sizes.get(axis, '?')}"
         return cls(axes, list(params.values()))
 
     def __str__(self) -> str:

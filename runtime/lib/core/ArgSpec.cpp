@@ -39,17 +39,25 @@ std::string rtxrt::stateKeyOf(const ArgSpec &arg) {
   return "";
 }
 
-rtxrt::CheckpointPlace
-rtxrt::checkpointPlaceOf(const ArgSpec &arg, const Shape &global,
-                         const std::vector<int64_t> &offsets) {
-  CheckpointPlace place{stateKeyOf(arg), global, offsets};
+rtxrt::UserBlock rtxrt::userBlockOf(const ArgSpec &arg, const std::string &own,
+                                    const Shape &global,
+                                    const std::vector<int64_t> &offsets) {
   const PartOf &part = arg.partOf;
   if (part.name.empty() || part.size <= 0 || part.dim < 0 ||
       part.dim >= int64_t(global.size()))
-    return place;
-  size_t colon = place.key.find(':');
-  place.key = place.key.substr(0, colon + 1) + part.name;
-  place.global[part.dim] = part.size;
-  place.offsets[part.dim] += part.offset;
-  return place;
+    return {own, global, offsets, false};
+  UserBlock user{part.name, global, offsets, true};
+  user.global[part.dim] = part.size;
+  user.offsets[part.dim] += part.offset;
+  return user;
+}
+
+rtxrt::CheckpointPlace
+rtxrt::checkpointPlaceOf(const ArgSpec &arg, const Shape &global,
+                         const std::vector<int64_t> &offsets) {
+  std::string key = stateKeyOf(arg);
+  UserBlock user = userBlockOf(arg, key, global, offsets);
+  if (user.isPart) // the state's kind (param:, exp_avg:) before the name
+    user.name = key.substr(0, key.find(':') + 1) + user.name;
+  return {user.name, user.global, user.offsets};
 }

@@ -310,7 +310,14 @@ void decodeElements(const DescrInfo &info,
 
 } // namespace
 
-NpyInfo rtxrt::readNpyInfo(const std::string &path) {
+namespace {
+/// An open .npy file with its header read: the file is at the data.
+struct OpenNpy {
+  File file;
+  NpyHeader header;
+};
+
+OpenNpy openNpy(const std::string &path) {
   File file(std::fopen(path.c_str(), "rb"));
   if (!file)
     npyError(path, std::string("cannot open: ") + std::strerror(errno));
@@ -319,18 +326,17 @@ NpyInfo rtxrt::readNpyInfo(const std::string &path) {
   if (header.fortranOrder)
     npyError(path, "Fortran-order arrays are not supported (save with "
                    "numpy.ascontiguousarray)");
+  return {std::move(file), std::move(header)};
+}
+} // namespace
+
+NpyInfo rtxrt::readNpyInfo(const std::string &path) {
+  NpyHeader header = openNpy(path).header;
   return {descrInfo(path, header.descr).dtype, header.shape};
 }
 
 Tensor rtxrt::readNpy(const std::string &path) {
-  File file(std::fopen(path.c_str(), "rb"));
-  if (!file)
-    npyError(path, std::string("cannot open: ") + std::strerror(errno));
-  NpyHeader header =
-      HeaderParser(path, readHeaderText(file.get(), path)).parse();
-  if (header.fortranOrder)
-    npyError(path, "Fortran-order arrays are not supported (save with "
-                   "numpy.ascontiguousarray)");
+  auto [file, header] = openNpy(path);
   DescrInfo info = descrInfo(path, header.descr);
   size_t count =
       static_cast<size_t>(checkedElements(file.get(), path, header, info));

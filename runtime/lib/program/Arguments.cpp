@@ -86,16 +86,9 @@ static bool holdsPart(const ArgSpec &arg, const Shape &global,
 /// tensor (with the size of its dimension known) draws the user's tensor's
 /// block: the same values whether the projection was split or not.
 static Tensor initialBlock(const ArgSpec &arg, const LocalBlock &block) {
-  const PartOf &part = arg.partOf;
-  if (part.name.empty() || part.size <= 0)
-    return initParameter(arg.name, arg.init, arg.a, arg.b, arg.seed, arg.shape,
-                         arg.dtype, block.globalShape, block.offsets);
-  Shape global = block.globalShape;
-  std::vector<int64_t> offsets = block.offsets;
-  global[part.dim] = part.size;
-  offsets[part.dim] += part.offset;
-  return initParameter(part.name, arg.init, arg.a, arg.b, arg.seed, arg.shape,
-                       arg.dtype, global, offsets);
+  UserBlock user = userBlockOf(arg, arg.name, block.globalShape, block.offsets);
+  return initParameter(user.name, arg.init, arg.a, arg.b, arg.seed, arg.shape,
+                       arg.dtype, user.global, user.offsets);
 }
 
 ArgumentLoader::ArgumentLoader(const MeshLayout &mesh, ArgumentSources sources)

@@ -67,6 +67,20 @@ struct ArgSpec {
 /// param:NAME (rtx-optimizer's key); empty for data.
 std::string stateKeyOf(const ArgSpec &arg);
 
+/// A block of an argument in the user's tensor it is a part of
+/// (ArgSpec::partOf, its size along the part's dimension known): that
+/// tensor's name and shape and the block's offsets in it; the argument's
+/// own name (`own`), shape and offsets when it is no such part. Parameter
+/// files, initial values and checkpoints all place parts this way.
+struct UserBlock {
+  std::string name;
+  Shape global;
+  std::vector<int64_t> offsets;
+  bool isPart = false;
+};
+UserBlock userBlockOf(const ArgSpec &arg, const std::string &own,
+                      const Shape &global, const std::vector<int64_t> &offsets);
+
 /// Where a block of an argument's state lies in a checkpoint: the key,
 /// global shape and offsets of the user's tensor when the argument is a
 /// part of one (ArgSpec::partOf, its size known), else its own. Parts are
