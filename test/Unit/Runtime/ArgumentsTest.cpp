@@ -21,21 +21,11 @@ using namespace rtxrt::test;
 
 namespace {
 
-class ArgumentsTest : public testing::Test {
+class ArgumentsTest : public ScratchDirTest {
 protected:
-  void SetUp() override {
-    dir = testing::TempDir() + "rtxrt_args_" + std::to_string(getpid());
-    mkdir(dir.c_str(), 0755);
-  }
-  void TearDown() override {
-    for (const std::string &p : created)
-      std::remove(p.c_str());
-    rmdir(dir.c_str());
-  }
   std::string file(const std::string &name, const Tensor &t) {
-    std::string p = dir + "/" + name;
+    std::string p = path(name);
     writeNpy(p, t);
-    created.push_back(p);
     return p;
   }
   /// A [4, 3] f32 argument split over "dp" (2 ranks): local [2, 3].
@@ -49,9 +39,8 @@ protected:
   }
   std::string safetensors(const std::string &name,
                           std::vector<std::pair<std::string, Tensor>> tensors) {
-    std::string p = dir + "/" + name;
+    std::string p = path(name);
     std::ofstream(p, std::ios::binary) << encodeSafetensors(tensors, {}, p);
-    created.push_back(p);
     return p;
   }
   /// Part `k` of a user's tensor `user` [4, 6]: its columns [3k, 3k + 3),
@@ -61,19 +50,8 @@ protected:
     arg.partOf = {user, 1, 3 * k};
     return arg;
   }
-  std::string dir;
-  std::vector<std::string> created;
   MeshLayout mesh{{"dp"}, {2}};
 };
-
-std::string errorOf(const std::function<void()> &f) {
-  try {
-    f();
-  } catch (const Error &e) {
-    return e.what();
-  }
-  return "";
-}
 
 TEST_F(ArgumentsTest, ParamFromFileIsSlicedPerRank) {
   Tensor global = randomTensor({4, 3}, DType::F32, 1);

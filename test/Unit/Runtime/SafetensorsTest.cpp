@@ -20,21 +20,11 @@ using namespace rtxrt::test;
 
 namespace {
 
-class SafetensorsTest : public testing::Test {
+class SafetensorsTest : public ScratchDirTest {
 protected:
-  void SetUp() override {
-    dir = testing::TempDir() + "rtxrt_st_" + std::to_string(getpid());
-    mkdir(dir.c_str(), 0755);
-  }
-  void TearDown() override {
-    for (const std::string &p : created)
-      std::remove(p.c_str());
-    rmdir(dir.c_str());
-  }
   std::string write(const std::string &name, const std::string &bytes) {
-    std::string p = dir + "/" + name;
+    std::string p = path(name);
     std::ofstream(p, std::ios::binary) << bytes;
-    created.push_back(p);
     return p;
   }
   /// An 8-byte little-endian length, then `header`, then `data`.
@@ -44,22 +34,7 @@ protected:
       bytes[b] = static_cast<char>((header.size() >> (8 * b)) & 0xff);
     return bytes + header + data;
   }
-  std::string dir;
-  std::vector<std::string> created;
 };
-
-std::string errorOf(const std::function<void()> &f) {
-  try {
-    f();
-  } catch (const Error &e) {
-    return e.what();
-  }
-  return "";
-}
-
-bool contains(const std::string &text, const std::string &part) {
-  return text.find(part) != std::string::npos;
-}
 
 TEST_F(SafetensorsTest, ReadsWhatItWritesInEveryDType) {
   std::vector<std::pair<std::string, Tensor>> tensors;

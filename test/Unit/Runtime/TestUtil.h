@@ -9,17 +9,22 @@
 #ifndef RTXRT_TEST_UNIT_RUNTIME_TESTUTIL_H
 #define RTXRT_TEST_UNIT_RUNTIME_TESTUTIL_H
 
-#include "rtxrt/kernels/Kernels.h"
 #include "rtxrt/core/Tensor.h"
+#include "rtxrt/kernels/Kernels.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <random>
 #include <string>
 #include <vector>
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace rtxrt {
 namespace test {
@@ -112,6 +117,42 @@ void expectError(F &&f, const std::vector<std::string> &needles) {
 /// The float dtypes every float kernel accepts, with a printable name.
 inline std::string dtypeParamName(const testing::TestParamInfo<DType> &info) {
   return dtypeName(info.param);
+}
+
+/// A test with a folder of its own under gtest's TempDir(), removed with
+/// the files made in it (each path() records one).
+class ScratchDirTest : public testing::Test {
+protected:
+  void SetUp() override {
+    dir = testing::TempDir() + "rtxrt_scratch_" + std::to_string(getpid());
+    mkdir(dir.c_str(), 0755);
+  }
+  void TearDown() override {
+    for (const std::string &p : created)
+      std::remove(p.c_str());
+    rmdir(dir.c_str());
+  }
+  /// DIR/name, removed after the test.
+  std::string path(const std::string &name) {
+    created.push_back(dir + "/" + name);
+    return created.back();
+  }
+  std::string dir;
+  std::vector<std::string> created;
+};
+
+/// The message of the rtxrt::Error that `f` throws; "" when it throws none.
+inline std::string errorOf(const std::function<void()> &f) {
+  try {
+    f();
+  } catch (const Error &e) {
+    return e.what();
+  }
+  return "";
+}
+
+inline bool contains(const std::string &text, const std::string &part) {
+  return text.find(part) != std::string::npos;
 }
 
 } // namespace test
