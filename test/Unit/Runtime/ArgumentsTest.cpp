@@ -129,7 +129,7 @@ TEST_F(ArgumentsTest, StateIsZeroOrReadByItsKey) {
               ArgumentLoader loader(mesh, sources);
             }).find("lacks a valid steps_done"),
             std::string::npos);
-  std::ofstream(dir + "/steps_done") << "2\n";
+  std::ofstream(path("steps_done")) << "2\n";
   ArgumentLoader loader(mesh, sources);
   EXPECT_EQ(loader.block(m, 1).getAsDouble(0), global.getAsDouble(6));
   // A parameter comes from param:NAME unless its state key says otherwise.
