@@ -2,6 +2,8 @@
 
 #include "Portable.h"
 
+#include <atomic>
+
 using namespace rtxrt;
 
 const DeviceRuntime &gpu::deviceRuntime() {
@@ -34,3 +36,31 @@ gpu::makeNcclCommunicator(int64_t, int64_t, const Rendezvous &,
               "memory");
 }
 #endif
+
+// One switch for the process: a program picks its kernels once (the default,
+// or --portable-kernels), and the comparison tests flip it between calls.
+static std::atomic<gpu::KernelPath> &selectedKernelPath() {
+  static std::atomic<gpu::KernelPath> path{gpu::KernelPath::Fast};
+  return path;
+}
+
+void gpu::setKernelPath(KernelPath path) { selectedKernelPath().store(path); }
+
+gpu::KernelPath gpu::kernelPath() { return selectedKernelPath().load(); }
+
+bool gpu::useFastKernels() {
+#if defined(__CUDACC__)
+  return kernelPath() == KernelPath::Fast;
+#else
+  return false;
+#endif
+}
+
+bool gpu::deviceAvailable() {
+#if defined(__CUDACC__)
+  int count = 0;
+  return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+#else
+  return false;
+#endif
+}

@@ -51,6 +51,22 @@ Tensor toDevice(const Tensor &host);
 Tensor toHost(const Tensor &device);
 /// Waits for every kernel launched so far.
 void synchronize();
+/// Whether a real GPU is visible to this process (false in the emulation).
+bool deviceAvailable();
+
+// --- which kernels run -------------------------------------------------------
+/// The two implementations of the GPU kernels. Fast: what the chip is built
+/// for (shared memory, warp reductions, tensor cores, cuBLASLt; the default
+/// on a GPU). Portable: the one-index bodies of runtime/lib/gpu/Portable.h,
+/// which the host emulation runs and which the fast kernels are compared
+/// with (test/Unit/Gpu). The emulation has only the portable kernels.
+enum class KernelPath { Fast, Portable };
+/// Selects the kernels of this process's following calls.
+void setKernelPath(KernelPath path);
+KernelPath kernelPath();
+/// Whether fast kernels run: the fast path is selected and this is a CUDA
+/// build (the emulation always runs the portable bodies).
+bool useFastKernels();
 
 // --- the kernels of rtxrt/kernels/KernelApi.def, for GPU tensors -----------------
 #define RTX_KERNEL(Result, name, parameters) Result name parameters;

@@ -1,0 +1,6 @@
+# The fast GPU kernels (shared memory, warp reductions, tensor cores,
+# cuBLASLt): built into librtxrt_cuda only. The host emulation runs the
+# portable bodies instead, and test/Unit/Gpu compares each fast kernel with
+# its portable reference wherever a GPU is present (design.md §4).
+set(RTXRT_GPU_FAST_SOURCES
+)
