@@ -149,8 +149,7 @@ static void addObserveFlags(std::vector<FlagSpec> &t) {
                   "--peak-tflops", "X",
                   +[](Flags &f) -> double & { return f.trace.peakTflops; },
                   positive,
-                  "the device's peak TFLOP/s, written into the trace
-"
+                  "the device's peak TFLOP/s, written into the trace\n"
                   "(rtx report: roofline and MFU)")
                   .needing(FlagNeeds::Trace));
   t.push_back(numberFlag(
