@@ -86,8 +86,9 @@ def profile_peaks(name_or_path: str, dtype: Optional[str] = None) -> Peaks:
         raise SpeedError(f"cannot read the hardware profile {name_or_path}: {error}") from None
     dtype = dtype or ("bf16" if device.get("kind") == "gpu" else "f32")
     chosen = dtype if dtype in peaks else "f32"
-    what = f"hardware profile {profile.get('name', name_or_path)}, {chosen}"
-    return Peaks(float(peaks.get(chosen, 0.0)), float(device.get("memory_bandwidth", 0.0)), what, what)
+    what = f"hardware profile {profile.get('name', name_or_path)}"
+    return Peaks(float(peaks.get(chosen, 0.0)), float(device.get("memory_bandwidth", 0.0)),
+                 f"{what}, {chosen}", what)
 
 
 def choose_peaks(trace: dict, peak_tflops: Optional[float] = None, peak_gbps: Optional[float] = None,
@@ -218,9 +219,9 @@ def _g(x: Optional[float], pct: bool = False) -> str:
     return f"{x:.3g}"
 
 
-def _table(title: str, rows: List[Row]) -> List[str]:
+def _table(title: str, rows: List[Row], first: str) -> List[str]:
     lines = [title,
-             f"  {'':28s} {'kind':11s} {'calls':>6s} {'ms':>9s} {'share':>6s} {'TFLOP/s':>9s} "
+             f"  {first:28s} {'kind':11s} {'calls':>6s} {'ms':>9s} {'share':>6s} {'TFLOP/s':>9s} "
              f"{'GB/s':>9s} {'FLOP/B':>8s} {'bound':>9s} {'of bound':>8s}"]
     for r in rows:
         lines.append(f"  {r.name[:28]:28s} {r.kind:11s} {r.calls:6.3g} {r.ms:9.3f} {_g(r.share, True):>6s} "
@@ -235,9 +236,9 @@ def format_speed(speed: Speed, top: int = 15) -> str:
              else "the host's clock around each kernel call")
     lines = [f"speed (per step and rank, {speed.step_ms:.3f} ms steps; op times from {clock}):",
              "  " + speed.peaks.describe()]
-    lines += _table("by kind:", speed.kinds)
+    lines += _table("by kind:", speed.kinds, "kind")
     shown = speed.ops[:top]
-    lines += _table(f"by op ({len(shown)} of {len(speed.ops)}, slowest first):", shown)
+    lines += _table(f"by op ({len(shown)} of {len(speed.ops)}, slowest first):", shown, "op")
     tflop = speed.flops_per_step / 1e12
     if speed.mfu is None:
         lines.append(f"MFU: needs a peak FLOP/s; {tflop:.4g} TFLOP per step and rank "
