@@ -229,9 +229,9 @@ std::string Tracer::write() const {
                "{\"name\": \"process_sort_index\", \"ph\": \"M\", \"pid\": %s, "
                "\"tid\": 0, \"args\": {\"sort_index\": %s}}",
                pid.c_str(), pid.c_str(), pid.c_str(), pid.c_str());
-  for (TraceLane lane : {TraceLane::Compute, TraceLane::Communication,
-                         TraceLane::Data, TraceLane::Checkpoint,
-                         TraceLane::Device})
+  for (TraceLane lane :
+       {TraceLane::Compute, TraceLane::Communication, TraceLane::Data,
+        TraceLane::Checkpoint, TraceLane::Device})
     std::fprintf(file,
                  ",\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %s, "
                  "\"tid\": %d, \"args\": {\"name\": \"%s\"}}",

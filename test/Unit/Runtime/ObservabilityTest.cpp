@@ -12,10 +12,10 @@
 #include "Prometheus.h"
 
 #include "rtxrt/core/AllocatorStats.h"
-#include "rtxrt/program/Program.h"
 #include "rtxrt/observe/Trace.h"
 #include "rtxrt/observe/TraceMerge.h"
 #include "rtxrt/program/OpTiming.h"
+#include "rtxrt/program/Program.h"
 
 #include <httplib.h>
 #include <nlohmann/json.hpp>
@@ -374,8 +374,8 @@ TEST(ObservabilityTest, HostOpsAreTimedByTheHostClock) {
   tracer.configure(o, 0, 1);
   OpInfo op{"rtx.add", "loc(here)", 4, 48};
   DeviceRuntime emulation; // no event timer: its kernels run in the call
-  for (const DeviceRuntime *device : {(const DeviceRuntime *)nullptr,
-                                      (const DeviceRuntime *)&emulation}) {
+  for (const DeviceRuntime *device :
+       {(const DeviceRuntime *)nullptr, (const DeviceRuntime *)&emulation}) {
     OpTiming timing(device);
     tracer.beginStep(1);
     timing.beginStep(tracer);
