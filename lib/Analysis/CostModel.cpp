@@ -28,6 +28,34 @@ ProgramCost mlir::rtx::analyzeProgramCost(func::FuncOp function) {
   return cost;
 }
 
+StringRef mlir::rtx::opWorkKind(Operation *op) {
+  if (isa<CollectiveOpInterface, SendOp, RecvOp, SendStartOp, RecvStartOp>(op))
+    return "collective";
+  if (isa<AdamWUpdateOp, SGDUpdateOp>(op))
+    return "optimizer";
+  // Before matmul: attention's FLOPs are products too.
+  if (isa<AttentionOp, AttentionGradOp>(op))
+    return "attention";
+  if (auto cost = dyn_cast<CostOpInterface>(op))
+    if (!cost.getContractionShape().empty())
+      return "matmul";
+  if (isa<LayerNormOp, LayerNormGradOp, RMSNormOp, RMSNormGradOp, SoftmaxOp,
+          SoftmaxGradOp>(op))
+    return "norm";
+  if (isa<CrossEntropyOp, CrossEntropyGradOp, VocabLogitStatsOp,
+          VocabCrossEntropyOp, VocabCrossEntropyGradOp>(op))
+    return "loss";
+  if (op->hasTrait<OpTrait::Elementwise>() ||
+      isa<GeluOp, SwiGLUOp, DropoutOp, RopeOp, RopeGradOp, UnaryGradOp>(op))
+    return "elementwise";
+  if (isa<ReduceOp>(op))
+    return "reduction";
+  if (isa<ReshapeOp, TransposeOp, SliceOp, SplitOp, ConcatOp, BroadcastOp,
+          PadOp, EmbeddingOp, EmbeddingGradOp, MeshSliceOp>(op))
+    return "layout";
+  return "other";
+}
+
 int64_t mlir::rtx::balanceCost(Operation *op) {
   if (auto cost = dyn_cast<CostOpInterface>(op))
     return cost.getFlops() + 4 * cost.getBytesAccessed() + 1;

@@ -20,6 +20,7 @@
 #include "CppText.h"
 #include "EmitProgramSpec.h"
 
+#include "rtx/Analysis/CostModel.h"
 #include "rtx/Analysis/MemoryPlan.h"
 #include "rtx/Analysis/ProgramDescription.h"
 #include "rtx/Dialect/RTX/IR/RTXDialect.h"
@@ -202,7 +203,7 @@ LogicalResult Emitter::emitKernelCall(Operation *op, const KernelCall &call) {
       hostValues.insert(result);
   onHost = false;
   // The op's span in a trace: its FLOPs and bytes at the local shapes, from
-  // the cost interface (0 for an op without one).
+  // the cost interface (0 for an op without one), and its kind of work.
   double flops = 0, bytes = 0;
   if (auto cost = dyn_cast<CostOpInterface>(op)) {
     flops = static_cast<double>(cost.getFlops());
@@ -214,7 +215,7 @@ LogicalResult Emitter::emitKernelCall(Operation *op, const KernelCall &call) {
   size_t index = opInfos.size();
   opInfos.push_back("{" + quoted(op->getName().getStringRef()) + ", " +
                     quoted(location) + ", " + number(flops) + ", " +
-                    number(bytes) + "}");
+                    number(bytes) + ", " + quoted(opWorkKind(op)) + "}");
   os << "  ctx.opBegin();\n";
   if (kernel->returnsList)
     assignAll(op, expression);
@@ -429,7 +430,7 @@ LogicalResult Emitter::emit() {
   for (const std::string &row : opInfos)
     os << "    " << row << ",\n";
   if (opInfos.empty()) // an array needs one element
-    os << "    {\"\", \"\", 0, 0},\n";
+    os << "    {\"\", \"\", 0, 0, \"\"},\n";
   os << "};\n\n";
   if (pipelined)
     emitPipelinedMain(programs, stepNames, collectiveAxes, cuda, os);

@@ -14,11 +14,13 @@ and the ops, and says with numbers which of these bounds the run:
   compute    none of these: the ops' own time dominates
 
 (in that order: a straggler makes every other rank wait, which would
-otherwise read as a network problem). Each verdict comes with hints. With
+otherwise read as a network problem). Each verdict comes with hints. Then
+speed in view (rtx/speed.py): each op's and each kind's achieved TFLOP/s
+and GB/s against the device's roofline, and the step's MFU. With
 matplotlib (Debian's python3-matplotlib) it writes PNG plots: the per-rank
-timeline of one step, the step-time distribution, and, given benchmark
-results (``--scaling FILE``, from bench/cpu/scaling.py --json), a scaling
-curve. docs/observability.md shows
+timeline of one step, the step-time distribution, the roofline (given the
+device's peaks), and, given benchmark results (``--scaling FILE``, from
+bench/cpu/scaling.py --json), a scaling curve. docs/observability.md shows
 them.
 """
 from __future__ import annotations
@@ -30,6 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
+from . import speed as speed_view
+
 # The verdict's thresholds (docs/observability.md).
 BALANCE_THRESHOLD = 1.2     # as the auto-partitioner's stage balance
 INPUT_SHARE = 0.20
@@ -38,7 +42,7 @@ NETWORK_SHARE = 0.30
 SMALL_BUCKET_BYTES = 4 << 20
 DDP_BUCKET_BYTES = 25 << 20
 
-LANE_COMPUTE, LANE_COMMUNICATION, LANE_DATA, LANE_CHECKPOINT = 0, 1, 2, 3
+LANE_COMPUTE, LANE_COMMUNICATION, LANE_DATA, LANE_CHECKPOINT, LANE_DEVICE = 0, 1, 2, 3, 4
 
 
 class ReportError(Exception):
@@ -189,6 +193,11 @@ def analyze(trace: dict) -> Analysis:
     return Analysis(ranks, mesh, ops, all_reduce_bytes, async_collectives, groups)
 
 
+def traced_steps(analysis: Analysis) -> Dict[tuple, float]:
+    """(rank, step) -> the step's ms, for every traced step."""
+    return {(r.rank, s.step): s.total for r in analysis.ranks.values() for s in r.steps}
+
+
 @dataclass
 class Verdict:
     bound: str                 # compute | network | straggler | input
@@ -320,7 +329,7 @@ def plot_timeline(trace: dict, analysis: Analysis, path: Path, step: Optional[in
     origin = min(e["ts"] for e in events)
     lanes = sorted({(int(e["pid"]), int(e["tid"])) for e in events})
     names = {LANE_COMPUTE: "compute", LANE_COMMUNICATION: "comm", LANE_DATA: "data",
-             LANE_CHECKPOINT: "checkpoint"}
+             LANE_CHECKPOINT: "checkpoint", LANE_DEVICE: "device"}
     fig, ax = plt.subplots(figsize=(11, 0.6 * len(lanes) + 1.5))
     for row, (pid, tid) in enumerate(lanes):
         for e in events:
@@ -397,9 +406,13 @@ def format_report(v: Verdict, analysis: Analysis) -> str:
 
 
 def run(run_dir: str, out: Optional[str] = None, scaling: Optional[str] = None,
-        plots: bool = True, as_json: bool = False, balance: float = BALANCE_THRESHOLD) -> str:
+        plots: bool = True, as_json: bool = False, balance: float = BALANCE_THRESHOLD,
+        peak_tflops: Optional[float] = None, peak_gbps: Optional[float] = None,
+        profile: Optional[str] = None, peak_dtype: Optional[str] = None,
+        model_flops: Optional[float] = None) -> str:
     """The report of RUN_DIR as text (or JSON), plots written into `out`
-    (default RUN_DIR)."""
+    (default RUN_DIR). The peaks and `model_flops` (per step, all ranks)
+    feed the roofline and MFU (rtx/speed.py)."""
     directory = Path(run_dir)
     if not directory.is_dir():
         raise ReportError(f"no such run directory: {run_dir}")
@@ -407,6 +420,11 @@ def run(run_dir: str, out: Optional[str] = None, scaling: Optional[str] = None,
     metrics = load_metrics(directory)
     analysis = analyze(trace)
     v = verdict(analysis, balance)
+    try:
+        peaks = speed_view.choose_peaks(trace, peak_tflops, peak_gbps, profile, peak_dtype)
+        speed = speed_view.analyze(trace, traced_steps(analysis), peaks, model_flops)
+    except speed_view.SpeedError as error:
+        raise ReportError(str(error)) from None
     written: List[str] = []
     if plots or scaling:
         if _pyplot() is None:
@@ -418,12 +436,15 @@ def run(run_dir: str, out: Optional[str] = None, scaling: Optional[str] = None,
             plot_timeline(trace, analysis, target / "timeline.png")
             plot_step_times(analysis, metrics, target / "step_times.png")
             written += [str(target / "timeline.png"), str(target / "step_times.png")]
+            if peaks.flops > 0 and peaks.bytes_per_s > 0:
+                speed_view.plot_roofline(speed, target / "roofline.png", _pyplot())
+                written.append(str(target / "roofline.png"))
         if scaling:
             plot_scaling(Path(scaling), target / "scaling.png")
             written.append(str(target / "scaling.png"))
     if as_json:
-        return json.dumps(dict(v.to_json(), plots=written), indent=2) + "\n"
-    text = format_report(v, analysis)
+        return json.dumps(dict(v.to_json(), speed=speed.to_json(), plots=written), indent=2) + "\n"
+    text = format_report(v, analysis) + speed_view.format_speed(speed)
     if written:
         text += "plots: " + ", ".join(written) + "\n"
     return text
@@ -454,13 +475,33 @@ def add_arguments(parser) -> None:  # type: ignore[no-untyped-def]
     parser.add_argument("--balance", type=float, default=BALANCE_THRESHOLD,
                         help=f"a rank computing this many times the others' median is a "
                              f"straggler (default {BALANCE_THRESHOLD})")
+    parser.add_argument("--peak-tflops", type=float, metavar="X",
+                        help="the device's peak TFLOP/s (roofline, MFU); default: --profile's, "
+                             "else the program's --peak-tflops in the trace")
+    parser.add_argument("--peak-gbps", type=float, metavar="Y",
+                        help="the device's peak memory GB/s (roofline)")
+    parser.add_argument("--profile", metavar="NAME|FILE",
+                        help="take the peaks from a hardware profile (hgx-h200, dgx-h100, ...: "
+                             "lib/Analysis/profiles)")
+    parser.add_argument("--peak-dtype", metavar="TYPE",
+                        help="the profile's peak of this element type (default bf16 on a GPU, "
+                             "else f32)")
+    parser.add_argument("--model-flops", type=float, metavar="F",
+                        help="the model's FLOPs per step, all ranks (6 x params x tokens + "
+                             "attention): MFU from these instead of the ops' FLOPs")
 
 
 def run_from_args(args) -> str:  # type: ignore[no-untyped-def]
     if not args.balance > 1.0:
         raise ReportError(f"--balance must be above 1, got {args.balance}")
+    for flag in ("peak_tflops", "peak_gbps", "model_flops"):
+        value = getattr(args, flag)
+        if value is not None and not (value > 0 and math.isfinite(value)):
+            raise ReportError(f"--{flag.replace('_', '-')} must be a positive number, got {value}")
     return run(args.run_dir, out=args.out, scaling=args.scaling, plots=not args.no_plots,
-               as_json=args.json, balance=args.balance)
+               as_json=args.json, balance=args.balance, peak_tflops=args.peak_tflops,
+               peak_gbps=args.peak_gbps, profile=args.profile, peak_dtype=args.peak_dtype,
+               model_flops=args.model_flops)
 
 
 if __name__ == "__main__":

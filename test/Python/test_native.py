@@ -4,6 +4,7 @@ the same step in rtx-run. CUDA programs are built against the host
 emulation of the GPU runtime here (no GPU in CI); bench/gpu/ runs the real
 one."""
 import json
+import math
 
 import numpy as np
 import pytest
@@ -156,3 +157,27 @@ def test_trace_writes_a_merged_trace_that_report_reads(tmp_path):
     from rtx import report
     verdict = json.loads(report.run(str(tmp_path / "run"), plots=False, as_json=True))
     assert verdict["bound"] in ("compute", "network", "straggler", "input") and verdict["figures"]["ranks"] == 2
+
+    # Speed in view: each op span carries its kind, FLOPs and bytes from the
+    # cost interface, at the rank's shapes (dp=2: 8 of the 16 rows). The
+    # backward's matmuls are dY W2 ([8, 10] x [10, 64]), dY^T H ([10, 8] x
+    # [8, 64]) and dH^T X ([64, 8] x [8, 32]): 2*M*N*K each.
+    ops = [e for e in spans if e["cat"] == "op"]
+    assert all({"kind", "flops", "bytes"} <= set(e["args"]) for e in ops)
+    assert sorted(e["args"]["flops"] for e in ops if e["name"] == "rtx.matmul" and e["pid"] == 0
+                  and e["args"]["step"] == 2) == [2 * 8 * 64 * 10, 2 * 10 * 64 * 8, 2 * 64 * 32 * 8]
+    assert trace["otherData"]["op_clock"] == "host"
+    speed = json.loads(report.run(str(tmp_path / "run"), plots=False, as_json=True, peak_tflops=0.1,
+                                  peak_gbps=10))["speed"]
+    names = {r["name"]: r for r in speed["ops"]}
+    kinds = {r["name"] for r in speed["kinds"]}
+    assert {"rtx.linear", "rtx.matmul", "rtx.gelu", "rtx.sgd_update"} <= set(names)
+    assert {"matmul", "elementwise", "loss", "optimizer", "collective"} <= kinds
+    # One step: 2 linears forward and 3 matmuls backward per rank.
+    assert (names["rtx.linear"]["calls"], names["rtx.matmul"]["calls"]) == (2, 3)
+    assert names["rtx.matmul"]["flops"] == 2 * 8 * 64 * 10 + 2 * 10 * 64 * 8 + 2 * 64 * 32 * 8
+    for row in speed["ops"] + speed["kinds"]:
+        for column in ("ms", "share", "tflops", "gbps", "intensity", "bound_tflops", "of_bound"):
+            assert row[column] is None or math.isfinite(row[column]), (row["name"], column)
+    assert names["rtx.matmul"]["bound_tflops"] > 0 and names["rtx.matmul"]["of_bound"] > 0
+    assert 0 < speed["mfu"] < 1 and speed["flops_per_step"] == sum(r["flops"] for r in speed["kinds"])

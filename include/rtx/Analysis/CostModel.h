@@ -37,6 +37,16 @@ struct ProgramCost {
 /// The cost of one execution of `function`'s body.
 ProgramCost analyzeProgramCost(func::FuncOp function);
 
+/// The kind of work an op does, by which reports group ops (`rtx report`'s
+/// roofline table; the emitted op table, rtxrt::OpInfo::kind): "matmul"
+/// (an op whose FLOPs are a matrix product, CostOpInterface's contraction
+/// shape), "attention", "norm" (layernorm, RMSNorm, softmax and their
+/// gradients), "loss" (cross-entropy), "elementwise" (the Elementwise trait,
+/// GELU, SwiGLU, dropout, rotary embeddings), "reduction", "layout"
+/// (reshape, transpose, slice, split, concat, broadcast, pad, embedding
+/// gathers), "optimizer", "collective" (and point to point), "other".
+llvm::StringRef opWorkKind(Operation *op);
+
 /// One op's weight when work is balanced between pipeline stages or between
 /// a backward's B and W parts: its FLOPs plus 4 per byte it reads and writes
 /// (a machine doing about 4 FLOPs in the time it moves a byte, so that

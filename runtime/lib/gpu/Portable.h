@@ -70,6 +70,8 @@ private:
 };
 /// Throws an Error naming `what` when `status` is not cudaSuccess.
 void check(cudaError_t status, const char *what);
+/// A timer of the compute stream's work by CUDA events (EventTimer.cu).
+std::unique_ptr<DeviceEventTimer> makeEventTimer();
 
 template <typename Body> __global__ void forEachKernel(int64_t n, Body body) {
   int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;

@@ -22,6 +22,10 @@ const DeviceRuntime &gpu::deviceRuntime() {
 #if defined(RTXRT_HAVE_NCCL)
     r.makeCommunicator = makeNcclCommunicator;
 #endif
+#if defined(__CUDACC__)
+    // The emulation has none: its kernels run before their calls return.
+    r.makeEventTimer = detail::makeEventTimer;
+#endif
     return r;
   }();
   return runtime;

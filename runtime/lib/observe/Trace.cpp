@@ -25,6 +25,8 @@ const char *rtxrt::traceLaneName(TraceLane lane) {
     return "data";
   case TraceLane::Checkpoint:
     return "checkpoint";
+  case TraceLane::Device:
+    return "device";
   }
   return "unknown";
 }
@@ -171,10 +173,11 @@ void Tracer::error(const std::string &message) {
             "\"message\": " + jsonQuote(message)});
 }
 
-void Tracer::opSpan(const OpInfo &op, int64_t startNs, int64_t endNs) {
+void Tracer::opSpan(const OpInfo &op, int64_t startNs, int64_t endNs,
+                    TraceLane lane) {
   if (!active())
     return;
-  add(Event{TraceLane::Compute, op.name, "op", &op, startNs, endNs, 0, {}, {}});
+  add(Event{lane, op.name, "op", &op, startNs, endNs, 0, {}, {}});
 }
 
 int64_t Tracer::recorded() const {
@@ -196,6 +199,19 @@ static std::string number(double v) {
   return text;
 }
 
+/// The device's peaks given on the command line, for `rtx report`'s
+/// roofline: `, "peak_flops": ...` (empty when none was given).
+static std::string peaksJson(const TraceOptions &options) {
+  std::string json;
+  if (options.peakTflops > 0)
+    json += ", \"peak_flops\": " + number(options.peakTflops * 1e12);
+  if (options.peakGbps > 0)
+    json += ", \"peak_bytes_per_s\": " + number(options.peakGbps * 1e9);
+  if (!json.empty())
+    json += ", \"peak_source\": \"the program's --peak-tflops/--peak-gbps\"";
+  return json;
+}
+
 std::string Tracer::write() const {
   std::string path =
       options_.dir + "/rank-" + std::to_string(rank_) + ".trace.json";
@@ -213,8 +229,9 @@ std::string Tracer::write() const {
                "{\"name\": \"process_sort_index\", \"ph\": \"M\", \"pid\": %s, "
                "\"tid\": 0, \"args\": {\"sort_index\": %s}}",
                pid.c_str(), pid.c_str(), pid.c_str(), pid.c_str());
-  for (TraceLane lane : {TraceLane::Compute, TraceLane::Communication,
-                         TraceLane::Data, TraceLane::Checkpoint})
+  for (TraceLane lane :
+       {TraceLane::Compute, TraceLane::Communication, TraceLane::Data,
+        TraceLane::Checkpoint, TraceLane::Device})
     std::fprintf(file,
                  ",\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %s, "
                  "\"tid\": %d, \"args\": {\"name\": \"%s\"}}",
@@ -227,6 +244,8 @@ std::string Tracer::write() const {
               ", \"location\": " + jsonQuote(e.op->location) +
               ", \"flops\": " + number(e.op->flops) +
               ", \"bytes\": " + number(e.op->bytes);
+      if (e.op->kind)
+        args += std::string(", \"kind\": ") + jsonQuote(e.op->kind);
     }
     if (!e.args.empty())
       args += ", " + e.args;
@@ -250,12 +269,13 @@ std::string Tracer::write() const {
       "\"CLOCK_MONOTONIC\", \"clock_offset_us\": %s, "
       "\"clock_offset_error_us\": %s, \"clock_sync_rounds\": %lld, "
       "\"traced_steps\": %s, \"max_events\": %lld, \"dropped_events\": "
-      "%lld}}\n",
+      "%lld, \"op_clock\": %s%s}}\n",
       pid.c_str(), static_cast<long long>(world_), jsonQuote(mesh_).c_str(),
       jsonQuote(runId_).c_str(), number(clock_.offsetUs).c_str(),
       number(clock_.errorUs).c_str(), static_cast<long long>(clock_.rounds),
       steps.c_str(), static_cast<long long>(options_.maxEvents),
-      static_cast<long long>(dropped_));
+      static_cast<long long>(dropped_), jsonQuote(opClock_).c_str(),
+      peaksJson(options_).c_str());
   bool ok = std::fflush(file) == 0 && !std::ferror(file);
   ok = (std::fclose(file) == 0) && ok;
   if (!ok || std::rename(temporary.c_str(), path.c_str()) != 0) {

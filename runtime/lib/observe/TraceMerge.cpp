@@ -149,6 +149,12 @@ MergedTrace rtxrt::mergeRankTraces(const std::string &dir, int64_t world,
   other["mesh"] = first.value("mesh", "");
   other["run"] = first.value("run", "");
   other["clock"] = first.value("clock", "");
+  // How the ops were timed and the device's peaks (rtx report's roofline):
+  // alike on every rank of one program.
+  for (const char *key :
+       {"op_clock", "peak_flops", "peak_bytes_per_s", "peak_source"})
+    if (first.contains(key))
+      other[key] = first[key];
   other["clock_offsets_us"] = offsets;
   other["clock_offset_errors_us"] = errors;
   other["clock_alignment"] =

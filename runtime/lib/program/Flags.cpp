@@ -142,6 +142,22 @@ static void addObserveFlags(std::vector<FlagSpec> &t) {
           {1, 1e9, false, false, "a number of events", "a number in [1, 1e9]"},
           "keep at most N events per rank (default 1048576)")
           .needing(FlagNeeds::Trace));
+  // The device's peaks, written into the trace for rtx report's roofline
+  // and MFU (bench/gpu measures them; a datasheet gives them).
+  FlagBounds positive{0, 1e9, true, false, "a number", "a number > 0"};
+  t.push_back(numberFlag(
+                  "--peak-tflops", "X",
+                  +[](Flags &f) -> double & { return f.trace.peakTflops; },
+                  positive,
+                  "the device's peak TFLOP/s, written into the trace\n"
+                  "(rtx report: roofline and MFU)")
+                  .needing(FlagNeeds::Trace));
+  t.push_back(numberFlag(
+                  "--peak-gbps", "Y",
+                  +[](Flags &f) -> double & { return f.trace.peakGbps; },
+                  positive,
+                  "the device's peak memory GB/s, written into the trace")
+                  .needing(FlagNeeds::Trace));
   t.push_back(numberFlag(
       "--metrics-port", "P", +[](Flags &f) -> int & { return f.metricsPort; },
       {0, 65535, false, true, "a port", "a port in [0, 65535]"},

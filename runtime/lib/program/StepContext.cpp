@@ -107,7 +107,8 @@ static double seconds(int64_t startNs, int64_t endNs) {
 
 StepContext::StepContext(int64_t rank, const MeshLayout &mesh,
                          Communicator &comm, const DeviceRuntime *device)
-    : rank_(rank), mesh_(mesh), comm_(comm), device_(device) {}
+    : rank_(rank), mesh_(mesh), comm_(comm), device_(device),
+      opTiming_(device) {}
 
 StepContext::~StepContext() = default;
 

@@ -76,6 +76,8 @@ std::vector<Tensor> StepLoop::run(std::vector<Tensor> &args,
                       "injected delay (RTX_FAULT_SLOW_RANK)", "fault");
       sleepMs(faults.slowRankMs);
     }
+    // A traced step runs uncaptured, its ops timed one by one (OpTiming.h).
+    context.beginOpTiming(step);
     results = spec.step(context, args);
     context.finishStep();
     device.synchronize(); // the step's time includes its queued kernels
@@ -85,6 +87,7 @@ std::vector<Tensor> StepLoop::run(std::vector<Tensor> &args,
     record.ms = std::chrono::duration<double, std::milli>(
                     std::chrono::steady_clock::now() - start)
                     .count();
+    context.endOpTiming(); // outside the step's time
     CommunicationStats comm = context.takeCommunicationStats();
     if (offload)
       recordOffload(record, offloadBefore, offload->stats(), offloadBoundBytes);

@@ -99,6 +99,17 @@ TEST(FlagsTest, CombinationsAreRefusedByName) {
             "--timeout auto)");
 }
 
+TEST(FlagsTest, PeaksForTheRooflineNeedATrace) {
+  Flags flags =
+      parse({"--trace", "run", "--peak-tflops", "989.4", "--peak-gbps=4800"});
+  EXPECT_EQ(flags.trace.peakTflops, 989.4);
+  EXPECT_EQ(flags.trace.peakGbps, 4800);
+  EXPECT_EQ(refusal({"--trace", "run", "--peak-tflops", "0"}),
+            "--peak-tflops needs a number > 0, got '0'");
+  EXPECT_EQ(refusal({"--peak-gbps", "10"}),
+            "--peak-gbps needs --trace DIR (or RTX_TRACE)");
+}
+
 TEST(FlagsTest, HelpListsEveryFlag) {
   ProgramSpec spec;
   testing::internal::CaptureStdout();
@@ -109,7 +120,7 @@ TEST(FlagsTest, HelpListsEveryFlag) {
         "--data FILE.bin", "--timeout S|auto", "--rendezvous-timeout S",
         "--trace-max-events N", "--metrics-linger S", "--checkpoint-every N",
         "--wal-sync-every N", "--preempt save|fail", "--offload-dir DIR",
-        "--help, -h"})
+        "--peak-tflops X", "--peak-gbps Y", "--help, -h"})
     EXPECT_NE(help.find(std::string("  ") + flag + " "), std::string::npos)
         << flag << " is not in --help:\n"
         << help;

@@ -4,16 +4,18 @@
 // overlap_pct on cases whose hidden share is known by construction, bus
 // bytes by nccl-tests' definition, the Prometheus text (quantiles, labels,
 // NaN), the endpoint, a bounded trace buffer and its step window, the merge
-// onto one clock, and the host allocator's counters.
+// onto one clock, op spans timed by device events or the host clock, and
+// the host allocator's counters.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Prometheus.h"
 
 #include "rtxrt/core/AllocatorStats.h"
-#include "rtxrt/program/Program.h"
 #include "rtxrt/observe/Trace.h"
 #include "rtxrt/observe/TraceMerge.h"
+#include "rtxrt/program/OpTiming.h"
+#include "rtxrt/program/Program.h"
 
 #include <httplib.h>
 #include <nlohmann/json.hpp>
@@ -289,4 +291,109 @@ TEST(ObservabilityTest, HostAllocatorPeakWindow) {
   AllocatorStats after = hostAllocatorStats();
   EXPECT_EQ(after.windowPeakBytes, start.inUseBytes + (int64_t(4) << 20));
   EXPECT_LT(after.windowPeakBytes, after.peakBytes);
+}
+
+namespace {
+/// A device whose marks are 1 us apart on its clock (mark i at i us).
+class FakeEventTimer : public DeviceEventTimer {
+public:
+  explicit FakeEventTimer(int *resolves) : resolves_(resolves) {}
+  void begin() override { marks_ = 1; }
+  int64_t mark() override { return marks_++; }
+  std::vector<int64_t> resolve() override {
+    ++*resolves_;
+    std::vector<int64_t> ns;
+    for (int64_t i = 0; i < marks_; ++i)
+      ns.push_back(i * 1000);
+    return ns;
+  }
+
+private:
+  int *resolves_;
+  int64_t marks_ = 0;
+};
+} // namespace
+
+TEST(ObservabilityTest, GpuOpsAreTimedByDeviceEventsAfterTheStep) {
+  std::string dir = temporaryDir();
+  TraceOptions o;
+  o.dir = dir;
+  o.peakTflops = 989.4;
+  TraceOptions::parseSteps("2:2", o);
+  Tracer tracer;
+  tracer.configure(o, 0, 1);
+  EXPECT_FALSE(tracingWantsOpTiming(nullptr, 2));
+  EXPECT_FALSE(tracingWantsOpTiming(&tracer, 1));
+  EXPECT_TRUE(tracingWantsOpTiming(&tracer, 2));
+  int resolves = 0;
+  DeviceRuntime device;
+  device.makeEventTimer = [&resolves] {
+    return std::make_unique<FakeEventTimer>(&resolves);
+  };
+  OpInfo matmul{"rtx.matmul", "loc(here)", 2 * 8 * 64 * 10, 4928, "matmul"};
+  OpInfo gelu{"rtx.gelu", "loc(there)", 512, 4096, "elementwise"};
+  OpTiming timing(&device);
+  tracer.beginStep(2);
+  timing.beginStep(tracer);
+  for (const OpInfo *op : {&matmul, &gelu}) {
+    timing.opBegin();
+    timing.opEnd(tracer, *op);
+  }
+  // Nothing is read from the device inside the step.
+  EXPECT_EQ(tracer.recorded(), 0);
+  EXPECT_EQ(resolves, 0);
+  timing.endStep(tracer);
+  tracer.endStep();
+  EXPECT_EQ(resolves, 1);
+  std::ifstream in(tracer.write());
+  nlohmann::json trace = nlohmann::json::parse(in);
+  EXPECT_EQ(trace["otherData"]["op_clock"],
+            "device: CUDA events on the compute stream");
+  EXPECT_EQ(trace["otherData"]["peak_flops"], 989.4e12);
+  std::vector<nlohmann::json> ops;
+  for (const auto &e : trace["traceEvents"])
+    if (e["ph"] == "X")
+      ops.push_back(e);
+  ASSERT_EQ(ops.size(), 2u);
+  // Marks 1-2 and 3-4: 1 us each, 2 us apart, on the device lane.
+  EXPECT_EQ(ops[0]["tid"], static_cast<int>(TraceLane::Device));
+  EXPECT_EQ(ops[0]["args"]["kind"], "matmul");
+  EXPECT_EQ(ops[0]["args"]["flops"], 10240);
+  EXPECT_EQ(ops[0]["args"]["step"], 2);
+  EXPECT_DOUBLE_EQ(ops[0]["dur"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(ops[1]["ts"].get<double>() - ops[0]["ts"].get<double>(),
+                   2.0);
+  EXPECT_EQ(ops[1]["args"]["kind"], "elementwise");
+}
+
+TEST(ObservabilityTest, HostOpsAreTimedByTheHostClock) {
+  std::string dir = temporaryDir();
+  TraceOptions o;
+  o.dir = dir;
+  Tracer tracer;
+  tracer.configure(o, 0, 1);
+  OpInfo op{"rtx.add", "loc(here)", 4, 48};
+  DeviceRuntime emulation; // no event timer: its kernels run in the call
+  for (const DeviceRuntime *device :
+       {(const DeviceRuntime *)nullptr, (const DeviceRuntime *)&emulation}) {
+    OpTiming timing(device);
+    tracer.beginStep(1);
+    timing.beginStep(tracer);
+    timing.opBegin();
+    timing.opEnd(tracer, op);
+    timing.endStep(tracer);
+    tracer.endStep();
+  }
+  std::ifstream in(tracer.write());
+  nlohmann::json trace = nlohmann::json::parse(in);
+  EXPECT_EQ(trace["otherData"]["op_clock"], "host");
+  EXPECT_FALSE(trace["otherData"].contains("peak_flops"));
+  int ops = 0;
+  for (const auto &e : trace["traceEvents"])
+    if (e["ph"] == "X") {
+      ++ops;
+      EXPECT_EQ(e["tid"], static_cast<int>(TraceLane::Compute));
+      EXPECT_FALSE(e["args"].contains("kind"));
+    }
+  EXPECT_EQ(ops, 2);
 }

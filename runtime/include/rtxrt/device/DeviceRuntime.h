@@ -11,6 +11,7 @@
 
 #include "rtxrt/comm/Communicator.h"
 #include "rtxrt/core/AllocatorStats.h"
+#include "rtxrt/device/DeviceEventTimer.h"
 
 #include <functional>
 #include <memory>
@@ -42,6 +43,10 @@ struct DeviceRuntime {
       int64_t rank, int64_t size, const Rendezvous &rendezvous,
       const std::vector<std::vector<int64_t>> &groups, double timeoutSeconds)>
       makeCommunicator;
+  /// A timer of device work by events on the compute stream (a traced
+  /// step's ops: program/OpTiming.h); null where the host's clock already
+  /// times the work (the emulation runs each kernel before its call returns).
+  std::function<std::unique_ptr<DeviceEventTimer>()> makeEventTimer;
 };
 
 } // namespace rtxrt

@@ -4,8 +4,9 @@
 // A run with --trace DIR (or RTX_TRACE=DIR) records what each rank did as
 // complete events ("ph": "X") of the Chrome trace event format, which
 // Perfetto, chrome://tracing and Holistic Trace Analysis read: one span per
-// step, per op (with its IR location, FLOPs and bytes from the cost
-// interface), per collective (where it ran, with its group, bytes and
+// step, per op (with its IR location, kind, FLOPs and bytes from the cost
+// interface; on a GPU timed by device events, program/OpTiming.h), per
+// collective (where it ran, with its group, bytes and
 // algorithm; and the wait for it, separately), per data load and per state
 // write. Each rank writes DIR/rank-R.trace.json at the end of the run (also
 // after a failure), and rtx-launch merges them into DIR/trace.json on one
@@ -35,18 +36,25 @@ enum class TraceLane : int {
   Compute = 0,
   Communication = 1,
   Data = 2,
-  Checkpoint = 3
+  Checkpoint = 3,
+  /// A GPU program's ops as the device ran them (program/OpTiming.h): their
+  /// times are the device's, not the host's calls, so they get a lane of
+  /// their own rather than interleave with the host's spans.
+  Device = 4
 };
 const char *traceLaneName(TraceLane lane);
 
 /// What an emitted program knows of one of its ops: rtx-translate writes a
 /// table of these, with the FLOPs and bytes of the op's CostOpInterface at
-/// its local shapes (0 for ops without a cost).
+/// its local shapes (0 for ops without a cost), and the kind of work it does
+/// (mlir::rtx::opWorkKind: "matmul", "attention", "norm", ...), by which
+/// `rtx report` groups its roofline table.
 struct OpInfo {
   const char *name;     // "rtx.matmul"
   const char *location; // the op's IR location
   double flops;
   double bytes;
+  const char *kind = nullptr; // null: not said
 };
 
 /// Which steps to trace and where to.
@@ -56,6 +64,11 @@ struct TraceOptions {
   int64_t firstStep = 1;
   int64_t lastStep = std::numeric_limits<int64_t>::max();
   int64_t maxEvents = 1 << 20;
+  /// The device's peaks, --peak-tflops (10^12 FLOP/s) and --peak-gbps
+  /// (10^9 bytes/s of memory; 0: not given), written into the trace for
+  /// `rtx report`'s roofline and MFU.
+  double peakTflops = 0;
+  double peakGbps = 0;
   /// "5:8", "5:", ":8", "7"; throws Error naming the text otherwise.
   static void parseSteps(const std::string &text, TraceOptions &options);
 };
@@ -88,6 +101,11 @@ public:
   /// Whether spans are recorded now: tracing is on and the current step is
   /// a traced one (or no step runs: setup and the final writes).
   bool active() const { return active_.load(std::memory_order_relaxed); }
+  /// Whether `step` (of this run, 1-based) is one that --trace-steps
+  /// traces; false without tracing.
+  bool tracesStep(int64_t step) const {
+    return enabled_ && step >= options_.firstStep && step <= options_.lastStep;
+  }
   /// The step loop's marks: spans between them belong to `step`.
   void beginStep(int64_t step);
   void endStep();
@@ -101,8 +119,12 @@ public:
   /// "error", args.message) at this moment: when the failure was found.
   /// Recorded whenever tracing is on, also outside the traced steps.
   void error(const std::string &message);
-  /// An op's span, its arguments from `op`.
-  void opSpan(const OpInfo &op, int64_t startNs, int64_t endNs);
+  /// An op's span, its arguments from `op`, on `lane`.
+  void opSpan(const OpInfo &op, int64_t startNs, int64_t endNs,
+              TraceLane lane = TraceLane::Compute);
+  /// How the op spans are timed, for the file's otherData.op_clock (a string
+  /// literal; default "host": the host's clock around each kernel call).
+  void setOpClock(const char *clock) { opClock_ = clock; }
 
   /// Facts written into the file's "otherData" (mesh, run id, clock).
   void setRunInfo(std::string mesh, std::string runId);
@@ -130,6 +152,7 @@ private:
   TraceOptions options_;
   int64_t rank_ = 0, world_ = 1, step_ = 0;
   std::string mesh_, runId_;
+  const char *opClock_ = "host";
   ClockOffset clock_;
   mutable std::mutex mutex_;
   std::vector<Event> events_;

@@ -15,6 +15,7 @@
 #include "rtxrt/device/DeviceRuntime.h"
 #include "rtxrt/observe/CommunicationStats.h"
 #include "rtxrt/observe/Trace.h"
+#include "rtxrt/program/OpTiming.h"
 
 #include <deque>
 #include <map>
@@ -93,14 +94,26 @@ public:
   /// Records spans into `tracer` from now on (null: none).
   void setTracer(Tracer *tracer) { tracer_ = tracer; }
   Tracer *tracer() const { return tracer_; }
-  /// An emitted op's span: opBegin() before its statement, opEnd() after.
+  /// An emitted op's span: opBegin() before its statement, opEnd() after;
+  /// timed by the host's clock, or on a GPU by device events (OpTiming.h).
   void opBegin() {
     if (tracer_ && tracer_->active())
-      opStart_ = Tracer::now();
+      opTiming_.opBegin();
   }
   void opEnd(const OpInfo &op) {
     if (tracer_ && tracer_->active())
-      tracer_->opSpan(op, opStart_, Tracer::now());
+      opTiming_.opEnd(*tracer_, op);
+  }
+  /// The step loop's marks around step `step`'s function: a traced step's
+  /// ops are timed (on a GPU, by device events resolved at endOpTiming(),
+  /// which comes after the step's synchronisation).
+  void beginOpTiming(int64_t step) {
+    if (tracingWantsOpTiming(tracer_, step))
+      opTiming_.beginStep(*tracer_);
+  }
+  void endOpTiming() {
+    if (tracer_)
+      opTiming_.endStep(*tracer_);
   }
   /// A pipeline action begins (`name` like "1F3", a string literal), ending
   /// the one before; null ends the last. Traced as a span around its ops.
@@ -160,7 +173,7 @@ private:
   CommunicationStats stats_;
   Tracer *tracer_ = nullptr;
   OffloadStore *offload_ = nullptr;
-  int64_t opStart_ = 0;
+  OpTiming opTiming_;
   const char *action_ = nullptr;
   int64_t actionStart_ = 0;
   int64_t nextId_ = 0;
