@@ -17,7 +17,7 @@
 //    diagonal tile. Writes the row logsumexp when asked (the backward).
 //  - backward (the API gives it q, k, v and dout only, so it first runs
 //    the forward into temporaries for O and the logsumexp: one extra
-//    forward, about 2/7 of the backward's matrix work; a forward that
+//    forward, 2 of the backward's 9 matrix products; a forward that
 //    returned its logsumexp, with O kept by the program, would save it):
 //      1. D = rowsum(dout * O), one warp per row;
 //      2. dk, dv: a CTA per (key/value head, 64 keys); it loops over the

@@ -23,8 +23,6 @@
   extern __shared__ __align__(16) unsigned char name[]
 #endif
 
-#include "../../kernels/KernelUtils.h"
-
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -604,9 +602,11 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 // --- launch geometry (host) ----------------------------------------------------
+// Dims is rtxrt::detail::AttentionDims (kernels/KernelUtils.h), a template
+// parameter so that this header needs no runtime header.
 
-inline FlashArgs flashArgs(const rtxrt::detail::AttentionDims &s, bool causal,
-                           double scale) {
+template <typename Dims>
+FlashArgs flashArgs(const Dims &s, bool causal, double scale) {
   return {s.b, s.hq, s.hkv, s.group, s.sq, s.skv, causal,
           float(scale * kLog2e)};
 }
@@ -615,11 +615,11 @@ inline int64_t tilesOf(int64_t rows) {
   return (rows + kTileRows - 1) / kTileRows;
 }
 /// CTAs of flashForwardKernel and flashGradQueryKernel (a query tile each).
-inline int64_t queryTileCtas(const rtxrt::detail::AttentionDims &s) {
+template <typename Dims> int64_t queryTileCtas(const Dims &s) {
   return s.b * s.hq * tilesOf(s.sq);
 }
 /// CTAs of flashGradKeyKernel (a key tile each).
-inline int64_t keyTileCtas(const rtxrt::detail::AttentionDims &s) {
+template <typename Dims> int64_t keyTileCtas(const Dims &s) {
   return s.b * s.hkv * tilesOf(s.skv);
 }
 /// CTAs of rowDotKernel over `rows` rows (a warp each).
