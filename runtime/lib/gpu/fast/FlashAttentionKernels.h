@@ -432,6 +432,10 @@ __global__ void __launch_bounds__(kThreads)
     delta[row] = sum;
 }
 
+// Both backward kernels use GradSmem's layout, the key kernel with the
+// roles of the two tile heights swapped: they must be equal.
+static_assert(kTileRows == kStreamRows, "GradSmem assumes square tiles");
+
 template <typename T, int D> struct GradSmem {
   static constexpr int ldD = paddedRow<T>(D);
   static constexpr int ldX = paddedRow<T>(kStreamRows);
