@@ -1,4 +1,4 @@
-//===- CtaEmulation.h - CUDA CTAs on CPU threads, for kernel tests -*- C++ -*-===//
+//===- CtaEmulation.h - CUDA CTAs on the host, for tests --------*- C++ -*-===//
 //
 // Runs a CUDA kernel written for shared memory, barriers, warp shuffles and
 // the tensor cores' mma.sync (runtime/lib/gpu/fast/FlashAttentionKernels.h)
@@ -24,8 +24,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <memory>
 #include <functional>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>

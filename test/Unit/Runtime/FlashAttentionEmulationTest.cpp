@@ -58,9 +58,9 @@ std::string describe(const Case &c) {
 }
 
 template <typename T, int D>
-Tensor emulatedForward(const AttentionDims &s, const Tensor &q,
-                       const Tensor &k, const Tensor &v, bool causal,
-                       double scale, float *lse2) {
+Tensor emulatedForward(const AttentionDims &s, const Tensor &q, const Tensor &k,
+                       const Tensor &v, bool causal, double scale,
+                       float *lse2) {
   Tensor o = poisoned(q.shape(), q.dtype());
   cta::launch(flash::flashForwardKernel<T, D>, flash::queryTileCtas(s),
               flash::kThreads, flash::ForwardSmem<T, D>::bytes,
@@ -83,9 +83,9 @@ std::vector<Tensor> emulatedBackward(const AttentionDims &s, const Tensor &q,
   Tensor dq = poisoned(q.shape(), q.dtype());
   Tensor dk = poisoned(k.shape(), k.dtype());
   Tensor dv = poisoned(v.shape(), v.dtype());
-  flash::GradPointers<T> p{in<T>(q),       in<T>(k),     in<T>(v),
-                           in<T>(dout),    lse2.data(),  delta.data(),
-                           out<T>(dq),     out<T>(dk),   out<T>(dv)};
+  flash::GradPointers<T> p{in<T>(q),    in<T>(k),    in<T>(v),
+                           in<T>(dout), lse2.data(), delta.data(),
+                           out<T>(dq),  out<T>(dk),  out<T>(dv)};
   flash::FlashArgs args = flash::flashArgs(s, causal, scale);
   cta::launch(flash::flashGradKeyKernel<T, D>, flash::keyTileCtas(s),
               flash::kThreads, flash::GradSmem<T, D>::bytes, args, p,
@@ -98,8 +98,8 @@ std::vector<Tensor> emulatedBackward(const AttentionDims &s, const Tensor &q,
 
 template <typename T>
 void runCase(const Case &c, const AttentionDims &s, const Tensor &q,
-             const Tensor &k, const Tensor &v, const Tensor &dout,
-             double scale, double forwardTolerance, double gradTolerance) {
+             const Tensor &k, const Tensor &v, const Tensor &dout, double scale,
+             double forwardTolerance, double gradTolerance) {
   Tensor expected = attention(q, k, v, c.causal, scale);
   std::vector<Tensor> expectedGrads =
       attentionGrad(q, k, v, dout, c.causal, scale);
@@ -128,8 +128,8 @@ void runCase(const Case &c, const AttentionDims &s, const Tensor &q,
 void check(const Case &c) {
   Tensor q = randomTensor({c.b, c.hq, c.sq, c.d}, c.dtype, 11, -c.magnitude,
                           c.magnitude);
-  Tensor k = randomTensor({c.b, c.hkv, c.skv, c.d}, c.dtype, 12,
-                          -c.magnitude, c.magnitude);
+  Tensor k = randomTensor({c.b, c.hkv, c.skv, c.d}, c.dtype, 12, -c.magnitude,
+                          c.magnitude);
   Tensor v = randomTensor({c.b, c.hkv, c.skv, c.d}, c.dtype, 13);
   Tensor dout = randomTensor({c.b, c.hq, c.sq, c.d}, c.dtype, 14);
   double scale = 1.0 / std::sqrt(double(c.d));
@@ -164,9 +164,9 @@ TEST(FlashAttentionEmulationTest, F32FewQueriesManyKeys) {
 }
 
 TEST(FlashAttentionEmulationTest, Bf16OnTheTensorCores) {
-  check({2, 4, 1, 33, 33, 64, true, DType::BF16});      // group 4
-  check({1, 2, 2, 65, 65, 128, true, DType::BF16});     // head dim 128
-  check({1, 2, 1, 20, 67, 128, false, DType::BF16});    // Sq != Skv
+  check({2, 4, 1, 33, 33, 64, true, DType::BF16});   // group 4
+  check({1, 2, 2, 65, 65, 128, true, DType::BF16});  // head dim 128
+  check({1, 2, 1, 20, 67, 128, false, DType::BF16}); // Sq != Skv
 }
 
 TEST(FlashAttentionEmulationTest, F16OnTheTensorCores) {

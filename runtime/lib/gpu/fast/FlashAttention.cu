@@ -59,7 +59,7 @@ using rtxrt::detail::AttentionDims;
 
 namespace {
 
-// --- launches ------------------------------------------------------------------
+// --- launches ----------------------------------------------------------------
 
 /// Launches `kernel` on `tiles` CTAs with `bytes` of dynamic shared memory
 /// (above 48 KiB needs the kernel's opt-in, given before each launch: a
@@ -85,10 +85,10 @@ template <typename T, int D>
 void forward(const AttentionDims &s, const Tensor &q, const Tensor &k,
              const Tensor &v, Tensor &out, float *lse2, bool causal,
              double scale) {
-  launch(flashForwardKernel<T, D>, queryTileCtas(s),
-         ForwardSmem<T, D>::bytes, flashArgs(s, causal, scale),
-         static_cast<const T *>(q.raw()), static_cast<const T *>(k.raw()),
-         static_cast<const T *>(v.raw()), static_cast<T *>(out.raw()), lse2);
+  launch(flashForwardKernel<T, D>, queryTileCtas(s), ForwardSmem<T, D>::bytes,
+         flashArgs(s, causal, scale), static_cast<const T *>(q.raw()),
+         static_cast<const T *>(k.raw()), static_cast<const T *>(v.raw()),
+         static_cast<T *>(out.raw()), lse2);
 }
 
 template <typename T, int D>
@@ -104,8 +104,8 @@ void backward(const AttentionDims &s, const Tensor &q, const Tensor &k,
   forward<T, D>(s, q, k, v, out, static_cast<float *>(lse2.raw()), causal,
                 scale);
   launch(rowDotKernel<T>, rowDotCtas(rows), 0, rows, D,
-         static_cast<const T *>(dout.raw()),
-         static_cast<const T *>(out.raw()), static_cast<float *>(delta.raw()));
+         static_cast<const T *>(dout.raw()), static_cast<const T *>(out.raw()),
+         static_cast<float *>(delta.raw()));
   GradPointers<T> p{static_cast<const T *>(q.raw()),
                     static_cast<const T *>(k.raw()),
                     static_cast<const T *>(v.raw()),
@@ -116,10 +116,10 @@ void backward(const AttentionDims &s, const Tensor &q, const Tensor &k,
                     static_cast<T *>(dk.raw()),
                     static_cast<T *>(dv.raw())};
   FlashArgs args = flashArgs(s, causal, scale);
-  launch(flashGradKeyKernel<T, D>, keyTileCtas(s),
-         GradSmem<T, D>::bytes, args, p, float(scale));
-  launch(flashGradQueryKernel<T, D>, queryTileCtas(s),
-         GradSmem<T, D>::bytes, args, p, float(scale));
+  launch(flashGradKeyKernel<T, D>, keyTileCtas(s), GradSmem<T, D>::bytes, args,
+         p, float(scale));
+  launch(flashGradQueryKernel<T, D>, queryTileCtas(s), GradSmem<T, D>::bytes,
+         args, p, float(scale));
 }
 
 /// Calls fn<T, D>(...) for the element type of `dtype` and head dim D.
@@ -145,8 +145,8 @@ void backward(const AttentionDims &s, const Tensor &q, const Tensor &k,
 
 } // namespace
 
-bool gpu::fast::flashAttentionCovers(const AttentionDims &dims,
-                                     const std::vector<const Tensor *> &tensors) {
+bool gpu::fast::flashAttentionCovers(
+    const AttentionDims &dims, const std::vector<const Tensor *> &tensors) {
   if (dims.d != 64 && dims.d != 128)
     return false;
   for (const Tensor *t : tensors) {

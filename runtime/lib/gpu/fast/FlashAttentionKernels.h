@@ -1,4 +1,4 @@
-//===- FlashAttentionKernels.h - the flash-attention kernels ---*- C++ -*-===//
+//===- FlashAttentionKernels.h - the flash-attention kernels ----*- C++ -*-===//
 //
 // Private to the GPU runtime: the kernels of FlashAttention.cu (which
 // explains them), in a header so that one source serves two compilers:
@@ -38,7 +38,7 @@ constexpr int kThreads = kWarps * 32;
 constexpr int kRowsPerWarp = 16;
 constexpr int kTileRows = kWarps * kRowsPerWarp; // rows a CTA owns
 constexpr int kStreamRows = 64;                  // rows of a streamed tile
-constexpr double kLog2e = 1.4426950408889634; // softmax in base 2
+constexpr double kLog2e = 1.4426950408889634;    // softmax in base 2
 
 // --- element types -----------------------------------------------------------
 
@@ -74,7 +74,7 @@ template <typename T> constexpr int paddedRow(int columns) {
   return columns + 16 / static_cast<int>(sizeof(T));
 }
 
-// --- operands of a warp GEMM in shared memory ----------------------------------
+// --- operands of a warp GEMM in shared memory --------------------------------
 
 /// Element (i, k) of an operand, k the contracted index and i the row of A
 /// or the column of B, stored with k contiguous: p[i * ld + k].
@@ -98,7 +98,7 @@ template <typename T> struct IContiguous {
   }
 };
 
-// --- warp GEMMs ----------------------------------------------------------------
+// --- warp GEMMs --------------------------------------------------------------
 
 __device__ __forceinline__ void mma16816(float (&c)[4], const uint32_t (&a)[4],
                                          const uint32_t (&b)[2],
@@ -140,8 +140,7 @@ __device__ __forceinline__ void warpGemmMma(float (&c)[NT][4], const A &a,
 #pragma unroll
   for (int kk = 0; kk < K; kk += 16) {
     uint32_t af[4] = {a.pair(g, kk + 2 * t), a.pair(g + 8, kk + 2 * t),
-                      a.pair(g, kk + 8 + 2 * t),
-                      a.pair(g + 8, kk + 8 + 2 * t)};
+                      a.pair(g, kk + 8 + 2 * t), a.pair(g + 8, kk + 8 + 2 * t)};
 #pragma unroll
     for (int nt = 0; nt < NT; ++nt) {
       uint32_t bf[2] = {b.pair(nt * 8 + g, kk + 2 * t),
@@ -207,7 +206,8 @@ __device__ __forceinline__ float rowSum(float x) {
   return x + __shfl_xor_sync(0xffffffffu, x, 2);
 }
 
-/// Stores a warp's accumulators as T into the 16 rows of shared memory at `rows` (row stride ld).
+/// Stores a warp's accumulators as T into the 16 rows of shared memory at
+/// `rows` (row stride ld).
 template <typename T, int NT>
 __device__ __forceinline__ void storeShared(T *rows, int ld,
                                             const float (&c)[NT][4]) {
@@ -222,10 +222,9 @@ __device__ __forceinline__ void storeShared(T *rows, int ld,
 /// [row0, row0 + 16) of the [rowLimit, D] matrix `out`, skipping rows at or
 /// past rowLimit.
 template <typename T, int NT>
-__device__ __forceinline__ void storeGlobal(T *out, int64_t row0,
-                                            int64_t rowLimit,
-                                            const float (&c)[NT][4],
-                                            float factor) {
+__device__ __forceinline__ void
+storeGlobal(T *out, int64_t row0, int64_t rowLimit, const float (&c)[NT][4],
+            float factor) {
   constexpr int D = NT * 8;
 #pragma unroll
   for (int e = 0; e < 4; ++e) {
@@ -238,7 +237,7 @@ __device__ __forceinline__ void storeGlobal(T *out, int64_t row0,
   }
 }
 
-// --- tiles from global memory --------------------------------------------------
+// --- tiles from global memory ------------------------------------------------
 
 /// Copies rows [row0, row0 + ROWS) of the [rowLimit, D] matrix `src` into
 /// shared memory (row stride ld), 16 bytes a load; rows at or past
@@ -266,7 +265,7 @@ __device__ __forceinline__ void loadRowValues(float *dst, int n,
     dst[i] = row0 + i < rowLimit ? src[row0 + i] : 0.0f;
 }
 
-// --- the kernels -----------------------------------------------------------------
+// --- the kernels -------------------------------------------------------------
 
 struct FlashArgs {
   int64_t b, hq, hkv, group, sq, skv;
@@ -307,8 +306,8 @@ template <typename T, int D> struct ForwardSmem {
   static constexpr int ldD = paddedRow<T>(D);
   static constexpr int ldP = paddedRow<T>(kStreamRows);
   static constexpr size_t bytes =
-      sizeof(T) * (size_t(kTileRows + 2 * kStreamRows) * ldD +
-                   size_t(kTileRows) * ldP);
+      sizeof(T) *
+      (size_t(kTileRows + 2 * kStreamRows) * ldD + size_t(kTileRows) * ldP);
 };
 
 /// out = softmax(scale q k^T) v for one query tile; lse2 (when not null)
@@ -348,10 +347,9 @@ __global__ void __launch_bounds__(kThreads)
 
     float s[NTS][4];
     zero(s);
-    warpGemm<NTS, D, T>(s,
-                        KContiguous<T>{qs + warp * kRowsPerWarp * S::ldD,
-                                       S::ldD},
-                        KContiguous<T>{ks, S::ldD});
+    warpGemm<NTS, D, T>(
+        s, KContiguous<T>{qs + warp * kRowsPerWarp * S::ldD, S::ldD},
+        KContiguous<T>{ks, S::ldD});
     float tileMax[2] = {-INFINITY, -INFINITY};
 #pragma unroll
     for (int nt = 0; nt < NTS; ++nt)
@@ -605,14 +603,14 @@ __global__ void __launch_bounds__(kThreads)
   storeGlobal<T>(p.dv + kvHead * a.skv * D, warpKey0, a.skv, dv, 1.0f);
 }
 
-// --- launch geometry (host) ----------------------------------------------------
+// --- launch geometry (host) --------------------------------------------------
 // Dims is rtxrt::detail::AttentionDims (kernels/KernelUtils.h), a template
 // parameter so that this header needs no runtime header.
 
 template <typename Dims>
 FlashArgs flashArgs(const Dims &s, bool causal, double scale) {
-  return {s.b, s.hq, s.hkv, s.group, s.sq, s.skv, causal,
-          float(scale * kLog2e)};
+  return {s.b,  s.hq,  s.hkv,  s.group,
+          s.sq, s.skv, causal, float(scale * kLog2e)};
 }
 
 inline int64_t tilesOf(int64_t rows) {
