@@ -8,8 +8,12 @@
 // and uses four more GEMMs; dk and dv sum over the group's query heads
 // inside the GEMM's contraction.
 //
-// The scores are materialised ([B, Hq, Sq, Skv] per call); a fused (flash)
-// kernel is the next step for long sequences.
+// These portable kernels materialise the scores ([B, Hq, Sq, Skv] per
+// call). On the fast path (gpu::useFastKernels(), the CUDA build) the flash
+// kernels of fast/FlashAttention.cu run instead wherever they cover the
+// case (f32/bf16/f16, head dims 64 and 128): O(S) memory, bf16 and f16 on
+// the tensor cores. Other cases (f64, other head dims) run these kernels;
+// docs/gpu.md lists them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +22,10 @@
 #include "Portable.h"
 
 #include "../kernels/KernelUtils.h"
+
+#if defined(__CUDACC__)
+#include "fast/FlashAttention.h"
+#endif
 
 #include <cmath>
 
@@ -118,6 +126,15 @@ Tensor gpu::attention(const Tensor &query, const Tensor &key,
                       const Tensor &value, bool causal, double scale) {
   AttentionShape s =
       checkAttention("rtx.attention", query, key, value, causal, scale);
+#if defined(__CUDACC__)
+  if (useFastKernels() &&
+      fast::flashAttentionCovers(s, {&query, &key, &value})) {
+    Tensor out = empty(query.shape(), query.dtype());
+    if (out.numel() > 0)
+      fast::flashAttention(s, query, key, value, out, causal, scale);
+    return out;
+  }
+#endif
   Tensor q = toCompute(query), k = toCompute(key), v = toCompute(value);
   Tensor out = zeros(query.shape(), q.dtype());
   if (out.numel() > 0)
@@ -131,8 +148,25 @@ std::vector<Tensor> gpu::attentionGrad(const Tensor &query, const Tensor &key,
                                        double scale) {
   const std::string op = "rtx.attention_grad";
   AttentionShape s = checkAttention(op, query, key, value, causal, scale);
+  rtxrt::detail::checkFloat(op, resultGrad, "result_grad");
+  rtxrt::detail::checkSameDType(op, query, "query", resultGrad, "result_grad");
   checkSameShape(op, query, "query", resultGrad, "result_grad");
   checkOnGpu(op, resultGrad, "result_grad");
+#if defined(__CUDACC__)
+  if (useFastKernels() &&
+      fast::flashAttentionCovers(s, {&query, &key, &value, &resultGrad})) {
+    if (query.numel() == 0 || key.numel() == 0) // sums over no rows
+      return {zeros(query.shape(), query.dtype()),
+              zeros(key.shape(), key.dtype()),
+              zeros(value.shape(), value.dtype())};
+    Tensor dq = empty(query.shape(), query.dtype());
+    Tensor dk = empty(key.shape(), key.dtype());
+    Tensor dv = empty(value.shape(), value.dtype());
+    fast::flashAttentionGrad(s, query, key, value, resultGrad, dq, dk, dv,
+                             causal, scale);
+    return {dq, dk, dv};
+  }
+#endif
   Tensor q = toCompute(query), k = toCompute(key), v = toCompute(value),
          dout = toCompute(resultGrad);
   Tensor dq = zeros(query.shape(), q.dtype());

@@ -193,6 +193,17 @@ TEST(GpuKernelsTest, AttentionAndItsGradientWithGroupedHeads) {
   }
 }
 
+TEST(GpuKernelsTest, AttentionGradRejectsAResultGradOfAnotherDtype) {
+  // As on the CPU: the fast (flash) kernels read result_grad as q's dtype.
+  Tensor q = randomTensor({1, 2, 5, 8}, DType::BF16, 29);
+  Tensor dout = randomTensor({1, 2, 5, 8}, DType::F32, 30);
+  expectError(
+      [&] { gpu::attentionGrad(dev(q), dev(q), dev(q), dev(dout), true, 0.35); },
+      {"rtx.attention_grad", "result_grad"});
+  expectError([&] { attentionGrad(q, q, q, dout, true, 0.35); },
+              {"rtx.attention_grad", "result_grad"});
+}
+
 TEST(GpuKernelsTest, EmbeddingAndCrossEntropy) {
   Tensor table = randomTensor({37, 6}, DType::F32, 26);
   Tensor ids = ints({3, 5}, 37, 27);
