@@ -190,6 +190,25 @@ def table(rows, peers):
     return lines
 
 
+def traced_report(a, name, env, peak):
+    """Traces steps 3-4 of `name`'s program (ops timed by device events) and
+    writes rtx report's roofline table and MFU for it to OUT/report-NAME.txt."""
+    trace = os.path.join(a.out, f"trace-{name}")
+    shutil.rmtree(trace, ignore_errors=True)
+    peaks = ["--peak-tflops", f"{peak['bf16_tflops']:.1f}", "--peak-gbps", f"{peak['copy_gbps']:.0f}"] if peak else []
+    done = subprocess.run([os.path.join(a.out, name, "program-cuda"), "--steps", "4", "--seed", "0", "--trace",
+                           trace, "--trace-steps", "3:4", *peaks], capture_output=True, text=True, env=env,
+                          timeout=180)
+    if done.returncode != 0:
+        return f"traced run of {name} failed (exit {done.returncode}): {done.stderr[-500:]}"
+    report = subprocess.run([sys.executable, "-m", "rtx", "report", trace], capture_output=True, text=True,
+                            env=dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python")), timeout=120)
+    with open(os.path.join(a.out, f"report-{name}.txt"), "w") as f:
+        f.write(report.stdout + report.stderr)
+    return f"rtx report of {name}'s steps 3-4: {os.path.join(a.out, f'report-{name}.txt')}" + (
+        "" if report.returncode == 0 else f" (exit {report.returncode})")
+
+
 def run_prepared(a):
     with open(os.path.join(a.out, "bench.json")) as f:
         bench = json.load(f)
@@ -211,6 +230,8 @@ def run_prepared(a):
         if row["loss_difference"] is None or not row["loss_difference"] <= BF16_TOLERANCE:
             failed = True
     lines += table(rows, a.peers)
+    if a.report:
+        lines.append(traced_report(a, names[-1], env, peak))
     lines.append(f"MFU: nanoGPT's FLOPs per token (6N + 12LHQT) x tokens/s over {DATASHEET_BF16_TFLOPS:.0f} "
                  f"TFLOP/s (H100/H200 SXM dense bf16); steps {a.steps}, the first {a.warmup} untimed"
                  + (" (CUDA programs built for the host emulation)" if bench["emulated"] else ""))
@@ -239,6 +260,8 @@ def main():
                         help="steps of the f32 CPU program whose losses rtx's are checked against")
     parser.add_argument("--gpu-passes", default=" ".join(GPU_PASSES),
                         help="rtx-opt flags after the optimizer (default: %(default)s)")
+    parser.add_argument("--no-report", dest="report", action="store_false",
+                        help="run: skip the traced run and rtx report of the last configuration")
     add_prepared_args(parser, ROOT, "build-gpu-speed")
     a = parser.parse_args()
     a.out = os.path.abspath(a.out)

@@ -23,6 +23,7 @@ if [ -d build-gpu-speed ]; then
     > "$results/speed.log" 2>&1 || status=1
   cp build-gpu-speed/result.txt "$results/speed-result.txt" 2>/dev/null
   cp build-gpu-speed/result.json "$results/speed-result.json" 2>/dev/null
+  cp build-gpu-speed/report-*.txt "$results/" 2>/dev/null
 fi
 if [ -d build-gpu-nccl ]; then
   timeout "${RTX_GPU_NCCL_LIMIT:-150}" python3 bench/gpu/nccl_in_job.py run --out build-gpu-nccl --repeat "${RTX_GPU_REPEAT:-1}" > "$results/nccl.log" 2>&1 || status=1

@@ -220,11 +220,14 @@ def _g(x: Optional[float], pct: bool = False) -> str:
 
 
 def _table(title: str, rows: List[Row], first: str) -> List[str]:
+    by_kind = first == "kind"  # the first column is the kind already
+    kind_head = "" if by_kind else f"{'kind':11s} "
     lines = [title,
-             f"  {first:28s} {'kind':11s} {'calls':>6s} {'ms':>9s} {'share':>6s} {'TFLOP/s':>9s} "
+             f"  {first:28s} {kind_head}{'calls':>6s} {'ms':>9s} {'share':>6s} {'TFLOP/s':>9s} "
              f"{'GB/s':>9s} {'FLOP/B':>8s} {'bound':>9s} {'of bound':>8s}"]
     for r in rows:
-        lines.append(f"  {r.name[:28]:28s} {r.kind:11s} {r.calls:6.3g} {r.ms:9.3f} {_g(r.share, True):>6s} "
+        kind = "" if by_kind else f"{r.kind:11s} "
+        lines.append(f"  {r.name[:28]:28s} {kind}{r.calls:6.3g} {r.ms:9.3f} {_g(r.share, True):>6s} "
                      f"{_g(r.tflops):>9s} {_g(r.gbps):>9s} {_g(r.intensity):>8s} "
                      f"{_g(r.bound_tflops):>9s} {_g(r.of_bound, True):>8s}")
     return lines
