@@ -277,6 +277,7 @@ void StepArena::endStep() {
             std::to_string(plan_.bytes.size()));
   if (!diverged_) {
     ++stats_.servedSteps;
+    ++stepsOnPlan_;
     return;
   }
   if (stats_.plans >= kMaxPlans)
@@ -309,6 +310,7 @@ void StepArena::plan() {
   storage_ = storage;
   mode_ = Mode::Serve;
   parity_ = 1; // the next step is even
+  stepsOnPlan_ = 0;
   ++stats_.plans;
   stats_.planned = true;
   stats_.arenaBytes = plan_.arenaBytes;

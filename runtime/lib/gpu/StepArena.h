@@ -144,6 +144,11 @@ public:
   /// Whether the step now open is served from a plan, and its parity.
   bool serving() const { return inStep_ && mode_ == Mode::Serve; }
   int parity() const { return parity_; }
+  /// Steps served wholly by the current plan (0 when the next step is
+  /// recorded): a step may be captured once both parities have been.
+  int64_t stepsOnPlan() const {
+    return mode_ == Mode::Serve ? stepsOnPlan_ : 0;
+  }
   /// Whether the step now open has followed its plan so far.
   bool onPlan() const { return serving() && !diverged_; }
 
@@ -185,6 +190,7 @@ private:
   int64_t step_ = 0;
   int parity_ = 0;
   int64_t position_ = 0; ///< allocations of the open step so far
+  int64_t stepsOnPlan_ = 0;
   bool diverged_ = false;
   std::string divergence_;
   std::shared_ptr<Recording> recording_;

@@ -155,7 +155,7 @@ public:
     if (capture_) {
       if (graphs_[0] && graphs_[1])
         return replay(*graphs_[nextGraph_ ^= 1], args);
-      if (stepState().arena.stats().servedSteps >= 2)
+      if (stepState().arena.stepsOnPlan() >= 2)
         return captureAndLaunch(step, body, args);
     }
 #endif
@@ -266,7 +266,8 @@ private:
   /// (the batch) are held.
   void keepArgs(CapturedStep &captured, const std::vector<Tensor> &args) {
     for (const Tensor &arg : args) {
-      captured.argAddress.push_back(arg.defined() ? arg.raw() : nullptr);
+      captured.argAddress.push_back(
+          arg.defined() ? const_cast<void *>(arg.raw()) : nullptr);
       captured.argBytes.push_back(arg.defined() ? arg.nbytes() : 0);
       captured.heldArgs.push_back(
           arg.defined() && !stepState().arena.holds(arg.raw()) ? arg

@@ -232,17 +232,13 @@ static void addStateFlags(std::vector<FlagSpec> &t) {
 static void addDeviceFlags(std::vector<FlagSpec> &t) {
   t.push_back(switchFlag(
       "--no-step-arena", [](Flags &f) -> bool & { return f.noStepArena; },
-      "GPU programs: take each buffer of a step from the device pool
-"
-      "instead of one arena planned from the first step (no CUDA graphs
-"
+      "GPU programs: take each buffer of a step from the device pool\n"
+      "instead of one arena planned from the first step (no CUDA graphs\n"
       "then either)"));
   t.push_back(switchFlag(
       "--no-cuda-graph", [](Flags &f) -> bool & { return f.noCudaGraph; },
-      "GPU programs: run every step from the host instead of capturing
-"
-      "it once as a CUDA graph and replaying it (the emulation has no
-"
+      "GPU programs: run every step from the host instead of capturing\n"
+      "it once as a CUDA graph and replaying it (the emulation has no\n"
       "graphs)"));
 }
 

@@ -32,7 +32,7 @@ struct StepLoop {
   /// Told each iteration's wall time (--timeout auto); null: none.
   StepTimeout *timeout = nullptr;
   /// How a GPU program's device runtime runs the steps (stepRunnerOptions).
-  StepRunnerOptions runnerOptions;
+  StepRunnerOptions runnerOptions = StepRunnerOptions();
 
   /// Called after each step with the steps done in all (the runs behind
   /// --state or --resume included) and the next step's arguments, which

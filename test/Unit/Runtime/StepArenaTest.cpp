@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <thread>
 #include <set>
 
 using namespace rtxrt;
@@ -270,6 +271,20 @@ TEST(StepArenaServe, OffAndOtherThreadsUseThePool) {
     loop.step(n);
   EXPECT_EQ(pool.calls, 9);
   EXPECT_FALSE(arena.stats().planned);
+
+  // On: another thread's allocation during a served step (a collective's
+  // thread) comes from the pool and leaves the step's sequence alone.
+  arena.reset(true, pool.pool(), nullptr);
+  loop.step(1);
+  int64_t before = pool.calls;
+  arena.beginStep(2);
+  std::thread([&] { arena.allocate(64); }).join();
+  EXPECT_EQ(pool.calls, before + 1);
+  arena.endStep(); // no allocation of its own: it differs from the plan
+  EXPECT_EQ(arena.stats().servedSteps, 0);
+  loop.step(3); // recorded again
+  loop.step(4);
+  EXPECT_EQ(arena.stats().servedSteps, 1);
 }
 
 } // namespace
