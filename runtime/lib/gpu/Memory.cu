@@ -8,8 +8,7 @@
 //
 // Inside a step of a program, gpu::empty and gpu::zeros take their buffers
 // from the step arena (StepArena.h), which the step runner plans from the
-// first step: no allocation inside the later steps. Uploads (toDevice) are
-// data from outside the step and always come from the pool.
+// steps it saw: no allocation inside the later steps.
 //
 //===----------------------------------------------------------------------===//
 
@@ -248,8 +247,7 @@ Tensor gpu::detail::copy(const Tensor &t) {
 Tensor gpu::toDevice(const Tensor &host) {
   if (!host.defined() || host.onGpu())
     return host;
-  Tensor t = Tensor::wrap(host.shape(), host.dtype(),
-                          poolAllocate(host.nbytes()), Device::Gpu);
+  Tensor t = empty(host.shape(), host.dtype());
   copyBytes(t.raw(), host.raw(), host.nbytes(), true, false);
   return t;
 }

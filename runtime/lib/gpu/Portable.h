@@ -105,7 +105,7 @@ template <typename Body> void forEach(int64_t n, Body body) {
 /// what keeps allocation out of the step and lets it be captured as a CUDA
 /// graph (StepArena.h, StepRunner.cu). poolAllocate is the device
 /// allocator under them (the stream-ordered pool, or host memory in the
-/// emulation), for the arena itself and for uploads.
+/// emulation), and the arena's own allocation.
 std::shared_ptr<unsigned char> poolAllocate(size_t bytes);
 
 /// Copies `bytes` between buffers; `toDevice`/`toHost` say which side each

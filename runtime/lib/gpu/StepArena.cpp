@@ -147,7 +147,7 @@ struct StepArena::Storage {
 };
 
 void StepArena::reset(bool enabled, Pool pool, Log log) {
-  mode_ = enabled ? Mode::Record : Mode::Off;
+  mode_ = enabled ? Mode::WarmUp : Mode::Off;
   pool_ = std::move(pool);
   log_ = std::move(log);
   inStep_ = false;
@@ -171,7 +171,7 @@ void StepArena::beginStep(int64_t step) {
 }
 
 std::shared_ptr<unsigned char> StepArena::allocate(size_t bytes) {
-  if (mode_ == Mode::Off || !onStepThread())
+  if (mode_ == Mode::Off || mode_ == Mode::WarmUp || !onStepThread())
     return pool_(bytes);
   if (mode_ == Mode::Record)
     return record(bytes);
@@ -260,6 +260,10 @@ void StepArena::endStep() {
   if (!inStep_)
     return;
   inStep_ = false;
+  if (mode_ == Mode::WarmUp) {
+    mode_ = Mode::Record;
+    return;
+  }
   if (mode_ == Mode::Record) {
     {
       std::lock_guard<std::mutex> lock(recording_->mutex);

@@ -120,9 +120,11 @@ struct StepArenaStats {
 };
 
 /// The arena of the steps of one step loop (StepRunner). Allocations made
-/// inside a step, on the thread that began it, are recorded (the first
-/// step) or served from the plan (the later ones); those of other threads
-/// and those between steps go to the pool as before.
+/// inside a step, on the thread that began it, come from the pool in the
+/// first step (a warm-up: one-time allocations such as constants uploaded
+/// on first use happen there), are recorded in the second and served from
+/// the plan in the later ones; those of other threads and those between
+/// steps go to the pool as before.
 class StepArena {
 public:
   /// A buffer from the device allocator (cudaMallocAsync, or host memory in
@@ -168,7 +170,10 @@ public:
   static constexpr int64_t kMaxPlans = 4;
 
 private:
-  enum class Mode { Off, Record, Serve };
+  /// WarmUp: the loop's first step, from the pool and not recorded (it
+  /// makes the one-time allocations: constants uploaded once, lazily
+  /// created state).
+  enum class Mode { Off, WarmUp, Record, Serve };
   struct Recording;
   struct Storage;
 

@@ -121,8 +121,9 @@ public:
     state.arena.reset(
         options.arena, [](size_t bytes) { return poolAllocate(bytes); },
         options.log);
-    say(options.arena ? "step arena: on (the first step is recorded and "
-                        "planned; --no-step-arena turns it off)"
+    say(options.arena ? "step arena: on (the first step warms up, the "
+                        "second is recorded and planned; --no-step-arena "
+                        "turns it off)"
                       : "step arena: off (--no-step-arena)");
 #if defined(__CUDACC__)
     if (!options.cudaGraph)
