@@ -44,7 +44,7 @@ void gpu::detail::runChecks(const std::vector<DeferredCheck> &checks) {
 void gpu::detail::checkFlag(const Tensor &flag,
                             std::function<void()> hostCheck) {
   StepState &state = stepState();
-  if (state.deferChecks)
+  if (state.deferChecks && std::this_thread::get_id() == state.stepThread)
     state.checks.push_back({flag, std::move(hostCheck)});
   else if (flagged(flag))
     hostCheck();
@@ -59,6 +59,7 @@ public:
   OpenStep(StepState &state, int64_t step) : state_(state) {
     state_.checks.clear();
     state_.deferChecks = true;
+    state_.stepThread = std::this_thread::get_id();
     state_.arena.beginStep(step);
   }
   /// Ends the step; its deferred checks, to run after its device work.

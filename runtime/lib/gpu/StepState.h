@@ -15,6 +15,7 @@
 #include "rtxrt/core/Tensor.h"
 
 #include <functional>
+#include <thread>
 #include <vector>
 
 namespace rtxrt::gpu::detail {
@@ -29,8 +30,10 @@ struct DeferredCheck {
 struct StepState {
   /// The arena of the running step loop (off outside one).
   StepArena arena;
-  /// Whether checks are deferred to the step's end (a step is open).
+  /// Whether checks are deferred to the step's end (a step is open), for
+  /// the kernels of the step's thread.
   bool deferChecks = false;
+  std::thread::id stepThread;
   /// The checks the open step deferred, in order.
   std::vector<DeferredCheck> checks;
 };
