@@ -286,8 +286,8 @@ void StepArena::endStep() {
   }
   if (stats_.plans >= kMaxPlans)
     throw Error("step arena: step " + std::to_string(step_) +
-                " differs from its plan after " +
-                std::to_string(stats_.plans) + " plans (" + divergence_ +
+                " differs from its plan after " + std::to_string(stats_.plans) +
+                " plans (" + divergence_ +
                 "): the step's allocations change from step to step; run "
                 "with --no-step-arena");
   if (log_)
@@ -310,7 +310,14 @@ void StepArena::plan() {
   // One allocation for the plan, made between steps; the buffers of the
   // plan before, still alive, keep theirs.
   auto storage = std::make_shared<Storage>();
-  storage->memory = pool_(static_cast<size_t>(plan_.arenaBytes));
+  try {
+    storage->memory = pool_(static_cast<size_t>(plan_.arenaBytes));
+  } catch (const std::exception &error) {
+    throw Error("step arena: its " + std::to_string(plan_.arenaBytes) +
+                " bytes for " + std::to_string(plan_.bytes.size()) +
+                " buffers a step could not be allocated (" + error.what() +
+                "); --no-step-arena takes each buffer from the pool");
+  }
   storage_ = storage;
   mode_ = Mode::Serve;
   parity_ = 1; // the next step is even

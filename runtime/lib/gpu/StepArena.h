@@ -110,13 +110,13 @@ StepPlan planSteps(const StepTrace &trace, int64_t alignment = kArenaAlignment);
 /// What the arena did (the step runner's log, the tests).
 struct StepArenaStats {
   bool planned = false;
-  int64_t arenaBytes = 0;      ///< the current plan's allocation
-  int64_t peakBytes = 0;       ///< its two steps' peak of live bytes
-  int64_t buffersPerStep = 0;  ///< allocations a step makes
-  int64_t survivors = 0;       ///< of them, those that outlive their step
-  int64_t servedSteps = 0;     ///< steps served wholly from a plan
-  int64_t servedBuffers = 0;   ///< allocations served from a plan
-  int64_t plans = 0;           ///< plans made (1 + re-plans)
+  int64_t arenaBytes = 0;     ///< the current plan's allocation
+  int64_t peakBytes = 0;      ///< its two steps' peak of live bytes
+  int64_t buffersPerStep = 0; ///< allocations a step makes
+  int64_t survivors = 0;      ///< of them, those that outlive their step
+  int64_t servedSteps = 0;    ///< steps served wholly from a plan
+  int64_t servedBuffers = 0;  ///< allocations served from a plan
+  int64_t plans = 0;          ///< plans made (1 + re-plans)
 };
 
 /// The arena of the steps of one step loop (StepRunner). Allocations made

@@ -116,8 +116,7 @@ struct CapturedStep {
 
 class GpuStepRunner : public StepRunner {
 public:
-  explicit GpuStepRunner(const StepRunnerOptions &options)
-      : options_(options) {
+  explicit GpuStepRunner(const StepRunnerOptions &options) : options_(options) {
     StepState &state = stepState();
     state.arena.reset(
         options.arena, [](size_t bytes) { return poolAllocate(bytes); },
@@ -147,8 +146,8 @@ public:
   }
 
   ~GpuStepRunner() override {
-    stepState().arena.reset(false, [](size_t b) { return poolAllocate(b); },
-                            nullptr);
+    stepState().arena.reset(
+        false, [](size_t b) { return poolAllocate(b); }, nullptr);
   }
 
   std::vector<Tensor> run(int64_t step, const StepBody &body,
@@ -168,11 +167,11 @@ public:
     StepArenaStats stats = stepState().arena.stats();
     if (!stats.planned)
       return;
-    std::string line =
-        "step arena: " + bytesText(stats.arenaBytes) + " for " +
-        std::to_string(stats.buffersPerStep) + " buffers a step (" +
-        bytesText(stats.peakBytes) + " live at most over an even and an " +
-        "odd step); static plan: ";
+    std::string line = "step arena: " + bytesText(stats.arenaBytes) + " for " +
+                       std::to_string(stats.buffersPerStep) +
+                       " buffers a step (" + bytesText(stats.peakBytes) +
+                       " live at most over an even and an " +
+                       "odd step); static plan: ";
     if (options_.staticPeakBytes >= 0)
       line += bytesText(options_.staticPeakBytes) + " peak, of which " +
               bytesText(options_.staticArgumentBytes) + " arguments";
@@ -180,9 +179,8 @@ public:
       line += "unknown";
     say(line);
     say("step arena: " + std::to_string(stats.servedSteps) +
-        " steps served from the plan (" +
-        std::to_string(stats.servedBuffers) + " buffers); " +
-        std::to_string(poolAllocationsInServedSteps_) +
+        " steps served from the plan (" + std::to_string(stats.servedBuffers) +
+        " buffers); " + std::to_string(poolAllocationsInServedSteps_) +
         " device allocations inside them; " + std::to_string(stats.plans) +
         (stats.plans == 1 ? " plan" : " plans") +
 #if defined(__CUDACC__)

@@ -15,8 +15,8 @@
 #include <gtest/gtest.h>
 
 #include <random>
-#include <thread>
 #include <set>
+#include <thread>
 
 using namespace rtxrt;
 using namespace rtxrt::gpu;
@@ -146,10 +146,8 @@ struct CountingPool {
   StepArena::Pool pool() {
     return [this](size_t bytes) {
       ++calls;
-      return std::shared_ptr<unsigned char>(new unsigned char[bytes + 1],
-                                            [](unsigned char *p) {
-                                              delete[] p;
-                                            });
+      return std::shared_ptr<unsigned char>(
+          new unsigned char[bytes + 1], [](unsigned char *p) { delete[] p; });
     };
   }
 };

@@ -1,4 +1,4 @@
-//===- StepRunner.h - how a GPU runtime runs the steps of a loop -*- C++ -*-===//
+//===- StepRunner.h - how a device runtime runs steps -----------*- C++ -*-===//
 //
 // The step loop (runtime/lib/program/StepLoop.cpp) hands each step of a GPU
 // program to its device runtime's StepRunner. The GPU runtime's runner
