@@ -24,8 +24,11 @@ run: unpacks the libraries, finds CUDA's and NCCL's (the CUDA toolkit's
 lib64, pip's nvidia-* packages), runs the CUDA program and the CPU program on
 that machine, checks that every step's GPU loss agrees with the prepared CPU
 losses (relative 1e-4: the GPU sums in other orders), prints tokens/s of
-each and their ratio, and writes them to OUT/result.txt. Exits non-zero when
-the losses disagree, a library is missing or a program fails.
+each and their ratio, and writes them to OUT/result.txt. It runs the CUDA
+program a second time with --no-step-arena --no-cuda-graph and checks that
+its losses are the same as with the arena and the captured graphs (and prints
+both rates). Exits non-zero when the losses disagree, a library is missing or
+a program fails.
 
 --emulate (prepare) builds the CUDA program for the host emulation of the
 GPU runtime: the whole flow can then be checked without a GPU (its speed
@@ -63,8 +66,8 @@ def losses_and_rate(output, tokens_per_step, warmup):
     return losses, rate
 
 
-def run_program(program, steps, env=None):
-    done = subprocess.run([program, "--steps", str(steps), "--seed", "0"], capture_output=True,
+def run_program(program, steps, env=None, flags=()):
+    done = subprocess.run([program, "--steps", str(steps), "--seed", "0", *flags], capture_output=True,
                           text=True, env=env)
     print(done.stdout[-1500:], done.stderr[-1500:], sep="", flush=True)
     if done.returncode != 0:
@@ -116,7 +119,13 @@ def run_prepared(a):
     env = library_environment(f"{out}/libs.tar.xz", [f"{out}/program-cuda", f"{out}/program-cpp"])
 
     steps, tokens, warmup = bench["steps"], bench["tokens_per_step"], bench["warmup"]
-    gpu_losses, gpu_rate = losses_and_rate(run_program(f"{out}/program-cuda", steps, env), tokens, warmup)
+    gpu_output = run_program(f"{out}/program-cuda", steps, env)
+    gpu_losses, gpu_rate = losses_and_rate(gpu_output, tokens, warmup)
+    # The same program with every buffer from the pool and every step from
+    # the host (docs/gpu.md "One arena, one graph per step"): the same losses.
+    host_losses, host_rate = losses_and_rate(
+        run_program(f"{out}/program-cuda", steps, env, ("--no-step-arena", "--no-cuda-graph")), tokens, warmup)
+    graphs = re.findall(r"CUDA graphs: step \d+ captured", gpu_output)
     cpu_losses, cpu_rate = losses_and_rate(run_program(f"{out}/program-cpp", steps, env), tokens, warmup)
     reference = bench["cpu_losses_here"]
     if len(gpu_losses) != steps or len(reference) != steps:
@@ -134,13 +143,18 @@ def run_prepared(a):
         f"tokens/s on this machine: GPU {gpu_rate:.0f}, CPU {cpu_rate:.0f} "
         f"(OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'all cores')}), ratio GPU/CPU "
         f"{gpu_rate / cpu_rate:.1f}",
+        f"step arena and CUDA graphs ({len(graphs)} captured): GPU {gpu_rate:.0f} tokens/s, without them "
+        f"(--no-step-arena --no-cuda-graph) {host_rate:.0f}; losses "
+        + ("identical" if host_losses == gpu_losses else f"DIFFER: {host_losses} vs {gpu_losses}"),
     ]
-    verdict = ("PASS: the CUDA program trains as the CPU program does" if worst <= a.tolerance
-               else "FAIL: the GPU losses differ from the CPU run")
+    same = host_losses == gpu_losses
+    verdict = ("PASS: the CUDA program trains as the CPU program does" if worst <= a.tolerance and same
+               else "FAIL: the GPU losses differ from the CPU run" if not worst <= a.tolerance
+               else "FAIL: the step arena or the CUDA graphs change the losses")
     print("\n".join(lines + [verdict]))
     with open(f"{out}/result.txt", "w") as f:
         f.write("\n".join(lines + [verdict]) + "\n")
-    if not worst <= a.tolerance:
+    if not (worst <= a.tolerance and same):
         sys.exit(1)
 
 

@@ -153,6 +153,12 @@ void mlir::rtx::emitProgramMain(const ProgramDescription &program,
   if (int64_t slots =
           offloadSlots(func::FuncOp(program.function).getBody().front()))
     os << "  spec.offloadSlots = " << slots << ";\n";
+  // rtx-plan-memory's peak: a GPU program logs it beside its step arena.
+  if (cuda) {
+    MemoryPlan plan = planMemory(program);
+    os << "  spec.staticPeakBytes = " << plan.peakBytes << ";\n"
+       << "  spec.staticArgumentBytes = " << plan.argumentBytes << ";\n";
+  }
   emitEnd(collectiveAxes, cuda, "  spec.step = step;\n", os);
 }
 

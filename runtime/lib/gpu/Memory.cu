@@ -6,9 +6,14 @@
 // also exploits. Devices without memory pools fall back to cudaMalloc. In the
 // host emulation a "device" buffer is host memory.
 //
+// Inside a step of a program, gpu::empty and gpu::zeros take their buffers
+// from the step arena (StepArena.h), which the step runner plans from the
+// steps it saw: no allocation inside the later steps.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Portable.h"
+#include "StepState.h"
 
 #include "../kernels/KernelUtils.h"
 
@@ -110,7 +115,7 @@ static bool memoryPools() {
   return supported;
 }
 
-static std::shared_ptr<unsigned char> allocate(size_t bytes) {
+std::shared_ptr<unsigned char> gpu::detail::poolAllocate(size_t bytes) {
   void *p = nullptr;
   size_t size = std::max<size_t>(bytes, 16);
   std::string what = "allocating " + std::to_string(bytes) + " bytes";
@@ -173,8 +178,8 @@ void gpu::synchronize() {
   check(cudaStreamSynchronize(stream()), "cudaStreamSynchronize");
 }
 
-static void zeroBytes(void *p, size_t bytes) {
-  check(cudaMemsetAsync(p, 0, bytes, stream()), "cudaMemsetAsync");
+static void fillBytes(void *p, int value, size_t bytes) {
+  check(cudaMemsetAsync(p, value, bytes, stream()), "cudaMemsetAsync");
 }
 #else
 const char *gpu::backendName() { return "CUDA emulation on the host"; }
@@ -183,7 +188,7 @@ std::string gpu::selectDevice(int64_t localRank) {
   return "emulated GPU " + std::to_string(localRank);
 }
 
-static std::shared_ptr<unsigned char> allocate(size_t bytes) {
+std::shared_ptr<unsigned char> gpu::detail::poolAllocate(size_t bytes) {
   size_t size = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
   void *p = std::aligned_alloc(64, size);
   if (!p) {
@@ -192,8 +197,6 @@ static std::shared_ptr<unsigned char> allocate(size_t bytes) {
                 " bytes of (emulated) GPU memory");
   }
   deviceCounters().allocated(static_cast<int64_t>(size));
-  // Poison fresh memory so a kernel that forgets to write an element shows.
-  std::memset(p, 0xff, size);
   return std::shared_ptr<unsigned char>(
       static_cast<unsigned char *>(p), [size](unsigned char *q) {
         deviceCounters().freed(static_cast<int64_t>(size));
@@ -211,17 +214,27 @@ void gpu::detail::copyBytes(void *dst, const void *src, size_t bytes, bool,
 
 void gpu::synchronize() {}
 
-static void zeroBytes(void *p, size_t bytes) { std::memset(p, 0, bytes); }
+static void fillBytes(void *p, int value, size_t bytes) {
+  std::memset(p, value, bytes);
+}
 #endif
 
 Tensor gpu::empty(const Shape &shape, DType dtype) {
   size_t bytes = tensorBytes(shape, dtype);
-  return Tensor::wrap(shape, dtype, allocate(bytes), Device::Gpu);
+  StepArena &arena = stepState().arena;
+  std::shared_ptr<unsigned char> buffer =
+      arena.enabled() ? arena.allocate(bytes) : poolAllocate(bytes);
+#if !defined(__CUDACC__)
+  // Poison fresh memory so a kernel that forgets to write an element shows
+  // (an arena's buffer holds what its last user wrote).
+  std::memset(buffer.get(), 0xff, std::max<size_t>(bytes, 1));
+#endif
+  return Tensor::wrap(shape, dtype, std::move(buffer), Device::Gpu);
 }
 
 Tensor gpu::zeros(const Shape &shape, DType dtype) {
   Tensor t = empty(shape, dtype);
-  zeroBytes(t.raw(), t.nbytes());
+  fillBytes(t.raw(), 0, t.nbytes());
   return t;
 }
 
@@ -281,8 +294,9 @@ Tensor gpu::detail::fromCompute(const Tensor &t, DType dtype) {
 
 Tensor gpu::detail::makeFlag() {
   Tensor flag = empty({}, DType::I64);
-  int64_t none = -1;
-  copyBytes(flag.raw(), &none, sizeof none, true, false);
+  // -1 (every bit set) by a memset on the stream: no copy from the host,
+  // so a captured step sets it again at each launch.
+  fillBytes(flag.raw(), 0xff, sizeof(int64_t));
   return flag;
 }
 

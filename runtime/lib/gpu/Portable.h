@@ -24,6 +24,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -100,6 +101,15 @@ template <typename Body> void forEach(int64_t n, Body body) {
 }
 #endif
 
+/// Allocation: kernels take every buffer, result or temporary, from
+/// gpu::empty or gpu::zeros (never cudaMalloc/cudaMallocAsync directly):
+/// inside a program's step these are served by the step arena, which is
+/// what keeps allocation out of the step and lets it be captured as a CUDA
+/// graph (StepArena.h, StepRunner.cu). poolAllocate is the device
+/// allocator under them (the stream-ordered pool, or host memory in the
+/// emulation), and the arena's own allocation.
+std::shared_ptr<unsigned char> poolAllocate(size_t bytes);
+
 /// Copies `bytes` between buffers; `toDevice`/`toHost` say which side each
 /// is on (both false: device to device).
 void copyBytes(void *dst, const void *src, size_t bytes, bool toDevice,
@@ -138,10 +148,18 @@ Tensor toCompute(const Tensor &t);
 Tensor fromCompute(const Tensor &t, DType dtype);
 
 /// Data-dependent checks: a kernel stores into a device flag (makeFlag(),
-/// -1) the index of an element it refused; flagged() reads it back. Callers
-/// then rerun the CPU kernels' host check, which throws their exact message.
+/// -1) the index of an element it refused; flagged() reads it back (and
+/// waits for the device). Callers then rerun the CPU kernels' host check,
+/// which throws their exact message.
 Tensor makeFlag();
 bool flagged(const Tensor &flag);
+/// Runs `hostCheck` (which throws the op's message) when `flag` is set.
+/// Outside a program's step the flag is read now; inside one it is read
+/// after the step, since reading it would wait for the device in the
+/// middle of the step (and cannot be captured in a CUDA graph). `hostCheck`
+/// should hold only what the message needs (not a large tensor's buffer:
+/// it is kept alive until the check).
+void checkFlag(const Tensor &flag, std::function<void()> hostCheck);
 
 } // namespace detail
 } // namespace gpu

@@ -456,8 +456,9 @@ static void checkShardIds(const std::string &op, const Tensor &ids,
                  " is not a shard of a vocabulary of " + std::to_string(vocab));
   Tensor flag = makeFlag();
   checkIdsOnDevice(ids, vocab, false, 0, flag);
-  if (flagged(flag))
+  checkFlag(flag, [op, ids, vocab] {
     rtxrt::detail::loadIds(op, gpu::toHost(ids), vocab);
+  });
 }
 
 Tensor gpu::embedding(const Tensor &table, const Tensor &ids, int64_t offset,
@@ -550,9 +551,14 @@ static void checkLogitsLabels(const std::string &op, const Tensor &logits,
     vocab = logits.dim(logits.rank() - 1);
   Tensor flag = makeFlag();
   checkIdsOnDevice(labels, vocab, hasIgnoreIndex, ignoreIndex, flag);
-  if (flagged(flag)) // the CPU check throws its message
-    rtxrt::detail::loadLabels(op, gpu::toHost(logits), gpu::toHost(labels),
-                              hasIgnoreIndex, ignoreIndex, vocab);
+  // The CPU check throws its message; of the logits it reads the shape.
+  Shape logitsShape = logits.shape();
+  DType logitsType = logits.dtype();
+  checkFlag(flag, [=] {
+    rtxrt::detail::loadLabels(op, Tensor(logitsShape, logitsType),
+                              gpu::toHost(labels), hasIgnoreIndex, ignoreIndex,
+                              vocab);
+  });
 }
 
 Tensor gpu::crossEntropy(const Tensor &logits, const Tensor &labels,

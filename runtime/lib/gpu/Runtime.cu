@@ -16,6 +16,9 @@ const DeviceRuntime &gpu::deviceRuntime() {
     r.synchronize = [] { synchronize(); };
     r.allocatorStats = [] { return allocatorStats(); };
     r.beginPeakWindow = [] { beginPeakWindow(); };
+    r.makeStepRunner = [](const StepRunnerOptions &options) {
+      return makeStepRunner(options);
+    };
     r.sliceGroup = [](const Tensor &t, int64_t dim, int64_t n, int64_t index) {
       return detail::slicePiece(t, dim, n, index);
     };

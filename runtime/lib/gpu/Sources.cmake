@@ -11,4 +11,6 @@ set(RTXRT_GPU_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/Attention.cu
   ${CMAKE_CURRENT_LIST_DIR}/Runtime.cu
   ${CMAKE_CURRENT_LIST_DIR}/EventTimer.cu
+  ${CMAKE_CURRENT_LIST_DIR}/StepRunner.cu
+  ${CMAKE_CURRENT_LIST_DIR}/StepArena.cpp
 )

@@ -126,6 +126,9 @@ Epoch::Outcome Epoch::runSteps() {
     };
   }
   loop.timeout = &*run_.timeout;
+  loop.runnerOptions =
+      stepRunnerOptions(run_.spec, flags.noStepArena, flags.noCudaGraph,
+                        run_.self.rank, run_.self.world, run_.tracer.enabled());
   std::vector<Tensor> results;
   try {
     results = loop.run(state_.args, state_.stepsDone, steps);

@@ -243,6 +243,21 @@ static void addStateFlags(std::vector<FlagSpec> &t) {
       "offloaded state (DIR/rank-R; an SSD or NVMe path)"));
 }
 
+// How a GPU program runs its steps (docs/gpu.md "One arena, one graph per
+// step").
+static void addDeviceFlags(std::vector<FlagSpec> &t) {
+  t.push_back(switchFlag(
+      "--no-step-arena", [](Flags &f) -> bool & { return f.noStepArena; },
+      "GPU programs: take each buffer of a step from the device pool\n"
+      "instead of one arena planned from the first step (no CUDA graphs\n"
+      "then either)"));
+  t.push_back(switchFlag(
+      "--no-cuda-graph", [](Flags &f) -> bool & { return f.noCudaGraph; },
+      "GPU programs: run every step from the host instead of capturing\n"
+      "it once as a CUDA graph and replaying it (the emulation has no\n"
+      "graphs)"));
+}
+
 // Every flag of an emitted program, in the order of --help.
 static const std::vector<FlagSpec> &flagTable() {
   static const std::vector<FlagSpec> table = [] {
@@ -251,6 +266,7 @@ static const std::vector<FlagSpec> &flagTable() {
     addRendezvousFlags(t);
     addObserveFlags(t);
     addStateFlags(t);
+    addDeviceFlags(t);
     FlagSpec help = switchFlag(
         "--help", [](Flags &f) -> bool & { return f.help; }, "this help");
     help.alias = "-h";

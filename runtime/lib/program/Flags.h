@@ -57,6 +57,8 @@ struct Flags {
   /// files (DIR/rank-R); a program that offloads to "cpu" refuses it.
   std::string offloadDir;
   CheckpointFlags checkpoint;
+  /// GPU programs: --no-step-arena, --no-cuda-graph (StepRunner.h).
+  bool noStepArena = false, noCudaGraph = false;
   bool paramsPartial = false;
   bool help = false;
 };

@@ -8,6 +8,7 @@
 #include "rtxrt/program/StateFeedback.h"
 
 #include <chrono>
+#include <cstdio>
 
 using namespace rtxrt;
 using namespace rtxrt::program;
@@ -45,6 +46,36 @@ static void recordLoss(StepRecord &record, const ProgramSpec &spec,
   }
 }
 
+StepRunnerOptions program::stepRunnerOptions(const ProgramSpec &spec,
+                                             bool noStepArena, bool noCudaGraph,
+                                             int64_t rank, int64_t world,
+                                             bool tracing) {
+  StepRunnerOptions options;
+  options.arena = !noStepArena;
+  options.cudaGraph = !noCudaGraph;
+  // What a capture cannot hold: each NCCL collective here waits on the host
+  // for its completion against --timeout (NcclCommunicator.cu), Gloo runs
+  // through host memory, offload reads and writes files, and traces time
+  // each op on the host.
+  if (world > 1)
+    options.noCaptureReason =
+        std::to_string(world) +
+        " ranks: their collectives wait on the host (the NCCL timeout "
+        "watch, or Gloo through host memory), which a capture cannot hold";
+  else if (spec.offloadSlots > 0)
+    options.noCaptureReason = "the step offloads state through the host";
+  else if (tracing)
+    options.noCaptureReason = "--trace times each op from the host";
+  options.staticPeakBytes = spec.staticPeakBytes;
+  options.staticArgumentBytes = spec.staticArgumentBytes;
+  if (rank == 0)
+    options.log = [](const std::string &line) {
+      std::printf("%s\n", line.c_str());
+      std::fflush(stdout);
+    };
+  return options;
+}
+
 std::vector<Tensor> StepLoop::run(std::vector<Tensor> &args,
                                   int64_t stepsBefore, int64_t steps) {
   std::vector<std::string> resultStates;
@@ -56,6 +87,16 @@ std::vector<Tensor> StepLoop::run(std::vector<Tensor> &args,
   Tracer *tracer = context.tracer();
   std::vector<Tensor> results;
   stepsRun = 0;
+  // A GPU program's steps: served by the step arena, captured as a graph.
+  const DeviceRuntime *runtime = device.runtime();
+  std::unique_ptr<StepRunner> runner;
+  if (runtime && runtime->makeStepRunner)
+    runner = runtime->makeStepRunner(runnerOptions);
+  const StepBody body = [this](const std::vector<Tensor> &stepArgs) {
+    std::vector<Tensor> stepResults = spec.step(context, stepArgs);
+    context.finishStep();
+    return stepResults;
+  };
   for (int64_t step = 1; step <= steps; ++step) {
     if (tracer)
       tracer->beginStep(step);
@@ -76,10 +117,10 @@ std::vector<Tensor> StepLoop::run(std::vector<Tensor> &args,
                       "injected delay (RTX_FAULT_SLOW_RANK)", "fault");
       sleepMs(faults.slowRankMs);
     }
-    // A traced step runs uncaptured, its ops timed one by one (OpTiming.h).
+    // A traced step runs uncaptured (the runner keeps graphs off under
+    // --trace), its ops timed one by one (OpTiming.h).
     context.beginOpTiming(step);
-    results = spec.step(context, args);
-    context.finishStep();
+    results = runner ? runner->run(step, body, args) : body(args);
     device.synchronize(); // the step's time includes its queued kernels
     StepRecord record;
     record.step = step;
@@ -109,5 +150,7 @@ std::vector<Tensor> StepLoop::run(std::vector<Tensor> &args,
     if (afterStep && !afterStep(stepsBefore + step, args))
       break;
   }
+  if (runner)
+    runner->finish();
   return results;
 }

@@ -8,6 +8,8 @@
 #include "StepTimeout.h"
 #include "TokenData.h"
 
+#include "rtxrt/device/StepRunner.h"
+
 #include <functional>
 #include <vector>
 
@@ -29,6 +31,8 @@ struct StepLoop {
   int64_t offloadBoundBytes = 0;
   /// Told each iteration's wall time (--timeout auto); null: none.
   StepTimeout *timeout = nullptr;
+  /// How a GPU program's device runtime runs the steps (stepRunnerOptions).
+  StepRunnerOptions runnerOptions = StepRunnerOptions();
 
   /// Called after each step with the steps done in all (the runs behind
   /// --state or --resume included) and the next step's arguments, which
@@ -44,6 +48,13 @@ struct StepLoop {
   std::vector<Tensor> run(std::vector<Tensor> &args, int64_t stepsBefore,
                           int64_t steps);
 };
+
+/// The step runner's options for this rank's program: the flags, why its
+/// step cannot be captured as a CUDA graph (several ranks, offload,
+/// tracing), the static plan, and rank 0's stdout for the log.
+StepRunnerOptions stepRunnerOptions(const ProgramSpec &spec, bool noStepArena,
+                                    bool noCudaGraph, int64_t rank,
+                                    int64_t world, bool tracing);
 
 } // namespace rtxrt::program
 

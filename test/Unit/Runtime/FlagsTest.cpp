@@ -54,6 +54,12 @@ TEST(FlagsTest, ValuesLandInTheirFields) {
   EXPECT_EQ(flags.metricsPort, 0);
   EXPECT_EQ(flags.metricsHost, "0.0.0.0");
   EXPECT_TRUE(flags.help);
+  // The GPU step runner's switches (StepRunner.h), off by default.
+  EXPECT_FALSE(flags.noStepArena || flags.noCudaGraph);
+  Flags device = parse({"--no-step-arena", "--no-cuda-graph"});
+  EXPECT_TRUE(device.noStepArena);
+  EXPECT_TRUE(device.noCudaGraph);
+  EXPECT_EQ(refusal({"--no-cuda-graph=1"}).empty(), false);
   // A number after auto is a fixed timeout again.
   Flags fixed = parse({"--timeout", "auto", "--timeout", "5"});
   EXPECT_FALSE(fixed.timeoutAuto);
@@ -120,7 +126,8 @@ TEST(FlagsTest, HelpListsEveryFlag) {
         "--data FILE.bin", "--timeout S|auto", "--rendezvous-timeout S",
         "--trace-max-events N", "--metrics-linger S", "--checkpoint-every N",
         "--wal-sync-every N", "--preempt save|fail", "--offload-dir DIR",
-        "--peak-tflops X", "--peak-gbps Y", "--help, -h"})
+        "--peak-tflops X", "--peak-gbps Y", "--no-step-arena", "--no-cuda-graph",
+        "--help, -h"})
     EXPECT_NE(help.find(std::string("  ") + flag + " "), std::string::npos)
         << flag << " is not in --help:\n"
         << help;

@@ -12,6 +12,7 @@
 #include "rtxrt/comm/Communicator.h"
 #include "rtxrt/core/AllocatorStats.h"
 #include "rtxrt/device/DeviceEventTimer.h"
+#include "rtxrt/device/StepRunner.h"
 
 #include <functional>
 #include <memory>
@@ -37,6 +38,10 @@ struct DeviceRuntime {
   /// Piece `index` of n along `dim`, on the device (rtx.mesh_slice).
   std::function<Tensor(const Tensor &, int64_t dim, int64_t n, int64_t index)>
       sliceGroup;
+  /// What runs the steps of a step loop: the step arena and, on CUDA, the
+  /// step's graph (rtxrt/device/StepRunner.h).
+  std::function<std::unique_ptr<StepRunner>(const StepRunnerOptions &)>
+      makeStepRunner;
   /// Device process groups (NCCL); null when this build has none, and then
   /// Gloo's host process groups serve through host memory.
   std::function<std::unique_ptr<Communicator>(

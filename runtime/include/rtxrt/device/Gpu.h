@@ -81,6 +81,12 @@ bool useFastKernels();
 /// (or Gloo through host memory when this build has no NCCL).
 const DeviceRuntime &deviceRuntime();
 
+/// The runner of a program's steps: their allocations served by one
+/// planned arena, their checks read after them, and on CUDA each step
+/// captured once as a graph and replayed (docs/gpu.md "One arena, one
+/// graph per step").
+std::unique_ptr<StepRunner> makeStepRunner(const StepRunnerOptions &options);
+
 /// The device allocator's counters (the stream-ordered pool's reserved
 /// bytes where there is one).
 AllocatorStats allocatorStats();

@@ -65,6 +65,11 @@ struct ProgramSpec {
   /// flight (fetched or being written) by its own order; the store bounds
   /// them by this (mlir::rtx::offloadSlots). 0: nothing is offloaded.
   int64_t offloadSlots = 0;
+  /// rtx-plan-memory's static peak of a step on this rank and the part of
+  /// it its arguments hold (mlir::rtx::planMemory; -1: not computed, as for
+  /// a pipelined program). GPU programs log it beside the step arena's
+  /// size.
+  int64_t staticPeakBytes = -1, staticArgumentBytes = -1;
   /// Set by GPU programs: arguments live on the device during the steps.
   const DeviceRuntime *device = nullptr;
   /// A pipelined program: the ranks whose coordinate on `pipelineAxis` is c
