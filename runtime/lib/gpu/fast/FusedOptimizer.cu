@@ -1,0 +1,316 @@
+//===- FusedOptimizer.cu - multi-tensor AdamW and sum of squares, fast ----===//
+//
+// As apex's and PyTorch's multi_tensor_apply: the host writes a table of the
+// tensors (their pointers and lengths) and of the chunks they are cut into,
+// copies it to the device once, and ONE kernel launch updates every chunk of
+// every tensor, a block per chunk. (A table of a few KB in a device buffer
+// rather than kernel parameters, so any number of tensors fits one launch.)
+// AdamW computes in f32 from the stored values, as the CPU kernel does, with
+// its coefficients derived from the step on the device. See FusedFast.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FusedDevice.cuh"
+#include "FusedFast.h"
+
+#include "../Portable.h"
+
+#include <cstring>
+#include <vector>
+
+using namespace rtxrt;
+using namespace rtxrt::gpu::detail;
+
+namespace rtxrt {
+namespace gpu {
+namespace fast {
+namespace {
+
+/// Elements per chunk: one block of kChunkThreads, 16 each.
+constexpr int64_t kChunk = 4096;
+constexpr int kChunkThreads = 256;
+
+struct AdamWTensor {
+  const void *param;
+  const float *grad, *expAvg, *expAvgSq;
+  void *newParam;
+  float *newExpAvg, *newExpAvgSq;
+  int64_t n;
+  int64_t vec; // 1: every buffer 16-byte aligned (4 elements per access)
+};
+
+struct Chunk {
+  int64_t tensor;
+  int64_t start;
+};
+
+/// Copies `bytes` of host data into a fresh device buffer.
+Tensor deviceTable(const void *data, size_t bytes) {
+  int64_t words = static_cast<int64_t>((bytes + 7) / 8);
+  Tensor host(Shape{words > 0 ? words : 1}, DType::I64);
+  std::memcpy(host.raw(), data, bytes);
+  return gpu::toDevice(host);
+}
+
+/// The chunks of tensors of `lengths` elements.
+std::vector<Chunk> chunksOf(const std::vector<int64_t> &lengths) {
+  std::vector<Chunk> chunks;
+  for (size_t t = 0; t < lengths.size(); ++t)
+    for (int64_t start = 0; start < lengths[t]; start += kChunk)
+      chunks.push_back({static_cast<int64_t>(t), start});
+  return chunks;
+}
+
+struct AdamWCoefficients {
+  float beta1, beta2, oneMinusBeta1, oneMinusBeta2, decay, stepSize,
+      invSqrtCorrection2, eps;
+};
+
+__device__ __forceinline__ void adamwElement(const AdamWCoefficients &k,
+                                             float p, float g, float m,
+                                             float v, float &newP,
+                                             float &newM, float &newV) {
+  newM = k.beta1 * m + k.oneMinusBeta1 * g;
+  newV = k.beta2 * v + k.oneMinusBeta2 * g * g;
+  newP = p * k.decay -
+         k.stepSize * newM / (sqrtf(newV) * k.invSqrtCorrection2 + k.eps);
+}
+
+template <typename P>
+__global__ void multiAdamwKernel(const AdamWTensor *tensors,
+                                 const Chunk *chunks, const float *step,
+                                 double lr, double beta1, double beta2,
+                                 double eps, double weightDecay) {
+  __shared__ AdamWCoefficients k;
+  if (threadIdx.x == 0) {
+    double t = *step;
+    k = {float(beta1),
+         float(beta2),
+         float(1.0 - beta1),
+         float(1.0 - beta2),
+         float(1.0 - lr * weightDecay),
+         float(lr / (1.0 - pow(beta1, t))),
+         float(1.0 / sqrt(1.0 - pow(beta2, t))),
+         float(eps)};
+  }
+  __syncthreads();
+  Chunk c = chunks[blockIdx.x];
+  AdamWTensor a = tensors[c.tensor];
+  const P *param = static_cast<const P *>(a.param);
+  P *newParam = static_cast<P *>(a.newParam);
+  int64_t end = c.start + kChunk < a.n ? c.start + kChunk : a.n;
+  if (a.vec) {
+    // Four elements per access: float4 moments, 4 params (16 or 8 bytes).
+    int64_t full = c.start + (end - c.start) / 4 * 4;
+    for (int64_t i = c.start + 4 * threadIdx.x; i < full;
+         i += 4 * blockDim.x) {
+      float4 g = *reinterpret_cast<const float4 *>(a.grad + i);
+      float4 m = *reinterpret_cast<const float4 *>(a.expAvg + i);
+      float4 v = *reinterpret_cast<const float4 *>(a.expAvgSq + i);
+      float gs[4] = {g.x, g.y, g.z, g.w}, ms[4] = {m.x, m.y, m.z, m.w},
+            vs[4] = {v.x, v.y, v.z, v.w};
+      alignas(16) P ps[4];
+      if (sizeof(P) == 4)
+        *reinterpret_cast<uint4 *>(ps) =
+            *reinterpret_cast<const uint4 *>(param + i);
+      else
+        *reinterpret_cast<uint2 *>(ps) =
+            *reinterpret_cast<const uint2 *>(param + i);
+      float np[4], nm[4], nv[4];
+      for (int j = 0; j < 4; ++j) {
+        adamwElement(k, toF(ps[j]), gs[j], ms[j], vs[j], np[j], nm[j], nv[j]);
+        ps[j] = fromF<P>(np[j]);
+      }
+      *reinterpret_cast<float4 *>(a.newExpAvg + i) =
+          make_float4(nm[0], nm[1], nm[2], nm[3]);
+      *reinterpret_cast<float4 *>(a.newExpAvgSq + i) =
+          make_float4(nv[0], nv[1], nv[2], nv[3]);
+      if (sizeof(P) == 4)
+        *reinterpret_cast<uint4 *>(newParam + i) =
+            *reinterpret_cast<const uint4 *>(ps);
+      else
+        *reinterpret_cast<uint2 *>(newParam + i) =
+            *reinterpret_cast<const uint2 *>(ps);
+    }
+    // The tail of the tensor (fewer than 4 elements), one thread each.
+    for (int64_t i = full + threadIdx.x; i < end; i += blockDim.x) {
+      float np, nm, nv;
+      adamwElement(k, toF(param[i]), a.grad[i], a.expAvg[i], a.expAvgSq[i],
+                   np, nm, nv);
+      newParam[i] = fromF<P>(np);
+      a.newExpAvg[i] = nm;
+      a.newExpAvgSq[i] = nv;
+    }
+    return;
+  }
+  for (int64_t i = c.start + threadIdx.x; i < end; i += blockDim.x) {
+    float np, nm, nv;
+    adamwElement(k, toF(param[i]), a.grad[i], a.expAvg[i], a.expAvgSq[i], np,
+                 nm, nv);
+    newParam[i] = fromF<P>(np);
+    a.newExpAvg[i] = nm;
+    a.newExpAvgSq[i] = nv;
+  }
+}
+
+struct SquaresTensor {
+  const void *data;
+  int64_t n;
+  int64_t dtype; // 0 f32, 1 bf16, 2 f16
+};
+
+__device__ __forceinline__ float loadAsFloat(const SquaresTensor &t,
+                                             int64_t i) {
+  if (t.dtype == 0)
+    return static_cast<const float *>(t.data)[i];
+  if (t.dtype == 1)
+    return toF(static_cast<const __nv_bfloat16 *>(t.data)[i]);
+  return toF(static_cast<const __half *>(t.data)[i]);
+}
+
+__global__ void squareChunksKernel(const SquaresTensor *tensors,
+                                   const Chunk *chunks, double *partial) {
+  __shared__ double scratch[32];
+  Chunk c = chunks[blockIdx.x];
+  SquaresTensor t = tensors[c.tensor];
+  int64_t end = c.start + kChunk < t.n ? c.start + kChunk : t.n;
+  double local = 0.0;
+  for (int64_t i = c.start + threadIdx.x; i < end; i += blockDim.x) {
+    float v = loadAsFloat(t, i);
+    local += static_cast<double>(v * v); // the f32 square, as the reference
+  }
+  double total = blockSum(local, scratch);
+  if (threadIdx.x == 0)
+    partial[blockIdx.x] = total;
+}
+
+/// One thread per tensor adds its chunks in order (rounded to f32); the
+/// first thread adds the tensors in order into an f32 total.
+__global__ void sumTensorsKernel(const double *partial,
+                                 const int64_t *firstChunk, int64_t tensors,
+                                 float *perTensor, float *total) {
+  for (int64_t t = threadIdx.x; t < tensors; t += blockDim.x) {
+    double acc = 0.0;
+    for (int64_t c = firstChunk[t]; c < firstChunk[t + 1]; ++c)
+      acc += partial[c];
+    perTensor[t] = static_cast<float>(acc);
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    float sum = 0.0f;
+    for (int64_t t = 0; t < tensors; ++t)
+      sum = sum + perTensor[t];
+    *total = sum;
+  }
+}
+
+} // namespace
+
+bool multiAdamwCovers(const std::vector<Tensor> &params,
+                      const std::vector<Tensor> &grads) {
+  return params[0].dtype() != DType::F64 && grads[0].dtype() == DType::F32;
+}
+
+std::vector<Tensor> multiAdamwUpdate(const std::vector<Tensor> &params,
+                                     const std::vector<Tensor> &grads,
+                                     const std::vector<Tensor> &expAvgs,
+                                     const std::vector<Tensor> &expAvgSqs,
+                                     const Tensor &step, double lr,
+                                     double beta1, double beta2, double eps,
+                                     double weightDecay) {
+  size_t n = params.size();
+  std::vector<Tensor> results(3 * n);
+  std::vector<AdamWTensor> table(n);
+  std::vector<int64_t> lengths(n);
+  for (size_t i = 0; i < n; ++i) {
+    results[i] = empty(params[i].shape(), params[i].dtype());
+    results[n + i] = empty(grads[i].shape(), DType::F32);
+    results[2 * n + i] = empty(grads[i].shape(), DType::F32);
+    AdamWTensor &t = table[i];
+    t.param = params[i].raw();
+    t.grad = static_cast<const float *>(grads[i].raw());
+    t.expAvg = static_cast<const float *>(expAvgs[i].raw());
+    t.expAvgSq = static_cast<const float *>(expAvgSqs[i].raw());
+    t.newParam = results[i].raw();
+    t.newExpAvg = static_cast<float *>(results[n + i].raw());
+    t.newExpAvgSq = static_cast<float *>(results[2 * n + i].raw());
+    t.n = params[i].numel();
+    // 4 params per access: 16 bytes of f32 or 8 of bf16/f16.
+    size_t paramAlign = 4 * dtypeSize(params[i].dtype());
+    auto alignedTo = [](const void *p, size_t a) {
+      return reinterpret_cast<uintptr_t>(p) % a == 0;
+    };
+    t.vec = alignedTo(t.param, paramAlign) &&
+            alignedTo(t.newParam, paramAlign) && aligned16(t.grad) &&
+            aligned16(t.expAvg) && aligned16(t.expAvgSq) &&
+            aligned16(t.newExpAvg) && aligned16(t.newExpAvgSq);
+    lengths[i] = t.n;
+  }
+  std::vector<Chunk> chunks = chunksOf(lengths);
+  if (chunks.empty())
+    return results;
+  Tensor tensorTable = deviceTable(table.data(), n * sizeof(AdamWTensor));
+  Tensor chunkTable =
+      deviceTable(chunks.data(), chunks.size() * sizeof(Chunk));
+  auto *pt = static_cast<const AdamWTensor *>(tensorTable.raw());
+  auto *pc = static_cast<const Chunk *>(chunkTable.raw());
+  auto *ps = static_cast<const float *>(step.raw());
+  unsigned blocks = static_cast<unsigned>(chunks.size());
+  switch (params[0].dtype()) {
+  case DType::BF16:
+    multiAdamwKernel<__nv_bfloat16><<<blocks, kChunkThreads, 0, stream()>>>(
+        pt, pc, ps, lr, beta1, beta2, eps, weightDecay);
+    break;
+  case DType::F16:
+    multiAdamwKernel<__half><<<blocks, kChunkThreads, 0, stream()>>>(
+        pt, pc, ps, lr, beta1, beta2, eps, weightDecay);
+    break;
+  default:
+    multiAdamwKernel<float><<<blocks, kChunkThreads, 0, stream()>>>(
+        pt, pc, ps, lr, beta1, beta2, eps, weightDecay);
+  }
+  check(cudaGetLastError(), "the multi-tensor AdamW kernel");
+  return results;
+}
+
+Tensor sumSquares(const std::vector<Tensor> &inputs) {
+  size_t n = inputs.size();
+  std::vector<SquaresTensor> table(n);
+  std::vector<int64_t> lengths(n), firstChunk(n + 1, 0);
+  for (size_t i = 0; i < n; ++i) {
+    DType d = inputs[i].dtype();
+    table[i] = {inputs[i].raw(), inputs[i].numel(),
+                d == DType::F32 ? 0 : d == DType::BF16 ? 1 : 2};
+    lengths[i] = inputs[i].numel();
+    firstChunk[i + 1] = firstChunk[i] + (lengths[i] + kChunk - 1) / kChunk;
+  }
+  std::vector<Chunk> chunks = chunksOf(lengths);
+  Tensor total = empty({}, DType::F32);
+  Tensor partial =
+      empty({chunks.empty() ? 1 : static_cast<int64_t>(chunks.size())},
+            DType::F64);
+  Tensor perTensor = empty({static_cast<int64_t>(n)}, DType::F32);
+  Tensor tensorTable = deviceTable(table.data(), n * sizeof(SquaresTensor));
+  Tensor chunkTable =
+      deviceTable(chunks.data(), chunks.size() * sizeof(Chunk));
+  Tensor firstTable =
+      deviceTable(firstChunk.data(), firstChunk.size() * sizeof(int64_t));
+  double *pp = static_cast<double *>(partial.raw());
+  if (!chunks.empty()) {
+    squareChunksKernel<<<static_cast<unsigned>(chunks.size()), kChunkThreads,
+                         0, stream()>>>(
+        static_cast<const SquaresTensor *>(tensorTable.raw()),
+        static_cast<const Chunk *>(chunkTable.raw()), pp);
+    check(cudaGetLastError(), "the sum-of-squares chunk kernel");
+  }
+  sumTensorsKernel<<<1, 1024, 0, stream()>>>(
+      pp, static_cast<const int64_t *>(firstTable.raw()),
+      static_cast<int64_t>(n), static_cast<float *>(perTensor.raw()),
+      static_cast<float *>(total.raw()));
+  check(cudaGetLastError(), "the sum-of-squares total kernel");
+  return total;
+}
+
+} // namespace fast
+} // namespace gpu
+} // namespace rtxrt
