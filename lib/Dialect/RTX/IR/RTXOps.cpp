@@ -948,9 +948,10 @@ static LogicalResult verifyAdamWGroups(MultiAdamWUpdateOp op) {
       return op.emitOpError() << "parameter " << i << " has element type "
                               << param.getElementType() << ", parameter 0 "
                               << paramElement;
-    for (Value moment : {op.getGrads()[i], op.getExpAvgs()[i],
-                         op.getExpAvgSqs()[i], op.getNewExpAvgs()[i],
-                         op.getNewExpAvgSqs()[i]})
+    for (Value moment : {Value(op.getGrads()[i]), Value(op.getExpAvgs()[i]),
+                         Value(op.getExpAvgSqs()[i]),
+                         Value(op.getNewExpAvgs()[i]),
+                         Value(op.getNewExpAvgSqs()[i])})
       if (tensorOf(moment) !=
           RankedTensorType::get(param.getShape(), momentElement))
         return op.emitOpError()

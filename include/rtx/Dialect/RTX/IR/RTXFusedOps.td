@@ -138,7 +138,8 @@ def RTX_MultiAdamWUpdateOp : RTX_FusedOp<"multi_adamw_update", [
         (%p0, %p1) (%g0, %g1) (%m0, %m1) (%v0, %v1) %step
         lr 1.0e-03 betas(9.0e-01, 9.99e-01) eps 1.0e-08 weight_decay 1.0e-02
         : (tensor<64xf32>, tensor<16xf32>) (tensor<64xf32>, tensor<16xf32>)
-          (tensor<64xf32>, tensor<16xf32>) (tensor<64xf32>, tensor<16xf32>)
+          (tensor<64xf32>, tensor<16xf32>) (tensor<64xf32>, tensor<16xf32>),
+          tensor<f32>
         -> (tensor<64xf32>, tensor<16xf32>) (tensor<64xf32>, tensor<16xf32>)
           (tensor<64xf32>, tensor<16xf32>)
     ```
@@ -156,7 +157,8 @@ def RTX_MultiAdamWUpdateOp : RTX_FusedOp<"multi_adamw_update", [
     `(` $params `)` `(` $grads `)` `(` $exp_avgs `)` `(` $exp_avg_sqs `)`
     $step `lr` $lr `betas` `(` $beta1 `,` $beta2 `)` `eps` $eps
     `weight_decay` $weight_decay attr-dict `:` `(` type($params) `)` `(`
-    type($grads) `)` `(` type($exp_avgs) `)` `(` type($exp_avg_sqs) `)` `->`
+    type($grads) `)` `(` type($exp_avgs) `)` `(` type($exp_avg_sqs) `)`
+    `,` type($step) `->`
     `(` type($new_params) `)` `(` type($new_exp_avgs) `)` `(`
     type($new_exp_avg_sqs) `)`
   }];
