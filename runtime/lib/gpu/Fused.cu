@@ -90,8 +90,8 @@ std::vector<Tensor> addNorm(const std::string &op, const Tensor &input,
     checkOnGpu(op, bias, "bias");
   int64_t rows = d ? input.numel() / d : 0;
 #if defined(__CUDACC__)
-  if (gpu::useFastKernels() && fast::addNormCovers(input, scale, bias, d))
-    return fast::addNorm(input, residual, scale, bias, epsilon, layerNorm);
+  if (gpu::useFastKernels() && gpu::fast::addNormCovers(input, scale, bias, d))
+    return gpu::fast::addNorm(input, residual, scale, bias, epsilon, layerNorm);
 #endif
   Tensor x = toCompute(input), r = toCompute(residual), g = toCompute(scale);
   Tensor b = bias.defined() ? toCompute(bias) : Tensor();
@@ -318,8 +318,8 @@ std::vector<Tensor> gpu::crossEntropyWithGrad(const Tensor &logits,
                               hasIgnoreIndex, ignoreIndex, vocab);
   DType lossType = logits.dtype() == DType::F64 ? DType::F64 : DType::F32;
 #if defined(__CUDACC__)
-  if (gpu::useFastKernels() && fast::crossEntropyWithGradCovers(logits))
-    return fast::crossEntropyWithGrad(logits, labels, lossGrad, hasIgnoreIndex,
+  if (gpu::useFastKernels() && gpu::fast::crossEntropyWithGradCovers(logits))
+    return gpu::fast::crossEntropyWithGrad(logits, labels, lossGrad, hasIgnoreIndex,
                                       ignoreIndex);
 #endif
   Tensor x = toCompute(logits);
@@ -354,8 +354,8 @@ std::vector<Tensor> gpu::multiAdamwUpdate(
     for (const Tensor *t : {&params[i], &grads[i], &expAvgs[i], &expAvgSqs[i]})
       checkOnGpu(op, *t, "every parameter, gradient and moment");
 #if defined(__CUDACC__)
-  if (gpu::useFastKernels() && fast::multiAdamwCovers(params, grads))
-    return fast::multiAdamwUpdate(params, grads, expAvgs, expAvgSqs, step, lr,
+  if (gpu::useFastKernels() && gpu::fast::multiAdamwCovers(params, grads))
+    return gpu::fast::multiAdamwUpdate(params, grads, expAvgs, expAvgSqs, step, lr,
                                   beta1, beta2, eps, weightDecay);
 #endif
   // The reference: one body per element of each tensor, in the CPU
@@ -387,7 +387,7 @@ Tensor gpu::sumSquares(const std::vector<Tensor> &inputs) {
     checkOnGpu(op, input, "every input");
 #if defined(__CUDACC__)
   if (gpu::useFastKernels())
-    return fast::sumSquares(inputs);
+    return gpu::fast::sumSquares(inputs);
 #endif
   // Each tensor's blocks, then one body adding them as rtx.reduce does,
   // rounding each tensor's sum to f32 and adding it to an f32 total.
