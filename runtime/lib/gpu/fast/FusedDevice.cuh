@@ -36,7 +36,9 @@ template <> __device__ __forceinline__ __half fromF(float v) {
 }
 
 /// Elements of S in one 128-bit access.
-template <typename S> constexpr int vecWidth() { return 16 / sizeof(S); }
+template <typename S> __host__ __device__ constexpr int vecWidth() {
+  return 16 / sizeof(S);
+}
 
 inline bool aligned16(const void *p) {
   return reinterpret_cast<uintptr_t>(p) % 16 == 0;
