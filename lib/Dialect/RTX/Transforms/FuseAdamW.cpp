@@ -158,20 +158,20 @@ void fuseSumOfSquares(SqrtOp sqrt) {
   if (Attribute sharding = last->getAttr(RTXDialect::getShardingAttrName()))
     fused->setAttr(RTXDialect::getShardingAttrName(), sharding);
   // The chain, from the last add down, now without users.
-  SmallVector<Operation *> dead;
+  // Each op is erased once its users are; a converted gradient that the
+  // update also reads (mixed precision's f32 gradient) stays.
   Value total = last.getResult();
   last.getResult().replaceAllUsesWith(fused.getResult());
   while (auto add = total.getDefiningOp<AddOp>()) {
     auto reduce = add.getRhs().getDefiningOp<ReduceOp>();
     auto mul = reduce.getInput().getDefiningOp<MulOp>();
-    dead.append({add, reduce, mul});
-    if (auto convert = mul.getLhs().getDefiningOp<ConvertOp>())
-      dead.push_back(convert);
+    Operation *convert = mul.getLhs().getDefiningOp<ConvertOp>();
     total = add.getLhs();
-  }
-  for (Operation *op : dead) {
-    op->dropAllUses();
-    op->erase();
+    add->erase();
+    reduce->erase();
+    mul->erase();
+    if (convert && convert->use_empty())
+      convert->erase();
   }
   if (Operation *zero = total.getDefiningOp())
     if (zero->use_empty())
