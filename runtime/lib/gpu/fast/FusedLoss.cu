@@ -36,10 +36,10 @@ __device__ __forceinline__ int64_t labelAt(const void *labels, bool wide,
 /// Adds v to the running (max, sum of exp(x - max)); -inf adds nothing.
 __device__ __forceinline__ void onlineAdd(float v, float &max, float &sum) {
   if (v > max) {
-    sum = sum * __expf(max - v) + 1.0f; // max = -inf: sum is 0
+    sum = sum * expf(max - v) + 1.0f; // max = -inf: sum is 0
     max = v;
   } else if (v != -INFINITY) {
-    sum += __expf(v - max); // NaN v makes the sum NaN, as the reference
+    sum += expf(v - max); // NaN v makes the sum NaN, as the reference
   }
 }
 
@@ -47,8 +47,8 @@ __device__ __forceinline__ void onlineAdd(float v, float &max, float &sum) {
 __device__ __forceinline__ void onlineMerge(float &max, float &sum,
                                             float otherMax, float otherSum) {
   float m = fmaxf(max, otherMax);
-  float a = sum == 0.0f ? 0.0f : sum * __expf(max - m);
-  float b = otherSum == 0.0f ? 0.0f : otherSum * __expf(otherMax - m);
+  float a = sum == 0.0f ? 0.0f : sum * expf(max - m);
+  float b = otherSum == 0.0f ? 0.0f : otherSum * expf(otherMax - m);
   max = m;
   sum = a + b;
 }
@@ -132,14 +132,14 @@ __global__ void rowKernel(const S *__restrict logits, const void *labels,
       *reinterpret_cast<uint4 *>(xs) = rv[k];
       for (int j = 0; j < V; ++j) {
         int64_t i = k * V + j;
-        ds[j] = fromF<S>(__expf(toF(xs[j]) - max) * scale -
+        ds[j] = fromF<S>(expf(toF(xs[j]) - max) * scale -
                          (i == label ? factor : 0.0f));
       }
       dv[k] = *reinterpret_cast<uint4 *>(ds);
     }
   } else {
     for (int64_t i = threadIdx.x; i < vocab; i += blockDim.x)
-      drow[i] = fromF<S>(__expf(toF(row[i]) - max) * scale -
+      drow[i] = fromF<S>(expf(toF(row[i]) - max) * scale -
                          (i == label ? factor : 0.0f));
   }
 }
