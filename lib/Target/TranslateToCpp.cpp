@@ -102,7 +102,7 @@ private:
     for (Operation *wait : fetch.getToken().getUsers())
       for (Value result : wait->getResults())
         for (Operation *user : result.getUsers())
-          if (!isa<AdamWUpdateOp, SGDUpdateOp>(user))
+          if (!isa<AdamWUpdateOp, MultiAdamWUpdateOp, SGDUpdateOp>(user))
             return false;
     return true;
   }

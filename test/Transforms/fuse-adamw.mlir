@@ -1,8 +1,14 @@
 // RUN: rtx-opt %s -split-input-file -rtx-fuse-adamw | FileCheck %s
+// RUN: rtx-opt %s -split-input-file '-rtx-fuse-adamw=bucket-bytes=48' | FileCheck %s --check-prefix=BUCKET
 
 // Three updates with one step and one set of hyper-parameters: one
 // multi-tensor update at the place of the first, its results in order.
+// With buckets of 48 bytes: the 4x3 f32 parameter fills one (and stays a
+// lone update), the two others share the next.
 // CHECK-LABEL: func.func @three_updates
+// BUCKET-LABEL: func.func @three_updates
+// BUCKET: rtx.adamw_update %arg0,
+// BUCKET-NEXT: rtx.multi_adamw_update(%arg1, %arg2)
 func.func @three_updates(%p0: tensor<4x3xf32>, %p1: tensor<3xf32>, %p2: tensor<5xf32>,
                          %g0: tensor<4x3xf32>, %g1: tensor<3xf32>, %g2: tensor<5xf32>,
                          %m0: tensor<4x3xf32>, %m1: tensor<3xf32>, %m2: tensor<5xf32>,

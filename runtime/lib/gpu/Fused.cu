@@ -58,9 +58,8 @@ void addNormT(const Tensor &x, const Tensor &r, const Tensor &g,
         const T *xr = px + row * d, *rr = pr + row * d;
         T *sr = ps + row * d, *yr = py + row * d;
         for (int64_t i = 0; i < d; ++i)
-          sr[i] = roundToStorage(math::binaryValue(BinaryKind::Add, xr[i],
-                                                   rr[i]),
-                                 st);
+          sr[i] = roundToStorage(
+              math::binaryValue(BinaryKind::Add, xr[i], rr[i]), st);
         double mean, rstd;
         math::normStatistics(sr, d, epsilon, layerNorm, mean, rstd);
         if (!layerNorm) {
@@ -144,8 +143,7 @@ void crossEntropyWithGradT(const Tensor &x, const Tensor &labels,
         double sum;
         math::softmaxStatistics(row, vocab, max, sum);
         ploss[t] = math::crossEntropyLoss(max, sum, row[label]);
-        double factor =
-            loadElement(pg, gtype, 0) / static_cast<double>(pc[0]);
+        double factor = loadElement(pg, gtype, 0) / static_cast<double>(pc[0]);
         math::crossEntropyGradRow(row, drow, vocab, max, factor / sum, factor,
                                   label);
       });
@@ -215,8 +213,9 @@ void adamwTensorT(const Tensor &p, const Tensor &g, const Tensor &m,
         C gi = C(pg[i]);
         C mi = C(beta1) * C(pm[i]) + C(1.0 - beta1) * gi;
         C vi = C(beta2) * C(pv[i]) + C(1.0 - beta2) * gi * gi;
-        C pi = C(pp[i]) * C(decay) -
-               stepSize * mi / (math::libSqrt(vi) * invSqrtCorrection2 + C(eps));
+        C pi =
+            C(pp[i]) * C(decay) -
+            stepSize * mi / (math::libSqrt(vi) * invSqrtCorrection2 + C(eps));
         pnp[i] = P(pi);
         pnm[i] = M(mi);
         pnv[i] = M(vi);
@@ -255,8 +254,8 @@ void squareBlocksT(const Tensor &x, Tensor &partial, int64_t first) {
   const X *px = static_cast<const X *>(x.raw());
   double *pp = static_cast<double *>(partial.raw()) + first;
   int64_t n = x.numel();
-  int64_t blocks = (n + rtxrt::detail::kReduceBlock - 1) /
-                   rtxrt::detail::kReduceBlock;
+  int64_t blocks =
+      (n + rtxrt::detail::kReduceBlock - 1) / rtxrt::detail::kReduceBlock;
   int64_t blockSize = rtxrt::detail::kReduceBlock;
   forEach(
       blocks, RTX_GPU_BODY(int64_t blk) {
@@ -282,8 +281,7 @@ std::vector<Tensor> gpu::addLayerNorm(const Tensor &input,
                  true);
 }
 
-std::vector<Tensor> gpu::addRmsNorm(const Tensor &input,
-                                    const Tensor &residual,
+std::vector<Tensor> gpu::addRmsNorm(const Tensor &input, const Tensor &residual,
                                     const Tensor &scale, double epsilon) {
   return addNorm("rtx.add_rmsnorm", input, residual, scale, Tensor(), epsilon,
                  false);
@@ -319,15 +317,15 @@ std::vector<Tensor> gpu::crossEntropyWithGrad(const Tensor &logits,
   DType lossType = logits.dtype() == DType::F64 ? DType::F64 : DType::F32;
 #if defined(__CUDACC__)
   if (gpu::useFastKernels() && gpu::fast::crossEntropyWithGradCovers(logits))
-    return gpu::fast::crossEntropyWithGrad(logits, labels, lossGrad, hasIgnoreIndex,
-                                      ignoreIndex);
+    return gpu::fast::crossEntropyWithGrad(logits, labels, lossGrad,
+                                           hasIgnoreIndex, ignoreIndex);
 #endif
   Tensor x = toCompute(logits);
   Tensor dx = empty(logits.shape(), x.dtype());
   Tensor loss = empty({tokens}, DType::F64);
   if (vocab > 0)
-    RTX_GPU_COMPUTE(x.dtype(), crossEntropyWithGradT, x, labels, lossGrad,
-                    loss, dx, tokens, vocab, hasIgnoreIndex, ignoreIndex);
+    RTX_GPU_COMPUTE(x.dtype(), crossEntropyWithGradT, x, labels, lossGrad, loss,
+                    dx, tokens, vocab, hasIgnoreIndex, ignoreIndex);
   else { // every label is ignored (checked above): nothing is counted
     double *pl = static_cast<double *>(loss.raw());
     forEach(
@@ -337,15 +335,17 @@ std::vector<Tensor> gpu::crossEntropyWithGrad(const Tensor &logits,
           fromCompute(dx, logits.dtype())};
 }
 
-std::vector<Tensor> gpu::multiAdamwUpdate(
-    const std::vector<Tensor> &params, const std::vector<Tensor> &grads,
-    const std::vector<Tensor> &expAvgs, const std::vector<Tensor> &expAvgSqs,
-    const Tensor &step, double lr, double beta1, double beta2, double eps,
-    double weightDecay) {
+std::vector<Tensor> gpu::multiAdamwUpdate(const std::vector<Tensor> &params,
+                                          const std::vector<Tensor> &grads,
+                                          const std::vector<Tensor> &expAvgs,
+                                          const std::vector<Tensor> &expAvgSqs,
+                                          const Tensor &step, double lr,
+                                          double beta1, double beta2,
+                                          double eps, double weightDecay) {
   const std::string op = "rtx.multi_adamw_update";
-  rtxrt::detail::checkMultiAdamWArguments(op, params, grads, expAvgs,
-                                          expAvgSqs, step, lr, beta1, beta2,
-                                          eps, weightDecay);
+  rtxrt::detail::checkMultiAdamWArguments(op, params, grads, expAvgs, expAvgSqs,
+                                          step, lr, beta1, beta2, eps,
+                                          weightDecay);
   if (step.dtype() != DType::F32) // the kernels read it on the device
     fail(op, std::string("step must be f32, got ") + dtypeName(step.dtype()));
   checkOnGpu(op, step, "step");
@@ -355,8 +355,8 @@ std::vector<Tensor> gpu::multiAdamwUpdate(
       checkOnGpu(op, *t, "every parameter, gradient and moment");
 #if defined(__CUDACC__)
   if (gpu::useFastKernels() && gpu::fast::multiAdamwCovers(params, grads))
-    return gpu::fast::multiAdamwUpdate(params, grads, expAvgs, expAvgSqs, step, lr,
-                                  beta1, beta2, eps, weightDecay);
+    return gpu::fast::multiAdamwUpdate(params, grads, expAvgs, expAvgSqs, step,
+                                       lr, beta1, beta2, eps, weightDecay);
 #endif
   // The reference: one body per element of each tensor, in the CPU
   // kernel's arithmetic.
@@ -404,8 +404,7 @@ Tensor gpu::sumSquares(const std::vector<Tensor> &inputs) {
     Tensor x = toCompute(inputs[i]);
     squareBlocksT<float>(x, partial, firstHost[i]);
   }
-  Tensor firstTable(Shape{static_cast<int64_t>(firstHost.size())},
-                    DType::I64);
+  Tensor firstTable(Shape{static_cast<int64_t>(firstHost.size())}, DType::I64);
   std::memcpy(firstTable.raw(), firstHost.data(),
               firstHost.size() * sizeof(int64_t));
   Tensor first = gpu::toDevice(firstTable);

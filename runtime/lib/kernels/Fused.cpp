@@ -131,15 +131,15 @@ void rtxrt::detail::checkMultiAdamWArguments(
                  std::to_string(expAvgSqs.size()));
   for (size_t i = 0; i < n; ++i) {
     checkAdamWArguments(op + " (parameter " + std::to_string(i) + ")",
-                        params[i], grads[i], expAvgs[i], expAvgSqs[i], step,
-                        lr, beta1, beta2, eps, weightDecay);
+                        params[i], grads[i], expAvgs[i], expAvgSqs[i], step, lr,
+                        beta1, beta2, eps, weightDecay);
     if (params[i].dtype() != params[0].dtype() ||
         grads[i].dtype() != grads[0].dtype())
       fail(op, "parameter " + std::to_string(i) + " is " +
                    dtypeName(params[i].dtype()) + " with " +
-                   dtypeName(grads[i].dtype()) +
-                   " gradients, parameter 0 " + dtypeName(params[0].dtype()) +
-                   " with " + dtypeName(grads[0].dtype()) +
+                   dtypeName(grads[i].dtype()) + " gradients, parameter 0 " +
+                   dtypeName(params[0].dtype()) + " with " +
+                   dtypeName(grads[0].dtype()) +
                    ": one dtype for all parameters, one for all gradients");
   }
 }

@@ -43,8 +43,8 @@ TEST(FusedGpuKernelsTest, AddNormMatchesTheCpu) {
       Tensor x = randomTensor(shape, dtype, 1, -4, 4);
       Tensor r = randomTensor(shape, dtype, 2, -4, 4);
       Tensor g = randomTensor({d}, dtype, 3), b = randomTensor({d}, dtype, 4);
-      std::string what = std::string(dtypeName(dtype)) + " " +
-                         shapeToString(shape);
+      std::string what =
+          std::string(dtypeName(dtype)) + " " + shapeToString(shape);
       std::vector<Tensor> cpu = addLayerNorm(x, r, g, b, 1e-5);
       std::vector<Tensor> gpu =
           gpu::addLayerNorm(dev(x), dev(r), dev(g), dev(b), 1e-5);
@@ -63,14 +63,15 @@ TEST(FusedGpuKernelsTest, CrossEntropyWithGradMatchesTheCpu) {
       Tensor logits = randomTensor({5, 1031}, dtype, 7, -60, 60);
       Tensor labels({5}, DType::I32);
       for (int64_t t = 0; t < 5; ++t)
-        labels.setFromDouble(t, ignore && t % 2 ? -1.0 : double(t * 197 % 1031));
+        labels.setFromDouble(t,
+                             ignore && t % 2 ? -1.0 : double(t * 197 % 1031));
       Tensor dloss = Tensor::scalar(1.0, DType::F32);
       std::vector<Tensor> cpu =
           crossEntropyWithGrad(logits, labels, dloss, ignore, -1);
       std::vector<Tensor> gpu = gpu::crossEntropyWithGrad(
           dev(logits), dev(labels), dev(dloss), ignore, -1);
-      std::string what = std::string(dtypeName(dtype)) +
-                         (ignore ? ", some ignored" : "");
+      std::string what =
+          std::string(dtypeName(dtype)) + (ignore ? ", some ignored" : "");
       expectSame(gpu[0], cpu[0], 1e-6, "loss, " + what);
       expectSame(gpu[1], cpu[1], 1e-6, "dlogits, " + what);
     }

@@ -47,8 +47,8 @@ TEST(FusedKernelsTest, AddLayerNormIsAddThenLayerNorm) {
       Tensor r = randomTensor({3, d}, dtype, 2, -4, 4);
       Tensor g = randomTensor({d}, dtype, 3), b = randomTensor({d}, dtype, 4);
       Tensor sum = binary(BinaryKind::Add, x, r);
-      std::string what = std::string(dtypeName(dtype)) + " width " +
-                         std::to_string(d);
+      std::string what =
+          std::string(dtypeName(dtype)) + " width " + std::to_string(d);
       std::vector<Tensor> fused = addLayerNorm(x, r, g, b, 1e-5);
       expectBitwise(fused[0], sum, "sum, " + what);
       expectBitwise(fused[1], layerNorm(sum, g, b, 1e-5), "layernorm, " + what);
@@ -64,9 +64,9 @@ TEST(FusedKernelsTest, AddLayerNormIsAddThenLayerNorm) {
 TEST(FusedKernelsTest, AddNormRefusesMismatchedOperands) {
   Tensor x = randomTensor({2, 4}, DType::F32, 1);
   Tensor g = randomTensor({4}, DType::F32, 2);
-  EXPECT_THROW(addLayerNorm(x, randomTensor({2, 5}, DType::F32, 3), g,
-                            Tensor(), 1e-5),
-               Error);
+  EXPECT_THROW(
+      addLayerNorm(x, randomTensor({2, 5}, DType::F32, 3), g, Tensor(), 1e-5),
+      Error);
   EXPECT_THROW(addRmsNorm(x, randomTensor({2, 4}, DType::BF16, 3), g, 1e-5),
                Error);
 }
@@ -82,8 +82,8 @@ TEST(FusedKernelsTest, CrossEntropyWithGradIsTheLossAndItsGradient) {
       bool ignore = ignoreEvery != 0;
       std::vector<Tensor> fused =
           crossEntropyWithGrad(logits, labels, dloss, ignore, -100);
-      std::string what = std::string(dtypeName(dtype)) +
-                         (ignore ? ", some ignored" : "");
+      std::string what =
+          std::string(dtypeName(dtype)) + (ignore ? ", some ignored" : "");
       expectBitwise(fused[0], crossEntropy(logits, labels, ignore, -100),
                     "loss, " + what);
       expectBitwise(fused[1],
@@ -100,10 +100,10 @@ TEST(FusedKernelsTest, CrossEntropyWithGradOfOnlyIgnoredTokens) {
   EXPECT_EQ(fused[0].getAsDouble(0), 0.0);
   for (int64_t i = 0; i < fused[1].numel(); ++i)
     EXPECT_EQ(fused[1].getAsDouble(i), 0.0);
-  EXPECT_THROW(crossEntropyWithGrad(logits,
-                                    Tensor::fromVector(
-                                        std::vector<int32_t>{0, 7, 0, 0}, {4}),
-                                    Tensor::scalar(1.0, DType::F32), false, 0),
+  EXPECT_THROW(crossEntropyWithGrad(
+                   logits,
+                   Tensor::fromVector(std::vector<int32_t>{0, 7, 0, 0}, {4}),
+                   Tensor::scalar(1.0, DType::F32), false, 0),
                Error);
 }
 
@@ -128,13 +128,15 @@ TEST(FusedKernelsTest, MultiAdamWIsEachUpdate) {
       std::string what = "tensor " + std::to_string(i);
       expectBitwise(fused[i], one[0], "param, " + what);
       expectBitwise(fused[shapes.size() + i], one[1], "exp_avg, " + what);
-      expectBitwise(fused[2 * shapes.size() + i], one[2], "exp_avg_sq, " + what);
+      expectBitwise(fused[2 * shapes.size() + i], one[2],
+                    "exp_avg_sq, " + what);
     }
   }
 }
 
 TEST(FusedKernelsTest, MultiAdamWRefusesMixedDTypesAndUnequalLists) {
-  Tensor a = randomTensor({3}, DType::F32, 1), b = randomTensor({3}, DType::BF16, 2);
+  Tensor a = randomTensor({3}, DType::F32, 1),
+         b = randomTensor({3}, DType::BF16, 2);
   Tensor step = Tensor::scalar(1.0, DType::F32);
   EXPECT_THROW(multiAdamwUpdate({a, b}, {a, a}, {a, a}, {a, a}, step, 1e-3, 0.9,
                                 0.999, 1e-8, 0.0),

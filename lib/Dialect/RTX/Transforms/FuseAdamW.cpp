@@ -30,27 +30,41 @@ Type elementOf(Value v) {
 /// of hyper-parameters, one parameter and one moment element type.
 bool sameGroup(AdamWUpdateOp a, AdamWUpdateOp b) {
   return a->getBlock() == b->getBlock() && a.getStep() == b.getStep() &&
-         a.getLrAttr() == b.getLrAttr() && a.getBeta1Attr() == b.getBeta1Attr() &&
-         a.getBeta2Attr() == b.getBeta2Attr() && a.getEpsAttr() == b.getEpsAttr() &&
+         a.getLrAttr() == b.getLrAttr() &&
+         a.getBeta1Attr() == b.getBeta1Attr() &&
+         a.getBeta2Attr() == b.getBeta2Attr() &&
+         a.getEpsAttr() == b.getEpsAttr() &&
          a.getWeightDecayAttr() == b.getWeightDecayAttr() &&
          elementOf(a.getParam()) == elementOf(b.getParam()) &&
          elementOf(a.getGrad()) == elementOf(b.getGrad());
 }
 
+int64_t bytesOf(Value v) {
+  auto type = cast<RankedTensorType>(v.getType());
+  return type.getNumElements() *
+         static_cast<int64_t>(type.getElementTypeBitWidth() / 8);
+}
+
 /// Groups in program order: an update joins the first group it matches
 /// whose first update its operands are all defined before (the fused op
-/// stands there).
-SmallVector<SmallVector<AdamWUpdateOp>> groupUpdates(func::FuncOp function,
-                                                     DominanceInfo &dom) {
+/// stands there) and whose parameters stay within `bucketBytes` (0: no
+/// limit) with it.
+SmallVector<SmallVector<AdamWUpdateOp>>
+groupUpdates(func::FuncOp function, DominanceInfo &dom, int64_t bucketBytes) {
   SmallVector<SmallVector<AdamWUpdateOp>> groups;
+  SmallVector<int64_t> groupBytes;
   function.walk([&](AdamWUpdateOp op) {
-    for (SmallVector<AdamWUpdateOp> &group : groups)
+    int64_t bytes = bytesOf(op.getParam());
+    for (auto [group, total] : llvm::zip(groups, groupBytes))
       if (sameGroup(group.front(), op) &&
+          (bucketBytes <= 0 || total + bytes <= bucketBytes) &&
           allDefinedBefore(op->getOperands(), group.front(), dom)) {
         group.push_back(op);
+        total += bytes;
         return;
       }
     groups.push_back({op});
+    groupBytes.push_back(bytes);
   });
   return groups;
 }
@@ -116,8 +130,7 @@ bool isZeroSplat(Value v) {
   if (!constant)
     return false;
   auto values = dyn_cast<DenseFPElementsAttr>(constant.getValue());
-  return values && values.isSplat() &&
-         values.getSplatValue<APFloat>().isZero();
+  return values && values.isSplat() && values.getSplatValue<APFloat>().isZero();
 }
 
 /// The clipped optimizer's total = 0 + s_1 + ... + s_n below `root` (the
@@ -152,8 +165,8 @@ void fuseSumOfSquares(SqrtOp sqrt) {
   if (!matchSumOfSquares(root, gradients, last))
     return;
   OpBuilder b(last);
-  auto fused = SumSquaresOp::create(b, last.getLoc(), last.getType(),
-                                    gradients);
+  auto fused =
+      SumSquaresOp::create(b, last.getLoc(), last.getType(), gradients);
   copyDiscardableAttrs(last, fused);
   if (Attribute sharding = last->getAttr(RTXDialect::getShardingAttrName()))
     fused->setAttr(RTXDialect::getShardingAttrName(), sharding);
@@ -178,8 +191,9 @@ void fuseSumOfSquares(SqrtOp sqrt) {
       zero->erase();
 }
 
-struct RTXFuseAdamWPass
-    : mlir::rtx::impl::RTXFuseAdamWBase<RTXFuseAdamWPass> {
+struct RTXFuseAdamWPass : mlir::rtx::impl::RTXFuseAdamWBase<RTXFuseAdamWPass> {
+  using RTXFuseAdamWBase::RTXFuseAdamWBase;
+
   void runOnOperation() override {
     SmallVector<SqrtOp> norms;
     getOperation().walk([&](SqrtOp op) {
@@ -189,7 +203,8 @@ struct RTXFuseAdamWPass
     for (SqrtOp sqrt : norms)
       fuseSumOfSquares(sqrt);
     DominanceInfo dom(getOperation());
-    for (ArrayRef<AdamWUpdateOp> group : groupUpdates(getOperation(), dom))
+    for (ArrayRef<AdamWUpdateOp> group :
+         groupUpdates(getOperation(), dom, bucketBytes))
       if (group.size() > 1)
         fuseUpdates(group);
   }

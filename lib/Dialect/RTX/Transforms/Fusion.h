@@ -19,8 +19,8 @@ namespace mlir::rtx {
 /// Every operand of `values` is available right before `point`.
 inline bool allDefinedBefore(ValueRange values, Operation *point,
                              DominanceInfo &dom) {
-  return llvm::all_of(
-      values, [&](Value v) { return dom.properlyDominates(v, point); });
+  return llvm::all_of(values,
+                      [&](Value v) { return dom.properlyDominates(v, point); });
 }
 
 /// Every use of `results` is after `point` (uses by `point` itself or by

@@ -20,10 +20,11 @@ namespace gpu {
 namespace fast {
 
 /// f32/bf16/f16 rows of at most kMaxAddNormWidth elements (one row is held
-/// in shared memory as f32).
-constexpr int64_t kMaxAddNormWidth = 12288;
-bool addNormCovers(const Tensor &input, const Tensor &scale,
-                   const Tensor &bias, int64_t d);
+/// in shared memory as f32: 32 KB, under the 48 KB a block gets without
+/// opting in, with room for two blocks per SM).
+constexpr int64_t kMaxAddNormWidth = 8192;
+bool addNormCovers(const Tensor &input, const Tensor &scale, const Tensor &bias,
+                   int64_t d);
 /// One block per row: the sum stored once (128-bit loads and stores where
 /// the row is aligned), its statistics by warp and block reductions in f32
 /// over the row kept in shared memory, then the normalised row.

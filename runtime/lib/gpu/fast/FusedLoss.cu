@@ -155,8 +155,8 @@ __global__ void meanKernel(const double *rowLoss, int64_t tokens,
       total += rowLoss[t];
   total = blockSum(total, scratch);
   if (threadIdx.x == 0)
-    *loss = *count ? static_cast<float>(total / static_cast<double>(*count))
-                   : 0.0f;
+    *loss =
+        *count ? static_cast<float>(total / static_cast<double>(*count)) : 0.0f;
 }
 
 template <typename S>
@@ -169,8 +169,8 @@ void launchRows(const Tensor &logits, const Tensor &labels,
   bool vec = vocab % vecWidth<S>() == 0 && aligned16(px) && aligned16(pd);
   rowKernel<S><<<static_cast<unsigned>(tokens), kLossThreads, 0, stream()>>>(
       px, labels.raw(), labels.dtype() == DType::I64, lossGrad.raw(),
-      lossGrad.dtype() == DType::F64, count, vocab, hasIgnore, ignoreIndex,
-      vec, rowLoss, pd);
+      lossGrad.dtype() == DType::F64, count, vocab, hasIgnore, ignoreIndex, vec,
+      rowLoss, pd);
   check(cudaGetLastError(), "the fused cross-entropy kernel");
 }
 

@@ -72,8 +72,8 @@ __global__ void addNormKernel(const S *__restrict x, const S *__restrict r,
       rsqrtf(blockSum(squares, scratch) / static_cast<float>(d) + epsilon);
   for (int64_t i = threadIdx.x; i < d; i += blockDim.x) {
     float scale = toF(g[i]);
-    float v = layerNorm ? (row[i] - mean) * rstd * scale
-                        : row[i] * rstd * scale;
+    float v =
+        layerNorm ? (row[i] - mean) * rstd * scale : row[i] * rstd * scale;
     if (b)
       v += toF(b[i]);
     y[base + i] = fromF<S>(v);
@@ -89,21 +89,21 @@ void launchAddNorm(const Tensor &input, const Tensor &residual,
   const S *pr = static_cast<const S *>(residual.raw());
   S *ps = static_cast<S *>(sum.raw());
   S *py = static_cast<S *>(y.raw());
-  bool vec = d % vecWidth<S>() == 0 && aligned16(px) && aligned16(pr) &&
-             aligned16(ps);
+  bool vec =
+      d % vecWidth<S>() == 0 && aligned16(px) && aligned16(pr) && aligned16(ps);
   size_t shared = static_cast<size_t>(d) * sizeof(float);
-  addNormKernel<S><<<static_cast<unsigned>(rows), kNormThreads, shared,
-                     stream()>>>(
-      px, pr, static_cast<const S *>(scale.raw()),
-      bias.defined() ? static_cast<const S *>(bias.raw()) : nullptr, ps, py, d,
-      static_cast<float>(epsilon), layerNorm, vec);
+  addNormKernel<S>
+      <<<static_cast<unsigned>(rows), kNormThreads, shared, stream()>>>(
+          px, pr, static_cast<const S *>(scale.raw()),
+          bias.defined() ? static_cast<const S *>(bias.raw()) : nullptr, ps, py,
+          d, static_cast<float>(epsilon), layerNorm, vec);
   check(cudaGetLastError(), "the fused add-norm kernel");
 }
 
 } // namespace
 
-bool addNormCovers(const Tensor &input, const Tensor &scale,
-                   const Tensor &bias, int64_t d) {
+bool addNormCovers(const Tensor &input, const Tensor &scale, const Tensor &bias,
+                   int64_t d) {
   DType t = input.dtype();
   return t != DType::F64 && scale.dtype() == t &&
          (!bias.defined() || bias.dtype() == t) && d > 0 &&
@@ -129,8 +129,8 @@ std::vector<Tensor> addNorm(const Tensor &input, const Tensor &residual,
                           epsilon, layerNorm);
     break;
   default:
-    launchAddNorm<float>(input, residual, scale, bias, sum, y, rows, d,
-                         epsilon, layerNorm);
+    launchAddNorm<float>(input, residual, scale, bias, sum, y, rows, d, epsilon,
+                         layerNorm);
   }
   return {sum, y};
 }

@@ -67,9 +67,9 @@ struct AdamWCoefficients {
 };
 
 __device__ __forceinline__ void adamwElement(const AdamWCoefficients &k,
-                                             float p, float g, float m,
-                                             float v, float &newP,
-                                             float &newM, float &newV) {
+                                             float p, float g, float m, float v,
+                                             float &newP, float &newM,
+                                             float &newV) {
   newM = k.beta1 * m + k.oneMinusBeta1 * g;
   newV = k.beta2 * v + k.oneMinusBeta2 * g * g;
   newP = p * k.decay -
@@ -102,8 +102,7 @@ __global__ void multiAdamwKernel(const AdamWTensor *tensors,
   if (a.vec) {
     // Four elements per access: float4 moments, 4 params (16 or 8 bytes).
     int64_t full = c.start + (end - c.start) / 4 * 4;
-    for (int64_t i = c.start + 4 * threadIdx.x; i < full;
-         i += 4 * blockDim.x) {
+    for (int64_t i = c.start + 4 * threadIdx.x; i < full; i += 4 * blockDim.x) {
       float4 g = *reinterpret_cast<const float4 *>(a.grad + i);
       float4 m = *reinterpret_cast<const float4 *>(a.expAvg + i);
       float4 v = *reinterpret_cast<const float4 *>(a.expAvgSq + i);
@@ -135,8 +134,8 @@ __global__ void multiAdamwKernel(const AdamWTensor *tensors,
     // The tail of the tensor (fewer than 4 elements), one thread each.
     for (int64_t i = full + threadIdx.x; i < end; i += blockDim.x) {
       float np, nm, nv;
-      adamwElement(k, toF(param[i]), a.grad[i], a.expAvg[i], a.expAvgSq[i],
-                   np, nm, nv);
+      adamwElement(k, toF(param[i]), a.grad[i], a.expAvg[i], a.expAvgSq[i], np,
+                   nm, nv);
       newParam[i] = fromF<P>(np);
       a.newExpAvg[i] = nm;
       a.newExpAvgSq[i] = nv;
@@ -250,8 +249,7 @@ std::vector<Tensor> multiAdamwUpdate(const std::vector<Tensor> &params,
   if (chunks.empty())
     return results;
   Tensor tensorTable = deviceTable(table.data(), n * sizeof(AdamWTensor));
-  Tensor chunkTable =
-      deviceTable(chunks.data(), chunks.size() * sizeof(Chunk));
+  Tensor chunkTable = deviceTable(chunks.data(), chunks.size() * sizeof(Chunk));
   auto *pt = static_cast<const AdamWTensor *>(tensorTable.raw());
   auto *pc = static_cast<const Chunk *>(chunkTable.raw());
   auto *ps = static_cast<const float *>(step.raw());
@@ -280,25 +278,25 @@ Tensor sumSquares(const std::vector<Tensor> &inputs) {
   for (size_t i = 0; i < n; ++i) {
     DType d = inputs[i].dtype();
     table[i] = {inputs[i].raw(), inputs[i].numel(),
-                d == DType::F32 ? 0 : d == DType::BF16 ? 1 : 2};
+                d == DType::F32    ? 0
+                : d == DType::BF16 ? 1
+                                   : 2};
     lengths[i] = inputs[i].numel();
     firstChunk[i + 1] = firstChunk[i] + (lengths[i] + kChunk - 1) / kChunk;
   }
   std::vector<Chunk> chunks = chunksOf(lengths);
   Tensor total = empty({}, DType::F32);
-  Tensor partial =
-      empty({chunks.empty() ? 1 : static_cast<int64_t>(chunks.size())},
-            DType::F64);
+  Tensor partial = empty(
+      {chunks.empty() ? 1 : static_cast<int64_t>(chunks.size())}, DType::F64);
   Tensor perTensor = empty({static_cast<int64_t>(n)}, DType::F32);
   Tensor tensorTable = deviceTable(table.data(), n * sizeof(SquaresTensor));
-  Tensor chunkTable =
-      deviceTable(chunks.data(), chunks.size() * sizeof(Chunk));
+  Tensor chunkTable = deviceTable(chunks.data(), chunks.size() * sizeof(Chunk));
   Tensor firstTable =
       deviceTable(firstChunk.data(), firstChunk.size() * sizeof(int64_t));
   double *pp = static_cast<double *>(partial.raw());
   if (!chunks.empty()) {
-    squareChunksKernel<<<static_cast<unsigned>(chunks.size()), kChunkThreads,
-                         0, stream()>>>(
+    squareChunksKernel<<<static_cast<unsigned>(chunks.size()), kChunkThreads, 0,
+                         stream()>>>(
         static_cast<const SquaresTensor *>(tensorTable.raw()),
         static_cast<const Chunk *>(chunkTable.raw()), pp);
     check(cudaGetLastError(), "the sum-of-squares chunk kernel");

@@ -935,9 +935,19 @@ def RTXFuseAdamW : Pass<"rtx-fuse-adamw", "mlir::func::FuncOp"> {
     gradient). Runs after the optimizer and partitioning, on local ops only;
     a lone update stays as it is.
 
+    Memory: a fused update allocates the new parameters and moments of its
+    whole group before the old ones are released, where separate updates
+    release each tensor's as they go; `bucket-bytes` bounds a group's
+    parameter bytes (as PyTorch's `foreach` optimizers bound theirs) and so
+    that extra peak (rtx-plan-memory reports it).
+
     Example: `rtx-opt -rtx-autodiff '-rtx-optimizer=kind=adamw
-    clip-norm=1.0' -rtx-fuse-adamw`.
+    clip-norm=1.0' '-rtx-fuse-adamw=bucket-bytes=67108864'`.
   }];
+  let options = [
+    Option<"bucketBytes", "bucket-bytes", "int64_t", "0",
+           "Largest parameter bytes of one multi-tensor update (0: no limit)">
+  ];
   let dependentDialects = ["mlir::rtx::RTXDialect"];
 }
 
