@@ -945,13 +945,13 @@ static LogicalResult verifyAdamWGroups(MultiAdamWUpdateOp op) {
   for (size_t i = 0; i < n; ++i) {
     RankedTensorType param = tensorOf(op.getParams()[i]);
     if (param.getElementType() != paramElement)
-      return op.emitOpError() << "parameter " << i << " has element type "
-                              << param.getElementType() << ", parameter 0 "
-                              << paramElement;
-    for (Value moment : {Value(op.getGrads()[i]), Value(op.getExpAvgs()[i]),
-                         Value(op.getExpAvgSqs()[i]),
-                         Value(op.getNewExpAvgs()[i]),
-                         Value(op.getNewExpAvgSqs()[i])})
+      return op.emitOpError()
+             << "parameter " << i << " has element type "
+             << param.getElementType() << ", parameter 0 " << paramElement;
+    for (Value moment :
+         {Value(op.getGrads()[i]), Value(op.getExpAvgs()[i]),
+          Value(op.getExpAvgSqs()[i]), Value(op.getNewExpAvgs()[i]),
+          Value(op.getNewExpAvgSqs()[i])})
       if (tensorOf(moment) !=
           RankedTensorType::get(param.getShape(), momentElement))
         return op.emitOpError()
@@ -959,8 +959,8 @@ static LogicalResult verifyAdamWGroups(MultiAdamWUpdateOp op) {
                << RankedTensorType::get(param.getShape(), momentElement)
                << " (parameter " << i << "'s shape, gradient 0's element type)";
     if (op.getNewParams()[i].getType() != param)
-      return op.emitOpError() << "new parameter " << i << " must have type "
-                              << param;
+      return op.emitOpError()
+             << "new parameter " << i << " must have type " << param;
   }
   return success();
 }
