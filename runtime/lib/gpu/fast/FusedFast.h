@@ -46,8 +46,9 @@ std::vector<Tensor> crossEntropyWithGrad(const Tensor &logits,
 /// f32/bf16/f16 parameters with f32 gradients and moments.
 bool multiAdamwCovers(const std::vector<Tensor> &params,
                       const std::vector<Tensor> &grads);
-/// One launch over a device-side table of (tensor, chunk) pairs, as apex's
-/// multi_tensor_apply: each block updates one chunk of one tensor.
+/// One launch (per 384 tensors) over a table of tensors and their chunks
+/// passed as kernel parameters, as apex's multi_tensor_apply: each block
+/// updates one chunk of one tensor.
 std::vector<Tensor> multiAdamwUpdate(const std::vector<Tensor> &params,
                                      const std::vector<Tensor> &grads,
                                      const std::vector<Tensor> &expAvgs,

@@ -1,12 +1,12 @@
 //===- FusedOptimizer.cu - multi-tensor AdamW and sum of squares, fast ----===//
 //
 // As apex's and PyTorch's multi_tensor_apply: the host writes a table of the
-// tensors (their pointers and lengths) and of the chunks they are cut into,
-// copies it to the device once, and ONE kernel launch updates every chunk of
-// every tensor, a block per chunk. (A table of a few KB in a device buffer
-// rather than kernel parameters, so any number of tensors fits one launch.)
-// AdamW computes in f32 from the stored values, as the CPU kernel does, with
-// its coefficients derived from the step on the device. See FusedFast.h.
+// tensors (pointers, lengths, where each one's chunks start) and ONE kernel
+// launch updates every chunk of every tensor, a block per chunk. AdamW's
+// table travels as the kernel's parameters (no copy, no host sync); the sum
+// of squares' table is still copied to a device buffer. AdamW computes in
+// f32 from the stored values, as the CPU kernel does, with its coefficients
+// derived from the step on the device. See FusedFast.h.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +15,7 @@
 
 #include "../Portable.h"
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -43,6 +44,34 @@ struct Chunk {
   int64_t tensor;
   int64_t start;
 };
+
+/// The AdamW launch's table, passed as the kernel's parameters (up to 32 KB
+/// since CUDA 12.1): no copy to the device and no host synchronisation, so
+/// a captured CUDA graph replays it as it is. Tensor t's chunks are the
+/// blocks [firstChunk[t], firstChunk[t + 1]). More tensors than fit take
+/// more launches (apex does the same); GPT-2's 148 take one.
+constexpr int kTableTensors = 384;
+struct AdamWTable {
+  int64_t count;
+  int64_t firstChunk[kTableTensors + 1];
+  AdamWTensor tensors[kTableTensors];
+};
+static_assert(sizeof(AdamWTable) <= 32000, "kernel parameters hold 32764 B");
+
+/// The tensor whose chunks include block `block`: the last t with
+/// firstChunk[t] <= block (binary search; empty tensors own no block).
+__device__ __forceinline__ int64_t tensorOfBlock(const AdamWTable &table,
+                                                 int64_t block) {
+  int64_t lo = 0, hi = table.count - 1;
+  while (lo < hi) {
+    int64_t mid = (lo + hi + 1) / 2;
+    if (table.firstChunk[mid] <= block)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  return lo;
+}
 
 /// Copies `bytes` of host data into a fresh device buffer.
 Tensor deviceTable(const void *data, size_t bytes) {
@@ -77,10 +106,9 @@ __device__ __forceinline__ void adamwElement(const AdamWCoefficients &k,
 }
 
 template <typename P>
-__global__ void multiAdamwKernel(const AdamWTensor *tensors,
-                                 const Chunk *chunks, const float *step,
-                                 double lr, double beta1, double beta2,
-                                 double eps, double weightDecay) {
+__global__ void multiAdamwKernel(const __grid_constant__ AdamWTable table,
+                                 const float *step, double lr, double beta1,
+                                 double beta2, double eps, double weightDecay) {
   __shared__ AdamWCoefficients k;
   if (threadIdx.x == 0) {
     double t = *step;
@@ -94,8 +122,9 @@ __global__ void multiAdamwKernel(const AdamWTensor *tensors,
          float(eps)};
   }
   __syncthreads();
-  Chunk c = chunks[blockIdx.x];
-  AdamWTensor a = tensors[c.tensor];
+  int64_t t = tensorOfBlock(table, blockIdx.x);
+  Chunk c{t, (static_cast<int64_t>(blockIdx.x) - table.firstChunk[t]) * kChunk};
+  const AdamWTensor &a = table.tensors[t];
   const P *param = static_cast<const P *>(a.param);
   P *newParam = static_cast<P *>(a.newParam);
   int64_t end = c.start + kChunk < a.n ? c.start + kChunk : a.n;
@@ -245,29 +274,34 @@ std::vector<Tensor> multiAdamwUpdate(const std::vector<Tensor> &params,
             aligned16(t.newExpAvg) && aligned16(t.newExpAvgSq);
     lengths[i] = t.n;
   }
-  std::vector<Chunk> chunks = chunksOf(lengths);
-  if (chunks.empty())
-    return results;
-  Tensor tensorTable = deviceTable(table.data(), n * sizeof(AdamWTensor));
-  Tensor chunkTable = deviceTable(chunks.data(), chunks.size() * sizeof(Chunk));
-  auto *pt = static_cast<const AdamWTensor *>(tensorTable.raw());
-  auto *pc = static_cast<const Chunk *>(chunkTable.raw());
   auto *ps = static_cast<const float *>(step.raw());
-  unsigned blocks = static_cast<unsigned>(chunks.size());
-  switch (params[0].dtype()) {
-  case DType::BF16:
-    multiAdamwKernel<__nv_bfloat16><<<blocks, kChunkThreads, 0, stream()>>>(
-        pt, pc, ps, lr, beta1, beta2, eps, weightDecay);
-    break;
-  case DType::F16:
-    multiAdamwKernel<__half><<<blocks, kChunkThreads, 0, stream()>>>(
-        pt, pc, ps, lr, beta1, beta2, eps, weightDecay);
-    break;
-  default:
-    multiAdamwKernel<float><<<blocks, kChunkThreads, 0, stream()>>>(
-        pt, pc, ps, lr, beta1, beta2, eps, weightDecay);
+  for (size_t first = 0; first < n; first += kTableTensors) {
+    AdamWTable launch{};
+    launch.count =
+        static_cast<int64_t>(std::min<size_t>(kTableTensors, n - first));
+    for (int64_t t = 0; t < launch.count; ++t) {
+      launch.tensors[t] = table[first + t];
+      launch.firstChunk[t + 1] =
+          launch.firstChunk[t] + (lengths[first + t] + kChunk - 1) / kChunk;
+    }
+    unsigned blocks = static_cast<unsigned>(launch.firstChunk[launch.count]);
+    if (blocks == 0)
+      continue;
+    switch (params[0].dtype()) {
+    case DType::BF16:
+      multiAdamwKernel<__nv_bfloat16><<<blocks, kChunkThreads, 0, stream()>>>(
+          launch, ps, lr, beta1, beta2, eps, weightDecay);
+      break;
+    case DType::F16:
+      multiAdamwKernel<__half><<<blocks, kChunkThreads, 0, stream()>>>(
+          launch, ps, lr, beta1, beta2, eps, weightDecay);
+      break;
+    default:
+      multiAdamwKernel<float><<<blocks, kChunkThreads, 0, stream()>>>(
+          launch, ps, lr, beta1, beta2, eps, weightDecay);
+    }
+    check(cudaGetLastError(), "the multi-tensor AdamW kernel");
   }
-  check(cudaGetLastError(), "the multi-tensor AdamW kernel");
   return results;
 }
 
