@@ -159,3 +159,24 @@ TEST(FusedKernelsFastTest, SumSquaresMatchesPortable) {
       [&] { return std::vector<Tensor>{gpu::sumSquares(d)}; }, 1e-6,
       "sum_squares");
 }
+
+TEST(FusedKernelsFastTest, MultiAdamWOfMoreTensorsThanOneLaunchTakes) {
+  RTX_REQUIRE_GPU();
+  // 400 tensors (one table holds 384), some empty: two launches.
+  std::vector<Tensor> params, grads, m, v;
+  for (int i = 0; i < 400; ++i) {
+    Shape shape{i % 50 == 7 ? 0 : 1 + i % 13};
+    unsigned s = static_cast<unsigned>(4 * i);
+    params.push_back(dev(randomTensor(shape, DType::F32, s + 1)));
+    grads.push_back(dev(randomTensor(shape, DType::F32, s + 2)));
+    m.push_back(dev(randomTensor(shape, DType::F32, s + 3, -0.1, 0.1)));
+    v.push_back(dev(randomTensor(shape, DType::F32, s + 4, 0.0, 0.01)));
+  }
+  Tensor step = dev(Tensor::scalar(1.0, DType::F32));
+  expectFastMatchesPortable(
+      [&] {
+        return gpu::multiAdamwUpdate(params, grads, m, v, step, 1e-3, 0.9,
+                                     0.999, 1e-8, 0.01);
+      },
+      1e-5, "multi_adamw_update of 400 tensors");
+}
