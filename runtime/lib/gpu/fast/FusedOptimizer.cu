@@ -2,9 +2,8 @@
 //
 // As apex's and PyTorch's multi_tensor_apply: the host writes a table of the
 // tensors (pointers, lengths, where each one's chunks start) and ONE kernel
-// launch updates every chunk of every tensor, a block per chunk. AdamW's
-// table travels as the kernel's parameters (no copy, no host sync); the sum
-// of squares' table is still copied to a device buffer. AdamW computes in
+// launch updates every chunk of every tensor, a block per chunk. The table
+// travels as the kernel's parameters (no copy, no host sync). AdamW computes in
 // f32 from the stored values, as the CPU kernel does, with its coefficients
 // derived from the step on the device. See FusedFast.h.
 //
@@ -16,7 +15,6 @@
 #include "../Portable.h"
 
 #include <algorithm>
-#include <cstring>
 #include <vector>
 
 using namespace rtxrt;
@@ -60,7 +58,8 @@ static_assert(sizeof(AdamWTable) <= 32000, "kernel parameters hold 32764 B");
 
 /// The tensor whose chunks include block `block`: the last t with
 /// firstChunk[t] <= block (binary search; empty tensors own no block).
-__device__ __forceinline__ int64_t tensorOfBlock(const AdamWTable &table,
+template <typename Table>
+__device__ __forceinline__ int64_t tensorOfBlock(const Table &table,
                                                  int64_t block) {
   int64_t lo = 0, hi = table.count - 1;
   while (lo < hi) {
@@ -71,23 +70,6 @@ __device__ __forceinline__ int64_t tensorOfBlock(const AdamWTable &table,
       hi = mid - 1;
   }
   return lo;
-}
-
-/// Copies `bytes` of host data into a fresh device buffer.
-Tensor deviceTable(const void *data, size_t bytes) {
-  int64_t words = static_cast<int64_t>((bytes + 7) / 8);
-  Tensor host(Shape{words > 0 ? words : 1}, DType::I64);
-  std::memcpy(host.raw(), data, bytes);
-  return gpu::toDevice(host);
-}
-
-/// The chunks of tensors of `lengths` elements.
-std::vector<Chunk> chunksOf(const std::vector<int64_t> &lengths) {
-  std::vector<Chunk> chunks;
-  for (size_t t = 0; t < lengths.size(); ++t)
-    for (int64_t start = 0; start < lengths[t]; start += kChunk)
-      chunks.push_back({static_cast<int64_t>(t), start});
-  return chunks;
 }
 
 struct AdamWCoefficients {
@@ -196,37 +178,53 @@ __device__ __forceinline__ float loadAsFloat(const SquaresTensor &t,
   return toF(static_cast<const __half *>(t.data)[i]);
 }
 
-__global__ void squareChunksKernel(const SquaresTensor *tensors,
-                                   const Chunk *chunks, double *partial) {
+/// The sum of squares' table, as AdamWTable: kernel parameters, tensor t's
+/// chunks the blocks [firstChunk[t], firstChunk[t + 1]) of this launch,
+/// whose partial sums go to partial[chunkOffset + block].
+constexpr int kSquaresTensors = 768;
+struct SquaresTable {
+  int64_t count;
+  int64_t chunkOffset;
+  int64_t firstChunk[kSquaresTensors + 1];
+  SquaresTensor tensors[kSquaresTensors];
+};
+static_assert(sizeof(SquaresTable) <= 32000, "kernel parameters hold 32764 B");
+
+__global__ void squareChunksKernel(const __grid_constant__ SquaresTable table,
+                                   double *partial) {
   __shared__ double scratch[32];
-  Chunk c = chunks[blockIdx.x];
-  SquaresTensor t = tensors[c.tensor];
-  int64_t end = c.start + kChunk < t.n ? c.start + kChunk : t.n;
+  int64_t t = tensorOfBlock(table, blockIdx.x);
+  const SquaresTensor &x = table.tensors[t];
+  int64_t start =
+      (static_cast<int64_t>(blockIdx.x) - table.firstChunk[t]) * kChunk;
+  int64_t end = start + kChunk < x.n ? start + kChunk : x.n;
   double local = 0.0;
-  for (int64_t i = c.start + threadIdx.x; i < end; i += blockDim.x) {
-    float v = loadAsFloat(t, i);
+  for (int64_t i = start + threadIdx.x; i < end; i += blockDim.x) {
+    float v = loadAsFloat(x, i);
     local += static_cast<double>(v * v); // the f32 square, as the reference
   }
   double total = blockSum(local, scratch);
   if (threadIdx.x == 0)
-    partial[blockIdx.x] = total;
+    partial[table.chunkOffset + blockIdx.x] = total;
 }
 
 /// One thread per tensor adds its chunks in order (rounded to f32); the
-/// first thread adds the tensors in order into an f32 total.
-__global__ void sumTensorsKernel(const double *partial,
-                                 const int64_t *firstChunk, int64_t tensors,
-                                 float *perTensor, float *total) {
-  for (int64_t t = threadIdx.x; t < tensors; t += blockDim.x) {
+/// first thread adds the tensors in order to the f32 total (which the
+/// launches before this one's tensors began, unless `first`).
+__global__ void sumTensorsKernel(const __grid_constant__ SquaresTable table,
+                                 const double *partial, float *perTensor,
+                                 float *total, bool first) {
+  const double *mine = partial + table.chunkOffset;
+  for (int64_t t = threadIdx.x; t < table.count; t += blockDim.x) {
     double acc = 0.0;
-    for (int64_t c = firstChunk[t]; c < firstChunk[t + 1]; ++c)
-      acc += partial[c];
+    for (int64_t c = table.firstChunk[t]; c < table.firstChunk[t + 1]; ++c)
+      acc += mine[c];
     perTensor[t] = static_cast<float>(acc);
   }
   __syncthreads();
   if (threadIdx.x == 0) {
-    float sum = 0.0f;
-    for (int64_t t = 0; t < tensors; ++t)
+    float sum = first ? 0.0f : *total;
+    for (int64_t t = 0; t < table.count; ++t)
       sum = sum + perTensor[t];
     *total = sum;
   }
@@ -307,39 +305,42 @@ std::vector<Tensor> multiAdamwUpdate(const std::vector<Tensor> &params,
 
 Tensor sumSquares(const std::vector<Tensor> &inputs) {
   size_t n = inputs.size();
-  std::vector<SquaresTensor> table(n);
-  std::vector<int64_t> lengths(n), firstChunk(n + 1, 0);
-  for (size_t i = 0; i < n; ++i) {
-    DType d = inputs[i].dtype();
-    table[i] = {inputs[i].raw(), inputs[i].numel(),
-                d == DType::F32    ? 0
-                : d == DType::BF16 ? 1
-                                   : 2};
-    lengths[i] = inputs[i].numel();
-    firstChunk[i + 1] = firstChunk[i] + (lengths[i] + kChunk - 1) / kChunk;
-  }
-  std::vector<Chunk> chunks = chunksOf(lengths);
+  int64_t chunks = 0;
+  for (const Tensor &input : inputs)
+    chunks += (input.numel() + kChunk - 1) / kChunk;
   Tensor total = empty({}, DType::F32);
-  Tensor partial = empty(
-      {chunks.empty() ? 1 : static_cast<int64_t>(chunks.size())}, DType::F64);
+  Tensor partial = empty({chunks > 0 ? chunks : 1}, DType::F64);
   Tensor perTensor = empty({static_cast<int64_t>(n)}, DType::F32);
-  Tensor tensorTable = deviceTable(table.data(), n * sizeof(SquaresTensor));
-  Tensor chunkTable = deviceTable(chunks.data(), chunks.size() * sizeof(Chunk));
-  Tensor firstTable =
-      deviceTable(firstChunk.data(), firstChunk.size() * sizeof(int64_t));
   double *pp = static_cast<double *>(partial.raw());
-  if (!chunks.empty()) {
-    squareChunksKernel<<<static_cast<unsigned>(chunks.size()), kChunkThreads, 0,
-                         stream()>>>(
-        static_cast<const SquaresTensor *>(tensorTable.raw()),
-        static_cast<const Chunk *>(chunkTable.raw()), pp);
-    check(cudaGetLastError(), "the sum-of-squares chunk kernel");
+  float *pt = static_cast<float *>(total.raw());
+  int64_t chunkOffset = 0;
+  for (size_t first = 0; first < n; first += kSquaresTensors) {
+    SquaresTable launch{};
+    launch.count =
+        static_cast<int64_t>(std::min<size_t>(kSquaresTensors, n - first));
+    launch.chunkOffset = chunkOffset;
+    for (int64_t t = 0; t < launch.count; ++t) {
+      const Tensor &x = inputs[first + t];
+      DType d = x.dtype();
+      launch.tensors[t] = {x.raw(), x.numel(),
+                           d == DType::F32    ? 0
+                           : d == DType::BF16 ? 1
+                                              : 2};
+      launch.firstChunk[t + 1] =
+          launch.firstChunk[t] + (x.numel() + kChunk - 1) / kChunk;
+    }
+    int64_t blocks = launch.firstChunk[launch.count];
+    if (blocks > 0) {
+      squareChunksKernel<<<static_cast<unsigned>(blocks), kChunkThreads, 0,
+                           stream()>>>(launch, pp);
+      check(cudaGetLastError(), "the sum-of-squares chunk kernel");
+    }
+    sumTensorsKernel<<<1, 1024, 0, stream()>>>(
+        launch, pp, static_cast<float *>(perTensor.raw()) + first, pt,
+        first == 0);
+    check(cudaGetLastError(), "the sum-of-squares total kernel");
+    chunkOffset += blocks;
   }
-  sumTensorsKernel<<<1, 1024, 0, stream()>>>(
-      pp, static_cast<const int64_t *>(firstTable.raw()),
-      static_cast<int64_t>(n), static_cast<float *>(perTensor.raw()),
-      static_cast<float *>(total.raw()));
-  check(cudaGetLastError(), "the sum-of-squares total kernel");
   return total;
 }
 
