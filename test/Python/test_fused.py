@@ -3,7 +3,8 @@ rtx-fuse-adamw) on GPT-2 train steps: every fusion happens (the fused ops are
 in the IR, the ops they replace are gone), and rtx-run's results after a few
 steps are bit for bit those of the unfused program, on one device (f32 with
 gradient clipping, bf16 mixed precision) and on partitioned per-rank
-programs (dp=2; tp=2, whose vocabulary-parallel loss stays unfused)."""
+programs (dp=2; tp=2, whose vocabulary-parallel loss stays unfused; a
+pipeline, pp=2; gradient accumulation with overlapped all-reduces)."""
 import re
 from pathlib import Path
 
@@ -19,7 +20,7 @@ def _gpt2(**overrides) -> str:
     return models.gpt2(models.GPTConfig(layers=2, batch=2, **overrides)).text()
 
 
-def _run_both(step: str, tmp_path: Path, ranks: int = 1):
+def _run_both(step: str, tmp_path: Path, ranks: int = 1, rows: int = 2):
     """rtx-run on the unfused step and on the fused one (3 steps, the same
     random inputs and initial parameters); returns both results and the
     fused text."""
@@ -31,7 +32,7 @@ def _run_both(step: str, tmp_path: Path, ranks: int = 1):
     inputs = tmp_path / "inputs"
     inputs.mkdir()
     for name in ("tokens", "labels"):
-        np.save(inputs / f"{name}.npy", rng.integers(0, 37, (2, 8)).astype(np.int32))
+        np.save(inputs / f"{name}.npy", rng.integers(0, 37, (rows, 8)).astype(np.int32))
     runs = [driver.run(path, inputs=inputs, steps=3, ranks=ranks) for path in (unfused, fused)]
     return runs[0], runs[1], fused_text
 
@@ -81,4 +82,18 @@ def test_partitioned_step_is_unchanged_bit_for_bit(mesh, fused_loss, tmp_path):
     assert ("rtx.cross_entropy_with_grad" in text) == fused_loss
     if not fused_loss:  # the vocabulary-parallel loss stays as it is
         assert "rtx.vocab_cross_entropy_grad" in text
+    _assert_bitwise(unfused, fused)
+
+
+@pytest.mark.parametrize("options", ["mesh=pp:2 optimizer=adamw",
+                                     "mesh=dp:2 optimizer=adamw micro-batches=2 overlap"])
+def test_pipelined_and_accumulated_steps_are_unchanged_bit_for_bit(options, tmp_path):
+    """A pipeline (one function per stage, sends and receives) and gradient
+    accumulation with overlapped all-reduces: the local ops fuse (a stage's
+    first norm, fed by a receive, stays), the results do not change."""
+    step = driver.opt(_gpt2(), [f"-rtx-distribute={options}"])
+    unfused, fused, text = _run_both(step, tmp_path, ranks=2, rows=4)
+    counts = _counts(text, ["add_layernorm", "cross_entropy_with_grad", "multi_adamw_update"])
+    assert all(count >= 1 for count in counts.values()), counts
+    assert _counts(text, ["adamw_update"])["adamw_update"] == 0
     _assert_bitwise(unfused, fused)
