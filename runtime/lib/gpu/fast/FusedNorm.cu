@@ -13,6 +13,8 @@
 
 #include "../Portable.h"
 
+#include <algorithm>
+
 using namespace rtxrt;
 using namespace rtxrt::gpu::detail;
 
@@ -92,11 +94,16 @@ void launchAddNorm(const Tensor &input, const Tensor &residual,
   bool vec =
       d % vecWidth<S>() == 0 && aligned16(px) && aligned16(pr) && aligned16(ps);
   size_t shared = static_cast<size_t>(d) * sizeof(float);
-  addNormKernel<S>
-      <<<static_cast<unsigned>(rows), kNormThreads, shared, stream()>>>(
-          px, pr, static_cast<const S *>(scale.raw()),
-          bias.defined() ? static_cast<const S *>(bias.raw()) : nullptr, ps, py,
-          d, static_cast<float>(epsilon), layerNorm, vec);
+  // Enough whole warps for one access each in the widest pass, at most
+  // kNormThreads: a GPT-2 row (768 bf16, 96 vectors) takes 96 threads, so
+  // more rows' blocks share an SM.
+  int64_t accesses = vec ? d / vecWidth<S>() : d;
+  int threads = static_cast<int>(std::min<int64_t>(
+      kNormThreads, std::max<int64_t>(32, (accesses + 31) / 32 * 32)));
+  addNormKernel<S><<<static_cast<unsigned>(rows), threads, shared, stream()>>>(
+      px, pr, static_cast<const S *>(scale.raw()),
+      bias.defined() ? static_cast<const S *>(bias.raw()) : nullptr, ps, py, d,
+      static_cast<float>(epsilon), layerNorm, vec);
   check(cudaGetLastError(), "the fused add-norm kernel");
 }
 
