@@ -113,6 +113,8 @@ llvm::DenseSet<Value> gradientsOf(Block &body,
   for (Operation &op : body) {
     if (auto adam = dyn_cast<AdamWUpdateOp>(op))
       work.push_back(adam.getGrad());
+    else if (auto multi = dyn_cast<MultiAdamWUpdateOp>(op))
+      work.append(multi.getGrads().begin(), multi.getGrads().end());
     else if (auto sgd = dyn_cast<SGDUpdateOp>(op))
       work.push_back(sgd.getGrad());
   }
@@ -234,6 +236,10 @@ MemoryPlan mlir::rtx::planMemory(const ProgramDescription &program) {
           return kindOfRole(buffer->role);
     if (isa<AdamWUpdateOp, SGDUpdateOp>(def))
       return cast<OpResult>(root).getResultNumber() == 0
+                 ? MemoryKind::Parameters
+                 : MemoryKind::OptimizerState;
+    if (auto multi = dyn_cast<MultiAdamWUpdateOp>(def)) // rtx-fuse-adamw's
+      return cast<OpResult>(root).getResultNumber() < multi.getParams().size()
                  ? MemoryKind::Parameters
                  : MemoryKind::OptimizerState;
     if (gradients.contains(root))

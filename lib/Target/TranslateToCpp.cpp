@@ -103,7 +103,7 @@ private:
     for (Operation *wait : fetch.getToken().getUsers())
       for (Value result : wait->getResults())
         for (Operation *user : result.getUsers())
-          if (!isa<AdamWUpdateOp, SGDUpdateOp>(user))
+          if (!isa<AdamWUpdateOp, MultiAdamWUpdateOp, SGDUpdateOp>(user))
             return false;
     return true;
   }
@@ -191,7 +191,7 @@ LogicalResult Emitter::emitKernelCall(Operation *op, const KernelCall &call) {
   // the state is (ZeRO-Offload's CPU optimizer step): an op that reads a
   // fetched buffer takes the host kernel, its other operands copied to the
   // host, and its results stay there.
-  onHost = cuda && isa<AdamWUpdateOp, SGDUpdateOp>(op) &&
+  onHost = cuda && isa<AdamWUpdateOp, MultiAdamWUpdateOp, SGDUpdateOp>(op) &&
            llvm::any_of(op->getOperands(),
                         [&](Value v) { return hostValues.contains(v); });
   std::string expression = (cuda && !onHost ? "gpu::" : "") + call.kernel + "(";

@@ -9,6 +9,7 @@ set(RTXRT_GPU_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/Contraction.cu
   ${CMAKE_CURRENT_LIST_DIR}/Rows.cu
   ${CMAKE_CURRENT_LIST_DIR}/Attention.cu
+  ${CMAKE_CURRENT_LIST_DIR}/Fused.cu
   ${CMAKE_CURRENT_LIST_DIR}/Runtime.cu
   ${CMAKE_CURRENT_LIST_DIR}/EventTimer.cu
   ${CMAKE_CURRENT_LIST_DIR}/StepRunner.cu

@@ -242,6 +242,27 @@ void checkAdamWArguments(const std::string &op, const Tensor &param,
                          const Tensor &expAvgSq, const Tensor &step, double lr,
                          double beta1, double beta2, double eps,
                          double weightDecay);
+/// The operand checks of the fused ops (Fused.cpp), shared by the CPU and
+/// GPU kernels. addNorm: input and residual of one float dtype and shape,
+/// then checkNormArguments; returns the row length.
+int64_t checkAddNormArguments(const std::string &op, const Tensor &input,
+                              const Tensor &residual, const Tensor &scale,
+                              const Tensor &bias);
+/// rtx.multi_adamw_update: N >= 1 of each list, each i as
+/// checkAdamWArguments, all params of one dtype, all grads of another.
+void checkMultiAdamWArguments(const std::string &op,
+                              const std::vector<Tensor> &params,
+                              const std::vector<Tensor> &grads,
+                              const std::vector<Tensor> &expAvgs,
+                              const std::vector<Tensor> &expAvgSqs,
+                              const Tensor &step, double lr, double beta1,
+                              double beta2, double eps, double weightDecay);
+/// rtx.sum_squares: at least one input, each f32, bf16 or f16.
+void checkSumSquaresArguments(const std::string &op,
+                              const std::vector<Tensor> &inputs);
+/// The block of rtx.reduce's sums: each block of a row is summed in double
+/// in index order, the blocks' sums then added in block order.
+constexpr int64_t kReduceBlock = int64_t{1} << 16;
 /// The same for rtx.sgd_update.
 void checkSgdArguments(const std::string &op, const Tensor &param,
                        const Tensor &grad, double lr, double weightDecay);

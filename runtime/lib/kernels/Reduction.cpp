@@ -24,7 +24,7 @@ using namespace rtxrt::detail;
 
 namespace {
 
-constexpr int64_t kBlock = int64_t{1} << 16;
+constexpr int64_t kBlock = kReduceBlock;
 
 const char *reduceName(ReduceKind kind) {
   switch (kind) {

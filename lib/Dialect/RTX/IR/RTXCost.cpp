@@ -140,3 +140,23 @@ SmallVector<int64_t, 3> mlir::rtx::getDefaultContractionShape(Operation *op) {
           [](auto op) { return attentionShape(op.getQuery(), op.getKey()); })
       .Default([](Operation *) { return SmallVector<int64_t, 3>{}; });
 }
+
+int64_t AddLayerNormOp::getFlops() {
+  return (getBias() ? 9 : 8) * numElements(getResult());
+}
+int64_t AddRMSNormOp::getFlops() { return 6 * numElements(getResult()); }
+int64_t CrossEntropyWithGradOp::getFlops() {
+  return 11 * numElements(getLogits());
+}
+int64_t MultiAdamWUpdateOp::getFlops() {
+  int64_t flops = 0;
+  for (Value param : getParams())
+    flops += 12 * numElements(param);
+  return flops;
+}
+int64_t SumSquaresOp::getFlops() {
+  int64_t flops = 0;
+  for (Value input : getInputs())
+    flops += 2 * numElements(input);
+  return flops;
+}

@@ -399,3 +399,50 @@ KernelCall SGDUpdateOp::getKernelCall() {
       .real(getLr())
       .real(getWeightDecay());
 }
+
+//===----------------------------------------------------------------------===//
+// Fused ops
+//===----------------------------------------------------------------------===//
+
+KernelCall AddLayerNormOp::getKernelCall() {
+  return KernelCall("addLayerNorm")
+      .tensor(getInput())
+      .tensor(getResidual())
+      .tensor(getScale())
+      .tensor(getBias())
+      .real(getEpsilon());
+}
+
+KernelCall AddRMSNormOp::getKernelCall() {
+  return KernelCall("addRmsNorm")
+      .tensor(getInput())
+      .tensor(getResidual())
+      .tensor(getScale())
+      .real(getEpsilon());
+}
+
+KernelCall CrossEntropyWithGradOp::getKernelCall() {
+  return KernelCall("crossEntropyWithGrad")
+      .tensor(getLogits())
+      .tensor(getLabels())
+      .tensor(getLossGrad())
+      .ignoreIndex(getIgnoreIndex());
+}
+
+KernelCall MultiAdamWUpdateOp::getKernelCall() {
+  return KernelCall("multiAdamwUpdate")
+      .tensors(getParams())
+      .tensors(getGrads())
+      .tensors(getExpAvgs())
+      .tensors(getExpAvgSqs())
+      .tensor(getStep())
+      .real(getLr())
+      .real(getBeta1())
+      .real(getBeta2())
+      .real(getEps())
+      .real(getWeightDecay());
+}
+
+KernelCall SumSquaresOp::getKernelCall() {
+  return KernelCall("sumSquares").tensors(getInputs());
+}

@@ -908,3 +908,86 @@ LogicalResult SGDUpdateOp::verify() {
     return failure();
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// Fused ops (RTXFusedOps.td)
+//===----------------------------------------------------------------------===//
+
+LogicalResult AddLayerNormOp::verify() {
+  return verifyNorm(*this, getInput(), getScale(), getBias(),
+                    getEpsilon().convertToDouble());
+}
+
+LogicalResult AddRMSNormOp::verify() {
+  return verifyNorm(*this, getInput(), getScale(), Value(),
+                    getEpsilon().convertToDouble());
+}
+
+LogicalResult CrossEntropyWithGradOp::verify() {
+  return verifyLogitsAndLabels(*this, getLogits(), getLabels());
+}
+
+/// The operand groups of rtx.multi_adamw_update: the i-th of each is one
+/// rtx.adamw_update, all parameters of one element type and all gradients
+/// and moments of another.
+static LogicalResult verifyAdamWGroups(MultiAdamWUpdateOp op) {
+  size_t n = op.getParams().size();
+  if (n == 0)
+    return op.emitOpError() << "needs at least one parameter";
+  if (op.getGrads().size() != n || op.getExpAvgs().size() != n ||
+      op.getExpAvgSqs().size() != n || op.getNewParams().size() != n ||
+      op.getNewExpAvgs().size() != n || op.getNewExpAvgSqs().size() != n)
+    return op.emitOpError()
+           << "needs as many gradients, moments and results as parameters ("
+           << n << ")";
+  Type paramElement = tensorOf(op.getParams()[0]).getElementType();
+  Type momentElement = tensorOf(op.getGrads()[0]).getElementType();
+  for (size_t i = 0; i < n; ++i) {
+    RankedTensorType param = tensorOf(op.getParams()[i]);
+    if (param.getElementType() != paramElement)
+      return op.emitOpError()
+             << "parameter " << i << " has element type "
+             << param.getElementType() << ", parameter 0 " << paramElement;
+    for (Value moment :
+         {Value(op.getGrads()[i]), Value(op.getExpAvgs()[i]),
+          Value(op.getExpAvgSqs()[i]), Value(op.getNewExpAvgs()[i]),
+          Value(op.getNewExpAvgSqs()[i])})
+      if (tensorOf(moment) !=
+          RankedTensorType::get(param.getShape(), momentElement))
+        return op.emitOpError()
+               << "gradient and moments " << i << " must be "
+               << RankedTensorType::get(param.getShape(), momentElement)
+               << " (parameter " << i << "'s shape, gradient 0's element type)";
+    if (op.getNewParams()[i].getType() != param)
+      return op.emitOpError()
+             << "new parameter " << i << " must have type " << param;
+  }
+  return success();
+}
+
+LogicalResult MultiAdamWUpdateOp::verify() {
+  if (failed(verifyAdamWGroups(*this)) ||
+      failed(verifyHyperParameter(*this, "lr", getLr().convertToDouble(), 0,
+                                  1e9)) ||
+      failed(verifyHyperParameter(*this, "beta1", getBeta1().convertToDouble(),
+                                  0, 0.999999999)) ||
+      failed(verifyHyperParameter(*this, "beta2", getBeta2().convertToDouble(),
+                                  0, 0.999999999)) ||
+      failed(verifyHyperParameter(*this, "eps", getEps().convertToDouble(), 0,
+                                  1)) ||
+      failed(verifyHyperParameter(*this, "weight_decay",
+                                  getWeightDecay().convertToDouble(), 0, 1e9)))
+    return failure();
+  return success();
+}
+
+LogicalResult SumSquaresOp::verify() {
+  if (getInputs().empty())
+    return emitOpError() << "needs at least one input";
+  for (Value input : getInputs())
+    if (tensorOf(input).getElementType().isF64())
+      return emitOpError() << "inputs must be f32, bf16 or f16 (the sum is "
+                              "f32), got "
+                           << input.getType();
+  return success();
+}

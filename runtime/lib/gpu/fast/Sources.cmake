@@ -4,4 +4,7 @@
 # its portable reference wherever a GPU is present (design.md §4).
 set(RTXRT_GPU_FAST_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/FlashAttention.cu
+  ${CMAKE_CURRENT_LIST_DIR}/FusedNorm.cu
+  ${CMAKE_CURRENT_LIST_DIR}/FusedLoss.cu
+  ${CMAKE_CURRENT_LIST_DIR}/FusedOptimizer.cu
 )

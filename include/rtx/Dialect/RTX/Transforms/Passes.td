@@ -859,4 +859,96 @@ def RTXSeedShardings : Pass<"rtx-seed-shardings", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::rtx::RTXDialect"];
 }
 
+//===----------------------------------------------------------------------===//
+// Fusions of memory-bound ops (the last passes before codegen)
+//===----------------------------------------------------------------------===//
+
+def RTXFuseResidualNorm
+    : Pass<"rtx-fuse-residual-norm", "mlir::func::FuncOp"> {
+  let summary = "Fuses a residual add with the layernorm or rmsnorm it feeds";
+  let description = [{
+    A pre-norm transformer adds each block's output to the residual stream
+    and normalises the sum at once: `rtx.add` writes the sum, then
+    `rtx.layernorm` reads it back, two passes over a tensor that is
+    memory-bound on a GPU. This pass replaces an `rtx.add` whose result
+    feeds an `rtx.layernorm` (or `rtx.rmsnorm`) in the same block by
+    `rtx.add_layernorm` (`rtx.add_rmsnorm`), which reads both operands once
+    and writes the sum (still used by the next residual add) and the
+    normalised value once. The fused kernel rounds the sum to the element
+    type before normalising it, as the separate ops do, so the results are
+    bit for bit those of the ops it replaces (on the CPU). It runs on a
+    whole train step after autodiff, the optimizer and partitioning (it
+    rewrites local ops only, so a partitioned per-rank program with its
+    collectives stays valid); an add whose result is used before the norm
+    in a way the fused op cannot precede, or a norm on another type, stays
+    as it is. Backward: `rtx.layernorm_grad`'s input gradient added to the
+    residual's gradient is left unfused (see docs/gpu.md).
+
+    Example: `rtx-opt -rtx-autodiff -rtx-optimizer=kind=adamw
+    -rtx-fuse-residual-norm`.
+  }];
+  let dependentDialects = ["mlir::rtx::RTXDialect"];
+}
+
+def RTXFuseCrossEntropy
+    : Pass<"rtx-fuse-cross-entropy", "mlir::func::FuncOp"> {
+  let summary = "Fuses the loss and its gradient into one pass over the logits";
+  let description = [{
+    A train step computes `rtx.cross_entropy %logits, %labels` in the
+    forward pass and `rtx.cross_entropy_grad %logits, %labels, %dloss` (the
+    seed 1.0 of rtx-autodiff, or what scales it) in the backward pass: two
+    reads of the logits, the largest activation of a language model
+    (tokens x vocabulary), each recomputing the softmax statistics. This
+    pass replaces such a pair on the same logits, labels and
+    `ignore_index`, in one block, by `rtx.cross_entropy_with_grad`, which
+    computes each row's max and sum of exponentials once and writes the
+    loss and the gradient in one pass, never storing the probabilities;
+    its results are bit for bit those of the pair (on the CPU). The fused
+    op goes where the loss was computed when the gradient's operands are
+    available there (a constant seed is moved up), otherwise where the
+    gradient was, when no use of the loss comes in between; otherwise the
+    pair stays. The vocabulary-parallel loss of a tp-partitioned program
+    (`rtx.vocab_logit_stats`, ...) is not fused. Runs after autodiff, the
+    optimizer and partitioning, on local ops only.
+
+    Example: `rtx-opt -rtx-autodiff -rtx-optimizer=kind=adamw
+    -rtx-fuse-cross-entropy`.
+  }];
+  let dependentDialects = ["mlir::rtx::RTXDialect"];
+}
+
+def RTXFuseAdamW : Pass<"rtx-fuse-adamw", "mlir::func::FuncOp"> {
+  let summary = "Fuses a step's AdamW updates into one multi-tensor update";
+  let description = [{
+    `rtx-optimizer` updates each parameter with its own `rtx.adamw_update`:
+    on a GPU, GPT-2's 148 parameters are 148 small launches whose fixed cost
+    outweighs their bytes. This pass groups the `rtx.adamw_update` ops of a
+    block that share `step`, the hyper-parameters and the element types
+    (parameters, gradients) into one `rtx.multi_adamw_update`, placed at
+    the first of them, taking each update whose operands are all defined
+    there; the GPU runs it as one launch over a table of chunks (apex's
+    multi_tensor_apply). Its CPU kernel is each update's own kernel, so
+    results are bit for bit unchanged. With gradient clipping
+    (`rtx-optimizer=clip-norm=...`), the chain of `rtx.convert`, `rtx.mul`,
+    `rtx.reduce` and `rtx.add` ops that sums the gradients' squares becomes
+    one `rtx.sum_squares` over the list (bit for bit, one read of each
+    gradient). Runs after the optimizer and partitioning, on local ops only;
+    a lone update stays as it is.
+
+    Memory: a fused update allocates the new parameters and moments of its
+    whole group before the old ones are released, where separate updates
+    release each tensor's as they go; `bucket-bytes` bounds a group's
+    parameter bytes (as PyTorch's `foreach` optimizers bound theirs) and so
+    that extra peak (rtx-plan-memory reports it).
+
+    Example: `rtx-opt -rtx-autodiff '-rtx-optimizer=kind=adamw
+    clip-norm=1.0' '-rtx-fuse-adamw=bucket-bytes=67108864'`.
+  }];
+  let options = [
+    Option<"bucketBytes", "bucket-bytes", "int64_t", "0",
+           "Largest parameter bytes of one multi-tensor update (0: no limit)">
+  ];
+  let dependentDialects = ["mlir::rtx::RTXDialect"];
+}
+
 #endif // RTX_DIALECT_RTX_TRANSFORMS_PASSES_TD
