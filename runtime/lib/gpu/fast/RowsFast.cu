@@ -71,15 +71,27 @@ void launchRows(const RowShape &s, void (*kernel)(Params...), Args... args) {
   gd::check(cudaGetLastError(), "a fast row kernel launch");
 }
 
-template <int N> using Count = std::integral_constant<int, N>;
+/// A row's statistics. The mean is m + shift: m is the f32 mean, shift the
+/// mean of x - m, which recovers what rounding the mean to f32 lost (x - m
+/// is nearly exact for x near m). Centring by m and then by shift keeps
+/// rows whose mean is large against their spread as accurate as the
+/// portable kernels' centring in double (math::layerNormValue).
+struct RowStats {
+  float mean, shift, rstd;
+  __device__ __forceinline__ float normalise(float x) const {
+    return ((x - mean) - shift) * rstd;
+  }
+};
 
-/// The row's mean (0 when not centred) and 1/sqrt(mean((x - mean)^2) + eps),
-/// in two passes as the portable normStatistics (no E[x^2] - mean^2
-/// cancellation).
+/// The row's statistics (mean 0 when not centred) and rstd = 1/sqrt(mean((x
+/// - mean)^2) + eps), from centred values as the portable normStatistics (no
+/// E[x^2] - mean^2 cancellation: the variance of x - m less shift^2, where
+/// shift is within rounding of zero).
 template <typename T>
-__device__ void rowStatistics(const RowLayout &l, const T *xr,
-                              const RowShape &s, float epsilon, bool centred,
-                              float *scratch, float &mean, float &rstd) {
+__device__ RowStats rowStatistics(const RowLayout &l, const T *xr,
+                                  const RowShape &s, float epsilon,
+                                  bool centred, float *scratch) {
+  const float inv = 1.0f / static_cast<float>(s.d);
   float m = 0.0f;
   if (centred) {
     float sum = 0.0f;
@@ -91,9 +103,9 @@ __device__ void rowStatistics(const RowLayout &l, const T *xr,
       for (int k = 0; k < N; ++k)
         sum += v[k];
     });
-    m = rowReduce(l, sum, scratch, SumOp()) / static_cast<float>(s.d);
+    m = rowReduce(l, sum, scratch, SumOp()) * inv;
   }
-  float sq = 0.0f;
+  float first = 0.0f, second = 0.0f;
   forEachPack(l, s.d, s.packed, [&](int64_t i, auto n) {
     constexpr int N = decltype(n)::value;
     float v[N];
@@ -101,12 +113,13 @@ __device__ void rowStatistics(const RowLayout &l, const T *xr,
 #pragma unroll
     for (int k = 0; k < N; ++k) {
       float c = v[k] - m;
-      sq += c * c;
+      first += c;
+      second += c * c;
     }
   });
-  float variance = rowReduce(l, sq, scratch, SumOp()) / static_cast<float>(s.d);
-  mean = m;
-  rstd = 1.0f / sqrtf(variance + epsilon);
+  float shift = centred ? rowReduce(l, first, scratch, SumOp()) * inv : 0.0f;
+  float variance = rowReduce(l, second, scratch, SumOp()) * inv - shift * shift;
+  return {m, shift, 1.0f / sqrtf(fmaxf(variance, 0.0f) + epsilon)};
 }
 
 /// y = (x - mean) rstd scale (+ bias): rtx.layernorm (centred) and
@@ -120,15 +133,14 @@ __global__ void __launch_bounds__(kRowThreads)
   for (int64_t r = l.first; r < s.rows; r += l.stride) {
     const T *xr = x + r * s.d;
     T *yr = y + r * s.d;
-    float mean, rstd;
-    rowStatistics(l, xr, s, epsilon, centred, scratch, mean, rstd);
+    RowStats st = rowStatistics(l, xr, s, epsilon, centred, scratch);
     forEachPack(l, s.d, s.packed, [&](int64_t i, auto n) {
       constexpr int N = decltype(n)::value;
       float v[N], out[N];
       loadPack<N>(xr + i, v);
 #pragma unroll
       for (int k = 0; k < N; ++k) {
-        out[k] = (v[k] - mean) * rstd * scale.at(i + k);
+        out[k] = st.normalise(v[k]) * scale.at(i + k);
         if (bias.p)
           out[k] += bias.at(i + k);
       }
@@ -140,20 +152,19 @@ __global__ void __launch_bounds__(kRowThreads)
 /// dx of rtx.layernorm_grad / rtx.rmsnorm_grad per row, with g = dy scale
 /// and xhat = (x - mean) rstd: dx = rstd (g - mean(g) - xhat mean(g xhat))
 /// (layernorm) or rstd (g - xhat mean(g xhat)) (rmsnorm: the portable
-/// s g - x s^3 mean(g x), rearranged). Also writes each row's mean and rstd
-/// for the column sums.
+/// s g - x s^3 mean(g x), rearranged). Also writes each row's statistics for
+/// the column sums.
 template <typename T>
 __global__ void __launch_bounds__(kRowThreads)
     normGradRowsKernel(const T *x, const T *dy, Weight scale, T *dx,
-                       float *meanOut, float *rstdOut, RowShape s,
-                       float epsilon, bool centred) {
+                       RowStats *statsOut, RowShape s, float epsilon,
+                       bool centred) {
   __shared__ float scratch[kWarpsPerBlock];
   RowLayout l = RowLayout::of(s.warpPerRow);
   for (int64_t r = l.first; r < s.rows; r += l.stride) {
     const T *xr = x + r * s.d, *dyr = dy + r * s.d;
     T *dxr = dx + r * s.d;
-    float mean, rstd;
-    rowStatistics(l, xr, s, epsilon, centred, scratch, mean, rstd);
+    RowStats st = rowStatistics(l, xr, s, epsilon, centred, scratch);
     float sumG = 0.0f, sumGX = 0.0f;
     forEachPack(l, s.d, s.packed, [&](int64_t i, auto n) {
       constexpr int N = decltype(n)::value;
@@ -164,7 +175,7 @@ __global__ void __launch_bounds__(kRowThreads)
       for (int k = 0; k < N; ++k) {
         float gk = g[k] * scale.at(i + k);
         sumG += gk;
-        sumGX += gk * (v[k] - mean) * rstd;
+        sumGX += gk * st.normalise(v[k]);
       }
     });
     float inv = 1.0f / static_cast<float>(s.d);
@@ -177,26 +188,23 @@ __global__ void __launch_bounds__(kRowThreads)
       loadPack<N>(dyr + i, g);
 #pragma unroll
       for (int k = 0; k < N; ++k) {
-        float xhat = (v[k] - mean) * rstd;
-        out[k] = rstd * (g[k] * scale.at(i + k) - meanG - xhat * meanGX);
+        float xhat = st.normalise(v[k]);
+        out[k] = st.rstd * (g[k] * scale.at(i + k) - meanG - xhat * meanGX);
       }
       storePack<N>(dxr + i, out);
     });
-    if (l.lane == 0) {
-      meanOut[r] = mean;
-      rstdOut[r] = rstd;
-    }
+    if (l.lane == 0)
+      statsOut[r] = st;
   }
 }
 
 /// Stage 1 of the scale/bias gradients: for column c and chunk k (blockIdx.y)
 /// the sums over the chunk's rows, in row order, of dy xhat and dy.
 template <typename T>
-__global__ void normColumnPartialsKernel(const T *x, const T *dy,
-                                         const float *mean, const float *rstd,
-                                         float *partialScale,
-                                         float *partialBias, int64_t rows,
-                                         int64_t d, int64_t rowsPerChunk) {
+__global__ void
+normColumnPartialsKernel(const T *x, const T *dy, const RowStats *stats,
+                         float *partialScale, float *partialBias, int64_t rows,
+                         int64_t d, int64_t rowsPerChunk) {
   int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   int64_t chunk = blockIdx.y;
   if (c >= d)
@@ -206,7 +214,7 @@ __global__ void normColumnPartialsKernel(const T *x, const T *dy,
   float ds = 0.0f, db = 0.0f;
   for (int64_t r = begin; r < end; ++r) {
     float g = toFloat(dy[r * d + c]);
-    ds += g * ((toFloat(x[r * d + c]) - mean[r]) * rstd[r]);
+    ds += g * stats[r].normalise(toFloat(x[r * d + c]));
     db += g;
   }
   partialScale[chunk * d + c] = ds;
@@ -459,11 +467,12 @@ void normGradT(const Tensor &input, const Tensor &scale, const Tensor &dy,
                double epsilon, bool centred) {
   const T *px = static_cast<const T *>(input.raw());
   const T *pdy = static_cast<const T *>(dy.raw());
-  Tensor mean = gpu::empty({s.rows}, DType::F32);
-  Tensor rstd = gpu::empty({s.rows}, DType::F32);
+  // Each row's RowStats, as three f32.
+  static_assert(sizeof(RowStats) == 3 * sizeof(float), "RowStats is packed");
+  Tensor stats = gpu::empty({s.rows, 3}, DType::F32);
+  RowStats *pstats = static_cast<RowStats *>(stats.raw());
   launchRows(s, normGradRowsKernel<T>, px, pdy, weightOf(scale),
-             static_cast<T *>(dx.raw()), static_cast<float *>(mean.raw()),
-             static_cast<float *>(rstd.raw()), s, static_cast<float>(epsilon),
+             static_cast<T *>(dx.raw()), pstats, s, static_cast<float>(epsilon),
              centred);
   if (s.d == 0)
     return;
@@ -479,9 +488,7 @@ void normGradT(const Tensor &input, const Tensor &scale, const Tensor &dy,
   if (chunks > 0) {
     normColumnPartialsKernel<T>
         <<<dim3(columnBlocks, static_cast<unsigned>(chunks)), threads, 0,
-           gd::stream()>>>(px, pdy, static_cast<const float *>(mean.raw()),
-                           static_cast<const float *>(rstd.raw()), pps, ppb,
-                           s.rows, s.d, perChunk);
+           gd::stream()>>>(px, pdy, pstats, pps, ppb, s.rows, s.d, perChunk);
     gd::check(cudaGetLastError(), "a fast column-sum launch");
   }
   normColumnTotalsKernel<<<columnBlocks, threads, 0, gd::stream()>>>(
