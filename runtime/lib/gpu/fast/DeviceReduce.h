@@ -244,22 +244,54 @@ __device__ __forceinline__ T blockReduce(T v, T *scratch, Op op) {
   return r;
 }
 
+/// How a row is split into packs. Rows of a width that is not a multiple of
+/// kPack start at any element, so each row has its own head: the elements
+/// before its first 16-byte boundary (fewer than kPack), read one by one,
+/// then whole packs, then a tail of fewer than kPack. Every row operand of a
+/// kernel has one element type and a 16-byte aligned base, so the row's
+/// operands share the head. When a base is not aligned (a view at an odd
+/// offset), nothing is packed.
+struct RowPacks {
+  bool packed;
+  int64_t head;
+
+  /// The split of the row of d elements starting at `row`; `basesAligned`:
+  /// every row operand's base is 16-byte aligned (decided once per launch).
+  template <typename T>
+  __device__ __forceinline__ static RowPacks of(bool basesAligned, const T *row,
+                                                int64_t d) {
+    if (!basesAligned)
+      return {false, 0};
+    // A multiple of sizeof(T): the base is aligned, the row offset is whole
+    // elements.
+    int64_t misaligned = reinterpret_cast<uintptr_t>(row) % 16;
+    int64_t head =
+        misaligned ? (16 - misaligned) / static_cast<int64_t>(sizeof(T)) : 0;
+    return {true, head < d ? head : d};
+  }
+};
+
 /// Calls f(i, std::integral_constant<int, N>) over the elements of a row of
-/// d elements that this thread owns: packs of kPack (N = kPack, starting at
-/// a multiple of kPack) when `packed`, else single elements (N = 1). The
-/// caller decides `packed` once per launch: every operand 16-byte aligned and
-/// d a multiple of kPack, so that every row starts aligned.
+/// d elements that this thread owns (i is the column): the head one element
+/// per lane, then packs of kPack (N = kPack) from a 16-byte boundary, then
+/// the tail one element at a time (N = 1); everything one at a time when
+/// the row is not packed.
 template <typename F>
 __device__ __forceinline__ void forEachPack(const RowLayout &l, int64_t d,
-                                            bool packed, F &&f) {
-  if (packed) {
-    for (int64_t i = static_cast<int64_t>(l.lane) * kPack; i < d;
-         i += static_cast<int64_t>(l.width) * kPack)
-      f(i, std::integral_constant<int, kPack>());
-  } else {
+                                            const RowPacks &p, F &&f) {
+  if (!p.packed) {
     for (int64_t i = l.lane; i < d; i += l.width)
       f(i, std::integral_constant<int, 1>());
+    return;
   }
+  if (l.lane < p.head) // head < kPack <= lanes per row
+    f(static_cast<int64_t>(l.lane), std::integral_constant<int, 1>());
+  int64_t end = p.head + (d - p.head) / kPack * kPack;
+  for (int64_t i = p.head + static_cast<int64_t>(l.lane) * kPack; i < end;
+       i += static_cast<int64_t>(l.width) * kPack)
+    f(i, std::integral_constant<int, kPack>());
+  for (int64_t i = end + l.lane; i < d; i += l.width)
+    f(i, std::integral_constant<int, 1>());
 }
 
 // --- flat (elementwise) loops

@@ -5,10 +5,11 @@
 // block), one 256-thread block owns a wider row; statistics are reduced by
 // warp shuffles and, for block rows, through shared memory in warp order
 // (DeviceReduce.h), so every result is deterministic. Operands are read in
-// their storage dtype (f32, bf16 or f16) as packs of 8 (128-bit loads) when
-// the rows are 16-byte aligned, else one element at a time, and computed in
-// f32; nothing is copied to f32 first. Rows are re-read from memory for
-// each pass (the second and later passes hit L1/L2 for rows of a few KiB).
+// their storage dtype (f32, bf16 or f16) as packs of 8 (128-bit loads) from
+// each row's first 16-byte boundary, the few elements before it and after
+// the last whole pack one at a time (RowPacks), and computed in f32; nothing
+// is copied to f32 first. Rows are re-read from memory for each pass (the
+// second and later passes hit L1/L2 for rows of a few KiB).
 //
 // The scale and bias gradients of the normalisations are column sums over
 // all rows: stage 1 sums fixed chunks of rows per column into f32 partials,
@@ -35,13 +36,14 @@ namespace {
 struct RowShape {
   int64_t rows, d;
   bool warpPerRow;
-  /// Every row operand 16-byte aligned and d a multiple of kPack.
+  /// Every row operand's base 16-byte aligned: rows are read in packs
+  /// (RowPacks).
   bool packed;
 };
 
 RowShape rowShapeOf(int64_t rows, int64_t d,
                     std::initializer_list<const void *> rowOperands) {
-  bool aligned = d % kPack == 0;
+  bool aligned = true;
   for (const void *p : rowOperands)
     aligned = aligned && isPackAligned(p);
   return {rows, d, warpPerRowFor(d), aligned};
@@ -91,11 +93,12 @@ template <typename T>
 __device__ RowStats rowStatistics(const RowLayout &l, const T *xr,
                                   const RowShape &s, float epsilon,
                                   bool centred, float *scratch) {
+  const RowPacks packs = RowPacks::of(s.packed, xr, s.d);
   const float inv = 1.0f / static_cast<float>(s.d);
   float m = 0.0f;
   if (centred) {
     float sum = 0.0f;
-    forEachPack(l, s.d, s.packed, [&](int64_t i, auto n) {
+    forEachPack(l, s.d, packs, [&](int64_t i, auto n) {
       constexpr int N = decltype(n)::value;
       float v[N];
       loadPack<N>(xr + i, v);
@@ -106,7 +109,7 @@ __device__ RowStats rowStatistics(const RowLayout &l, const T *xr,
     m = rowReduce(l, sum, scratch, SumOp()) * inv;
   }
   float first = 0.0f, second = 0.0f;
-  forEachPack(l, s.d, s.packed, [&](int64_t i, auto n) {
+  forEachPack(l, s.d, packs, [&](int64_t i, auto n) {
     constexpr int N = decltype(n)::value;
     float v[N];
     loadPack<N>(xr + i, v);
@@ -133,8 +136,9 @@ __global__ void __launch_bounds__(kRowThreads)
   for (int64_t r = l.first; r < s.rows; r += l.stride) {
     const T *xr = x + r * s.d;
     T *yr = y + r * s.d;
+    const RowPacks packs = RowPacks::of(s.packed, xr, s.d);
     RowStats st = rowStatistics(l, xr, s, epsilon, centred, scratch);
-    forEachPack(l, s.d, s.packed, [&](int64_t i, auto n) {
+    forEachPack(l, s.d, packs, [&](int64_t i, auto n) {
       constexpr int N = decltype(n)::value;
       float v[N], out[N];
       loadPack<N>(xr + i, v);
@@ -164,9 +168,10 @@ __global__ void __launch_bounds__(kRowThreads)
   for (int64_t r = l.first; r < s.rows; r += l.stride) {
     const T *xr = x + r * s.d, *dyr = dy + r * s.d;
     T *dxr = dx + r * s.d;
+    const RowPacks packs = RowPacks::of(s.packed, xr, s.d);
     RowStats st = rowStatistics(l, xr, s, epsilon, centred, scratch);
     float sumG = 0.0f, sumGX = 0.0f;
-    forEachPack(l, s.d, s.packed, [&](int64_t i, auto n) {
+    forEachPack(l, s.d, packs, [&](int64_t i, auto n) {
       constexpr int N = decltype(n)::value;
       float v[N], g[N];
       loadPack<N>(xr + i, v);
@@ -181,7 +186,7 @@ __global__ void __launch_bounds__(kRowThreads)
     float inv = 1.0f / static_cast<float>(s.d);
     float meanG = centred ? rowReduce(l, sumG, scratch, SumOp()) * inv : 0.0f;
     float meanGX = rowReduce(l, sumGX, scratch, SumOp()) * inv;
-    forEachPack(l, s.d, s.packed, [&](int64_t i, auto n) {
+    forEachPack(l, s.d, packs, [&](int64_t i, auto n) {
       constexpr int N = decltype(n)::value;
       float v[N], g[N], out[N];
       loadPack<N>(xr + i, v);
@@ -249,8 +254,9 @@ template <typename T>
 __device__ void softmaxStatistics(const RowLayout &l, const T *xr,
                                   const RowShape &s, float *scratch, float &max,
                                   float &sum) {
+  const RowPacks packs = RowPacks::of(s.packed, xr, s.d);
   float m = -INFINITY;
-  forEachPack(l, s.d, s.packed, [&](int64_t i, auto n) {
+  forEachPack(l, s.d, packs, [&](int64_t i, auto n) {
     constexpr int N = decltype(n)::value;
     float v[N];
     loadPack<N>(xr + i, v);
@@ -260,7 +266,7 @@ __device__ void softmaxStatistics(const RowLayout &l, const T *xr,
   });
   m = rowReduce(l, m, scratch, MaxOp());
   float e = 0.0f;
-  forEachPack(l, s.d, s.packed, [&](int64_t i, auto n) {
+  forEachPack(l, s.d, packs, [&](int64_t i, auto n) {
     constexpr int N = decltype(n)::value;
     float v[N];
     loadPack<N>(xr + i, v);
@@ -280,10 +286,11 @@ __global__ void __launch_bounds__(kRowThreads)
   for (int64_t r = l.first; r < s.rows; r += l.stride) {
     const T *xr = x + r * s.d;
     T *yr = y + r * s.d;
+    const RowPacks packs = RowPacks::of(s.packed, xr, s.d);
     float max, sum;
     softmaxStatistics(l, xr, s, scratch, max, sum);
     float inv = 1.0f / sum;
-    forEachPack(l, s.d, s.packed, [&](int64_t i, auto n) {
+    forEachPack(l, s.d, packs, [&](int64_t i, auto n) {
       constexpr int N = decltype(n)::value;
       float v[N];
       loadPack<N>(xr + i, v);
@@ -304,8 +311,9 @@ __global__ void __launch_bounds__(kRowThreads)
   for (int64_t r = l.first; r < s.rows; r += l.stride) {
     const T *yr = y + r * s.d, *dyr = dy + r * s.d;
     T *dxr = dx + r * s.d;
+    const RowPacks packs = RowPacks::of(s.packed, yr, s.d);
     float dot = 0.0f;
-    forEachPack(l, s.d, s.packed, [&](int64_t i, auto n) {
+    forEachPack(l, s.d, packs, [&](int64_t i, auto n) {
       constexpr int N = decltype(n)::value;
       float a[N], b[N];
       loadPack<N>(yr + i, a);
@@ -315,7 +323,7 @@ __global__ void __launch_bounds__(kRowThreads)
         dot += a[k] * b[k];
     });
     dot = rowReduce(l, dot, scratch, SumOp());
-    forEachPack(l, s.d, s.packed, [&](int64_t i, auto n) {
+    forEachPack(l, s.d, packs, [&](int64_t i, auto n) {
       constexpr int N = decltype(n)::value;
       float a[N], b[N];
       loadPack<N>(yr + i, a);
@@ -404,8 +412,9 @@ __global__ void __launch_bounds__(kRowThreads)
     int64_t label = labelAt(labels, labelType, t);
     const T *xr = x + t * s.d;
     T *dxr = dx + t * s.d;
+    const RowPacks packs = RowPacks::of(s.packed, xr, s.d);
     if (count == 0 || (hasIgnore && label == ignoreIndex)) {
-      forEachPack(l, s.d, s.packed, [&](int64_t i, auto n) {
+      forEachPack(l, s.d, packs, [&](int64_t i, auto n) {
         constexpr int N = decltype(n)::value;
         float zero[N] = {};
         storePack<N>(dxr + i, zero);
@@ -418,7 +427,7 @@ __global__ void __launch_bounds__(kRowThreads)
     float max, sum;
     softmaxStatistics(l, xr, s, scratch, max, sum);
     float scale = factor / sum;
-    forEachPack(l, s.d, s.packed, [&](int64_t i, auto n) {
+    forEachPack(l, s.d, packs, [&](int64_t i, auto n) {
       constexpr int N = decltype(n)::value;
       float v[N];
       loadPack<N>(xr + i, v);
