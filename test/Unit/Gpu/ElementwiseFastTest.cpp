@@ -23,6 +23,19 @@ const int64_t kSizes[] = {1, 7, 8, 37, 769, (int64_t{1} << 20) + 3};
 
 Tensor dev(const Tensor &t) { return gpu::toDevice(t); }
 
+/// `host`'s values on the device at an offset of one element into a buffer,
+/// so that the view's base is not 16-byte aligned: the fast kernels then read
+/// it one element at a time.
+Tensor unalignedOnDevice(const Tensor &host) {
+  Tensor padded({host.numel() + 1}, host.dtype());
+  for (int64_t i = 0; i < host.numel(); ++i)
+    padded.setFromDouble(i + 1, host.getAsDouble(i));
+  Tensor device = gpu::toDevice(padded);
+  std::shared_ptr<unsigned char> shifted(
+      device.buffer(), device.buffer().get() + dtypeSize(host.dtype()));
+  return Tensor::wrap(host.shape(), host.dtype(), shifted, Device::Gpu);
+}
+
 std::string caseName(DType dtype, int64_t n) {
   return std::string(dtypeName(dtype)) + " n=" + std::to_string(n);
 }
@@ -127,4 +140,20 @@ TEST(ElementwiseFastTest, F64AndIntegersRunThePortableBodies) {
                                    gpu::convert(x, DType::BF16)};
       },
       0.0, "f64");
+}
+
+TEST(ElementwiseFastTest, UnalignedViewsAreReadElementByElement) {
+  RTX_REQUIRE_GPU();
+  for (DType dtype : kFloatTypes) {
+    Tensor a = unalignedOnDevice(randomTensor({769}, dtype, 11, -4.0, 4.0));
+    Tensor b = dev(randomTensor({769}, dtype, 12, 0.25, 4.0));
+    expectFastMatchesPortable(
+        [&] {
+          return std::vector<Tensor>{gpu::unary(UnaryKind::GeluTanh, a),
+                                     gpu::binary(BinaryKind::Mul, a, b),
+                                     gpu::unaryGrad(UnaryFn::Silu, a, b),
+                                     gpu::convert(a, DType::F32)};
+        },
+        tolerance(dtype), std::string("unaligned ") + dtypeName(dtype));
+  }
 }

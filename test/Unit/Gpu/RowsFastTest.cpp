@@ -87,6 +87,19 @@ Tensor labelsFor(int64_t tokens, int64_t vocab, unsigned seed, DType dtype,
 
 Tensor dev(const Tensor &t) { return gpu::toDevice(t); }
 
+/// `host`'s values on the device at an offset of one element into a buffer,
+/// so that the view's base is not 16-byte aligned: the fast kernels then read
+/// it one element at a time.
+Tensor unalignedOnDevice(const Tensor &host) {
+  Tensor padded({host.numel() + 1}, host.dtype());
+  for (int64_t i = 0; i < host.numel(); ++i)
+    padded.setFromDouble(i + 1, host.getAsDouble(i));
+  Tensor device = gpu::toDevice(padded);
+  std::shared_ptr<unsigned char> shifted(
+      device.buffer(), device.buffer().get() + dtypeSize(host.dtype()));
+  return Tensor::wrap(host.shape(), host.dtype(), shifted, Device::Gpu);
+}
+
 } // namespace
 
 TEST(RowsFastTest, LayerNormAndRmsNorm) {
@@ -288,4 +301,31 @@ TEST(RowsFastTest, F64RunsThePortableBodies) {
                                    gpu::softmax(x, -1)};
       },
       0.0, "f64 layernorm and softmax");
+}
+
+TEST(RowsFastTest, UnalignedViewsAreReadElementByElement) {
+  RTX_REQUIRE_GPU();
+  for (DType dtype : kFloatTypes)
+    for (RowCase c : {RowCase{3, 768}, RowCase{2, 3072}}) {
+      std::string name = caseName(c, dtype);
+      Tensor x = unalignedOnDevice(randomTensor({c.rows, c.d}, dtype, 23));
+      Tensor dy = unalignedOnDevice(randomTensor({c.rows, c.d}, dtype, 24));
+      Tensor g = dev(randomTensor({c.d}, DType::F32, 25, 0.5, 1.5));
+      Tensor labels = dev(labelsFor(c.rows, c.d, 26, DType::I64, 0));
+      Tensor lossGrad = dev(Tensor::scalar(1.0, DType::F32));
+      expectFastMatchesPortable(
+          [&] {
+            return std::vector<Tensor>{gpu::layerNorm(x, g, Tensor(), 1e-5),
+                                       gpu::softmax(x, -1),
+                                       gpu::crossEntropy(x, labels, false, 0)};
+          },
+          tolerance(dtype), "unaligned forward " + name);
+      expectFastMatchesPortable(
+          [&] {
+            std::vector<Tensor> r = gpu::layerNormGrad(x, g, dy, 1e-5);
+            r.push_back(gpu::crossEntropyGrad(x, labels, lossGrad, false, 0));
+            return r;
+          },
+          gradTolerance(dtype), "unaligned gradients " + name);
+    }
 }
