@@ -27,13 +27,15 @@ const DType kFloatTypes[] = {DType::F32, DType::BF16, DType::F16};
 
 /// [rows, d] cases. 4096 rows go with widths up to 768 only, and the
 /// vocabulary width (50304) with a few rows, to keep each test to seconds.
+/// 1030 columns: a block per row whose rows start off a 16-byte boundary;
+/// 1000 rows: the column sums' last chunk of rows is partial.
 struct RowCase {
   int64_t rows, d;
 };
-const RowCase kRowCases[] = {{1, 1},    {1, 7},    {3, 7},      {3, 37},
-                             {4096, 7}, {3, 768},  {4096, 768}, {1, 769},
-                             {3, 769},  {1, 3072}, {3, 3072},   {4096, 37},
-                             {3, 50304}};
+const RowCase kRowCases[] = {{1, 1},     {1, 7},     {3, 7},      {3, 37},
+                             {4096, 7},  {3, 768},   {4096, 768}, {1, 769},
+                             {3, 769},   {5, 1030},  {1, 3072},   {3, 3072},
+                             {4096, 37}, {1000, 37}, {3, 50304}};
 
 std::string caseName(const RowCase &c, DType dtype) {
   return std::string(dtypeName(dtype)) + " [" + std::to_string(c.rows) + ", " +
