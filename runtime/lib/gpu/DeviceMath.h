@@ -110,8 +110,78 @@ RTX_GPU_FN inline void storeElement(void *p, int dtype, int64_t i,
   }
 }
 
+/// A float dtype's storage read as its compute type (f32 for f32, bf16 and
+/// f16; f64 for f64) and written back rounded to nearest even: the portable
+/// bodies read bf16/f16 where it lies instead of converting a whole tensor
+/// to an f32 copy first. The values are exactly those of the copy (the
+/// widening is exact, the rounding the same as rtx.convert's), so the
+/// results are unchanged, with a third of the memory traffic.
+template <DType D> struct FloatStorage;
+template <> struct FloatStorage<DType::F32> {
+  using Compute = float;
+  RTX_GPU_FN static float load(const void *p, int64_t i) {
+    return static_cast<const float *>(p)[i];
+  }
+  RTX_GPU_FN static void store(void *p, int64_t i, float v) {
+    static_cast<float *>(p)[i] = v;
+  }
+};
+template <> struct FloatStorage<DType::F64> {
+  using Compute = double;
+  RTX_GPU_FN static double load(const void *p, int64_t i) {
+    return static_cast<const double *>(p)[i];
+  }
+  RTX_GPU_FN static void store(void *p, int64_t i, double v) {
+    static_cast<double *>(p)[i] = v;
+  }
+};
+template <> struct FloatStorage<DType::BF16> {
+  using Compute = float;
+#if defined(__CUDACC__)
+  RTX_GPU_FN static float load(const void *p, int64_t i) {
+    return __bfloat162float(static_cast<const __nv_bfloat16 *>(p)[i]);
+  }
+  RTX_GPU_FN static void store(void *p, int64_t i, float v) {
+    static_cast<__nv_bfloat16 *>(p)[i] = __float2bfloat16_rn(v);
+  }
+#else
+  static float load(const void *p, int64_t i) {
+    return bf16ToFloat(static_cast<const uint16_t *>(p)[i]);
+  }
+  static void store(void *p, int64_t i, float v) {
+    static_cast<uint16_t *>(p)[i] = floatToBF16(v);
+  }
+#endif
+};
+template <> struct FloatStorage<DType::F16> {
+  using Compute = float;
+#if defined(__CUDACC__)
+  RTX_GPU_FN static float load(const void *p, int64_t i) {
+    return __half2float(static_cast<const __half *>(p)[i]);
+  }
+  RTX_GPU_FN static void store(void *p, int64_t i, float v) {
+    static_cast<__half *>(p)[i] = __float2half_rn(v);
+  }
+#else
+  static float load(const void *p, int64_t i) {
+    return f16ToFloat(static_cast<const uint16_t *>(p)[i]);
+  }
+  static void store(void *p, int64_t i, float v) {
+    static_cast<uint16_t *>(p)[i] = floatToF16(v);
+  }
+#endif
+};
+
 } // namespace detail
 } // namespace gpu
 } // namespace rtxrt
+
+/// Calls fn<D>(...) with D the float dtype `dtype` (f32, f64, bf16, f16) as
+/// a template argument, for bodies over FloatStorage<D>.
+#define RTX_GPU_FLOAT_STORAGE(dtype, fn, ...)                                  \
+  ((dtype) == ::rtxrt::DType::F64    ? fn<::rtxrt::DType::F64>(__VA_ARGS__)    \
+   : (dtype) == ::rtxrt::DType::BF16 ? fn<::rtxrt::DType::BF16>(__VA_ARGS__)   \
+   : (dtype) == ::rtxrt::DType::F16  ? fn<::rtxrt::DType::F16>(__VA_ARGS__)    \
+                                     : fn<::rtxrt::DType::F32>(__VA_ARGS__))
 
 #endif // RTXRT_LIB_GPU_DEVICEMATH_H

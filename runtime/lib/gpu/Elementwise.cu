@@ -1,9 +1,12 @@
 //===- Elementwise.cu - elementwise kernels and optimizer updates ---------===//
 //
-// One body per element. bf16/f16 operands are converted to f32 on the
-// device first and the result rounded back once, as the CPU kernels do;
+// One body per element. The float elementwise bodies read bf16/f16 storage
+// where it lies, compute in f32 and round the result once, as the CPU
+// kernels do (FloatStorage, DeviceMath.h: no f32 copies of the operands);
 // argument checks are the CPU kernels' own (KernelUtils.h), run on shapes
-// and dtypes only.
+// and dtypes only. In the CUDA build, unary, binary, unary_grad, swiglu and
+// convert on f32/bf16/f16 run the fast kernels (fast/ElementwiseFast.cu)
+// when gpu::useFastKernels().
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +16,10 @@
 #include "../kernels/KernelUtils.h"
 #include "rtxrt/core/Random.h"
 #include "rtxrt/core/detail/Philox.h"
+
+#if defined(__CUDACC__)
+#include "fast/MemoryBound.h"
+#endif
 
 using namespace rtxrt;
 using namespace rtxrt::gpu::detail;
@@ -25,18 +32,28 @@ using rtxrt::detail::fail;
 
 namespace {
 
-template <typename T> void unaryT(UnaryKind kind, const Tensor &x, Tensor &y) {
-  const T *px = static_cast<const T *>(x.raw());
-  T *py = static_cast<T *>(y.raw());
+#if defined(__CUDACC__)
+/// Whether the fast elementwise kernels run for operands of `dtype`.
+bool fastElementwise(DType dtype) {
+  return gpu::useFastKernels() && gpu::fast::coversFloat(dtype);
+}
+#endif
+
+template <DType D> void unaryT(UnaryKind kind, const Tensor &x, Tensor &y) {
+  using S = FloatStorage<D>;
+  using C = typename S::Compute;
+  const void *px = x.raw();
+  void *py = y.raw();
   int k = static_cast<int>(kind);
   forEach(
       x.numel(), RTX_GPU_BODY(int64_t i) {
-        py[i] = unaryValue<T>(static_cast<UnaryKind>(k), px[i]);
+        S::store(py, i, unaryValue<C>(static_cast<UnaryKind>(k), S::load(px, i)));
       });
 }
 
+/// Integer operands (i32, i64).
 template <typename T>
-void binaryT(BinaryKind kind, const Tensor &a, const Tensor &b, Tensor &y) {
+void binaryIntT(BinaryKind kind, const Tensor &a, const Tensor &b, Tensor &y) {
   const T *pa = static_cast<const T *>(a.raw());
   const T *pb = static_cast<const T *>(b.raw());
   T *py = static_cast<T *>(y.raw());
@@ -47,14 +64,29 @@ void binaryT(BinaryKind kind, const Tensor &a, const Tensor &b, Tensor &y) {
       });
 }
 
-template <typename T>
-void swigluT(const Tensor &g, const Tensor &u, Tensor &y) {
-  const T *pg = static_cast<const T *>(g.raw());
-  const T *pu = static_cast<const T *>(u.raw());
-  T *py = static_cast<T *>(y.raw());
+template <DType D>
+void binaryT(BinaryKind kind, const Tensor &a, const Tensor &b, Tensor &y) {
+  using S = FloatStorage<D>;
+  using C = typename S::Compute;
+  const void *pa = a.raw(), *pb = b.raw();
+  void *py = y.raw();
+  int k = static_cast<int>(kind);
   forEach(
-      g.numel(),
-      RTX_GPU_BODY(int64_t i) { py[i] = math::SwiGLU::value(pg[i], pu[i]); });
+      a.numel(), RTX_GPU_BODY(int64_t i) {
+        S::store(py, i,
+                 binaryValue<C>(static_cast<BinaryKind>(k), S::load(pa, i),
+                                S::load(pb, i)));
+      });
+}
+
+template <DType D> void swigluT(const Tensor &g, const Tensor &u, Tensor &y) {
+  using S = FloatStorage<D>;
+  const void *pg = g.raw(), *pu = u.raw();
+  void *py = y.raw();
+  forEach(
+      g.numel(), RTX_GPU_BODY(int64_t i) {
+        S::store(py, i, math::SwiGLU::value(S::load(pg, i), S::load(pu, i)));
+      });
 }
 
 template <typename T>
@@ -91,23 +123,28 @@ void compareT(CompareKind kind, const Tensor &a, const Tensor &b, Tensor &y) {
       });
 }
 
-template <typename T>
+template <DType D>
 void unaryGradT(UnaryFn fn, const Tensor &x, const Tensor &dy, Tensor &dx) {
-  const T *px = static_cast<const T *>(x.raw());
-  const T *pdy = static_cast<const T *>(dy.raw());
-  T *pdx = static_cast<T *>(dx.raw());
+  using S = FloatStorage<D>;
+  using C = typename S::Compute;
+  const void *px = x.raw(), *pdy = dy.raw();
+  void *pdx = dx.raw();
   int f = static_cast<int>(fn);
   forEach(
       x.numel(), RTX_GPU_BODY(int64_t i) {
-        pdx[i] = unaryGradValue<T>(static_cast<UnaryFn>(f), px[i], pdy[i]);
+        S::store(pdx, i,
+                 unaryGradValue<C>(static_cast<UnaryFn>(f), S::load(px, i),
+                                   S::load(pdy, i)));
       });
 }
 
-template <typename T>
+template <DType D>
 void dropoutT(const Tensor &x, Tensor &y, double rate, uint64_t key,
               bool identity, Dims local, Dims offsets, Dims globalStrides) {
-  const T *px = static_cast<const T *>(x.raw());
-  T *py = static_cast<T *>(y.raw());
+  using S = FloatStorage<D>;
+  using T = typename S::Compute;
+  const void *px = x.raw();
+  void *py = y.raw();
   const T scale = T(1.0 / (1.0 - rate));
   forEach(
       x.numel(), RTX_GPU_BODY(int64_t i) {
@@ -122,7 +159,7 @@ void dropoutT(const Tensor &x, Tensor &y, double rate, uint64_t key,
           }
         }
         double u = rtxrt::detail::philoxUniform(key, static_cast<uint64_t>(g));
-        py[i] = u < rate ? T(0) : px[i] * scale;
+        S::store(py, i, u < rate ? T(0) : S::load(px, i) * scale);
       });
 }
 
@@ -189,6 +226,11 @@ void adamwP(DType momentType, const Tensor &p, const Tensor &g, const Tensor &m,
 
 Tensor gpu::convert(const Tensor &input, DType to) {
   checkOnGpu("rtx.convert", input, "input");
+#if defined(__CUDACC__)
+  if (fastElementwise(input.dtype()) && fastElementwise(to))
+    return gpu::fast::convert(input, to);
+#endif
+  // Each element is read in its own dtype and stored in the other: no copy.
   Tensor out = empty(input.shape(), to);
   const void *src = input.raw();
   void *dst = out.raw();
@@ -204,13 +246,13 @@ Tensor gpu::unary(UnaryKind kind, const Tensor &input) {
   std::string op = "rtx.unary";
   checkFloat(op, input, "input");
   checkOnGpu(op, input, "input");
-  Tensor x = toCompute(input);
-  Tensor y = empty(input.shape(), x.dtype());
-  if (x.dtype() == DType::F64)
-    unaryT<double>(kind, x, y);
-  else
-    unaryT<float>(kind, x, y);
-  return fromCompute(y, input.dtype());
+#if defined(__CUDACC__)
+  if (fastElementwise(input.dtype()))
+    return gpu::fast::unary(kind, input);
+#endif
+  Tensor y = empty(input.shape(), input.dtype());
+  RTX_GPU_FLOAT_STORAGE(input.dtype(), unaryT, kind, input, y);
+  return y;
 }
 
 Tensor gpu::swiglu(const Tensor &gate, const Tensor &up) {
@@ -218,13 +260,13 @@ Tensor gpu::swiglu(const Tensor &gate, const Tensor &up) {
   checkElementwisePair(op, gate, "gate", up, "up");
   checkOnGpu(op, gate, "gate");
   checkOnGpu(op, up, "up");
-  Tensor g = toCompute(gate), u = toCompute(up);
-  Tensor y = empty(gate.shape(), g.dtype());
-  if (g.dtype() == DType::F64)
-    swigluT<double>(g, u, y);
-  else
-    swigluT<float>(g, u, y);
-  return fromCompute(y, gate.dtype());
+#if defined(__CUDACC__)
+  if (fastElementwise(gate.dtype()))
+    return gpu::fast::swiglu(gate, up);
+#endif
+  Tensor y = empty(gate.shape(), gate.dtype());
+  RTX_GPU_FLOAT_STORAGE(gate.dtype(), swigluT, gate, up, y);
+  return y;
 }
 
 Tensor gpu::binary(BinaryKind kind, const Tensor &lhs, const Tensor &rhs) {
@@ -240,19 +282,19 @@ Tensor gpu::binary(BinaryKind kind, const Tensor &lhs, const Tensor &rhs) {
       fail(op, "integer division is not supported by the GPU kernels");
     Tensor y = empty(lhs.shape(), lhs.dtype());
     if (lhs.dtype() == DType::I32)
-      binaryT<int32_t>(kind, lhs, rhs, y);
+      binaryIntT<int32_t>(kind, lhs, rhs, y);
     else
-      binaryT<int64_t>(kind, lhs, rhs, y);
+      binaryIntT<int64_t>(kind, lhs, rhs, y);
     return y;
   }
   checkFloat(op, lhs, "lhs");
-  Tensor a = toCompute(lhs), b = toCompute(rhs);
-  Tensor y = empty(lhs.shape(), a.dtype());
-  if (a.dtype() == DType::F64)
-    binaryT<double>(kind, a, b, y);
-  else
-    binaryT<float>(kind, a, b, y);
-  return fromCompute(y, lhs.dtype());
+#if defined(__CUDACC__)
+  if (fastElementwise(lhs.dtype()))
+    return gpu::fast::binary(kind, lhs, rhs);
+#endif
+  Tensor y = empty(lhs.shape(), lhs.dtype());
+  RTX_GPU_FLOAT_STORAGE(lhs.dtype(), binaryT, kind, lhs, rhs, y);
+  return y;
 }
 
 Tensor gpu::compare(CompareKind kind, const Tensor &lhs, const Tensor &rhs) {
@@ -357,15 +399,10 @@ Tensor gpu::dropout(const Tensor &input, double rate, int64_t seed,
       dimsOf(op, globalShape.empty() ? std::vector<int64_t>(input.rank(), 0)
                                      : rtxrt::detail::stridesOf(globalShape));
   uint64_t key = randomKey(seed, "dropout");
-  Tensor x = toCompute(input);
-  Tensor y = empty(input.shape(), x.dtype());
-  if (x.dtype() == DType::F64)
-    dropoutT<double>(x, y, rate, key, indexer.isIdentity(), local, offsets,
-                     strides);
-  else
-    dropoutT<float>(x, y, rate, key, indexer.isIdentity(), local, offsets,
-                    strides);
-  return fromCompute(y, input.dtype());
+  Tensor y = empty(input.shape(), input.dtype());
+  RTX_GPU_FLOAT_STORAGE(input.dtype(), dropoutT, input, y, rate, key,
+                        indexer.isIdentity(), local, offsets, strides);
+  return y;
 }
 
 Tensor gpu::unaryGrad(UnaryFn fn, const Tensor &input,
@@ -374,13 +411,13 @@ Tensor gpu::unaryGrad(UnaryFn fn, const Tensor &input,
   checkElementwisePair(op, input, "input", resultGrad, "result_grad");
   checkOnGpu(op, input, "input");
   checkOnGpu(op, resultGrad, "result_grad");
-  Tensor x = toCompute(input), dy = toCompute(resultGrad);
-  Tensor dx = empty(input.shape(), x.dtype());
-  if (x.dtype() == DType::F64)
-    unaryGradT<double>(fn, x, dy, dx);
-  else
-    unaryGradT<float>(fn, x, dy, dx);
-  return fromCompute(dx, input.dtype());
+#if defined(__CUDACC__)
+  if (fastElementwise(input.dtype()))
+    return gpu::fast::unaryGrad(fn, input, resultGrad);
+#endif
+  Tensor dx = empty(input.shape(), input.dtype());
+  RTX_GPU_FLOAT_STORAGE(input.dtype(), unaryGradT, fn, input, resultGrad, dx);
+  return dx;
 }
 
 std::vector<Tensor> gpu::adamwUpdate(const Tensor &param, const Tensor &grad,

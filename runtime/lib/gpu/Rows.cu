@@ -8,6 +8,13 @@
 // the mean loss) are one body per output element looping over the rows in
 // order: deterministic, with no atomics.
 //
+// In the CUDA build, when gpu::useFastKernels(), layernorm, rmsnorm, their
+// gradients, softmax and its gradient over the last dimension, and
+// cross-entropy and its gradient run the fast kernels (fast/RowsFast.cu) for
+// f32/bf16/f16 operands; the other cases (f64, a softmax over an inner
+// dimension, the vocabulary-parallel pieces, rope, embedding) run the bodies
+// below (docs/gpu.md lists them).
+//
 //===----------------------------------------------------------------------===//
 
 #include "DeviceMath.h"
@@ -16,6 +23,11 @@
 #include "../kernels/KernelUtils.h"
 
 #include <cmath>
+#include <initializer_list>
+
+#if defined(__CUDACC__)
+#include "fast/MemoryBound.h"
+#endif
 
 using namespace rtxrt;
 using namespace rtxrt::gpu::detail;
@@ -305,6 +317,19 @@ void vocabLogitStatsT(const Tensor &x, const Tensor &labels, Tensor &max,
       });
 }
 
+#if defined(__CUDACC__)
+/// Whether the fast row kernels run for these operands: the fast path is
+/// selected and every defined operand is f32, bf16 or f16.
+bool fastRows(std::initializer_list<const Tensor *> operands) {
+  if (!gpu::useFastKernels())
+    return false;
+  for (const Tensor *t : operands)
+    if (t->defined() && !gpu::fast::coversFloat(t->dtype()))
+      return false;
+  return true;
+}
+#endif
+
 Tensor toGpuF64(const std::vector<double> &values) {
   Tensor host =
       Tensor::fromVector(values, {static_cast<int64_t>(values.size())});
@@ -321,6 +346,10 @@ Tensor gpu::layerNorm(const Tensor &input, const Tensor &scale,
   checkOnGpu(op, scale, "scale");
   if (bias.defined())
     checkOnGpu(op, bias, "bias");
+#if defined(__CUDACC__)
+  if (fastRows({&input, &scale, &bias}))
+    return gpu::fast::layerNorm(input, scale, bias, epsilon);
+#endif
   int64_t rows = d ? input.numel() / d : 0;
   Tensor x = toCompute(input), g = toCompute(scale);
   Tensor b = bias.defined() ? toCompute(bias) : Tensor();
@@ -336,6 +365,10 @@ Tensor gpu::rmsNorm(const Tensor &input, const Tensor &scale, double epsilon) {
   int64_t d = checkNormArguments(op, input, scale, Tensor());
   checkOnGpu(op, input, "input");
   checkOnGpu(op, scale, "scale");
+#if defined(__CUDACC__)
+  if (fastRows({&input, &scale}))
+    return gpu::fast::rmsNorm(input, scale, epsilon);
+#endif
   int64_t rows = d ? input.numel() / d : 0;
   Tensor x = toCompute(input), g = toCompute(scale);
   Tensor mean, rstd;
@@ -354,6 +387,10 @@ static std::vector<Tensor> normGrad(const std::string &op, const Tensor &input,
   checkOnGpu(op, input, "input");
   checkOnGpu(op, scale, "scale");
   checkOnGpu(op, resultGrad, "result_grad");
+#if defined(__CUDACC__)
+  if (fastRows({&input, &scale}))
+    return gpu::fast::normGrad(input, scale, resultGrad, epsilon, layerNorm);
+#endif
   int64_t rows = d ? input.numel() / d : 0;
   Tensor x = toCompute(input), dy = toCompute(resultGrad);
   Tensor g =
@@ -394,6 +431,11 @@ Tensor gpu::softmax(const Tensor &input, int64_t dim) {
   int64_t n = input.dim(axis), inner = 1;
   for (int64_t i = axis + 1; i < input.rank(); ++i)
     inner *= input.dim(i);
+#if defined(__CUDACC__)
+  // A softmax over an inner dimension (strided rows) runs the portable body.
+  if (inner == 1 && fastRows({&input}))
+    return gpu::fast::softmaxLastDim(input);
+#endif
   Tensor x = toCompute(input);
   Tensor y = empty(input.shape(), x.dtype());
   RTX_GPU_COMPUTE(x.dtype(), softmaxT, x, y, n, inner);
@@ -413,6 +455,10 @@ Tensor gpu::softmaxGrad(const Tensor &result, const Tensor &resultGrad,
   int64_t n = result.dim(axis), inner = 1;
   for (int64_t i = axis + 1; i < result.rank(); ++i)
     inner *= result.dim(i);
+#if defined(__CUDACC__)
+  if (inner == 1 && fastRows({&result}))
+    return gpu::fast::softmaxGradLastDim(result, resultGrad);
+#endif
   Tensor y = toCompute(result), dy = toCompute(resultGrad);
   Tensor dx = empty(result.shape(), y.dtype());
   RTX_GPU_COMPUTE(y.dtype(), softmaxGradT, y, dy, dx, n, inner);
@@ -567,6 +613,10 @@ Tensor gpu::crossEntropy(const Tensor &logits, const Tensor &labels,
   checkLogitsLabels(op, logits, labels, hasIgnoreIndex, ignoreIndex);
   int64_t vocab = logits.dim(logits.rank() - 1);
   int64_t tokens = labels.numel();
+#if defined(__CUDACC__)
+  if (vocab > 0 && fastRows({&logits}))
+    return gpu::fast::crossEntropy(logits, labels, hasIgnoreIndex, ignoreIndex);
+#endif
   Tensor x = toCompute(logits);
   Tensor loss = empty({tokens}, DType::F64);
   RTX_GPU_COMPUTE(x.dtype(), crossEntropyRowsT, x, labels, loss, tokens, vocab,
@@ -602,6 +652,11 @@ Tensor gpu::crossEntropyGrad(const Tensor &logits, const Tensor &labels,
          "loss_grad must be a scalar, got " + shapeToString(lossGrad.shape()));
   int64_t vocab = logits.dim(logits.rank() - 1);
   int64_t tokens = labels.numel();
+#if defined(__CUDACC__)
+  if (vocab > 0 && fastRows({&logits}))
+    return gpu::fast::crossEntropyGrad(logits, labels, lossGrad, hasIgnoreIndex,
+                                       ignoreIndex);
+#endif
   Tensor x = toCompute(logits);
   Tensor dx = empty(logits.shape(), x.dtype());
   if (vocab > 0)

@@ -118,6 +118,66 @@ TEST(GpuKernelsTest, Elementwise) {
   }
 }
 
+/// The elementwise bodies read bf16/f16 storage directly (no f32 copy):
+/// each result has exactly the bits of the f32 computation rounded once,
+/// which is what converting to f32, running the op and converting back
+/// gives, and matches the CPU kernel within the dtype's tolerance.
+TEST(GpuKernelsTest, HalfPrecisionElementwiseReadsItsStorageDirectly) {
+  auto viaF32 = [](DType dtype, auto op, std::vector<Tensor> operands) {
+    for (Tensor &t : operands)
+      t = gpu::convert(t, DType::F32);
+    return gpu::toHost(gpu::convert(op(operands), dtype));
+  };
+  auto expectBits = [](const Tensor &actual, const Tensor &expected,
+                       const std::string &what) {
+    EXPECT_TRUE(sameBits(gpu::toHost(actual), expected)) << what;
+  };
+  for (DType dtype : {DType::BF16, DType::F16}) {
+    std::string name = dtypeName(dtype);
+    Tensor x = randomTensor({7, 37}, dtype, 60, 0.1, 2.0);
+    Tensor y = randomTensor({7, 37}, dtype, 61, -2.0, 2.0);
+    Tensor dx = dev(x), dy = dev(y);
+    for (int k = 0; k <= static_cast<int>(UnaryKind::GeluTanh); ++k) {
+      auto kind = static_cast<UnaryKind>(k);
+      Tensor result = gpu::unary(kind, dx);
+      expectBits(
+          result,
+          viaF32(dtype, [&](auto v) { return gpu::unary(kind, v[0]); }, {dx}),
+          name + " unary " + std::to_string(k));
+      expectSame(result, unary(kind, x), tolerance(dtype));
+    }
+    for (int k = 0; k <= static_cast<int>(BinaryKind::Minimum); ++k) {
+      auto kind = static_cast<BinaryKind>(k);
+      Tensor result = gpu::binary(kind, dx, dy);
+      expectBits(result,
+                 viaF32(dtype,
+                        [&](auto v) { return gpu::binary(kind, v[0], v[1]); },
+                        {dx, dy}),
+                 name + " binary " + std::to_string(k));
+      expectSame(result, binary(kind, x, y), tolerance(dtype));
+    }
+    for (int f = 0; f <= static_cast<int>(UnaryFn::GeluTanh); ++f) {
+      auto fn = static_cast<UnaryFn>(f);
+      Tensor result = gpu::unaryGrad(fn, dx, dy);
+      expectBits(result,
+                 viaF32(dtype,
+                        [&](auto v) { return gpu::unaryGrad(fn, v[0], v[1]); },
+                        {dx, dy}),
+                 name + " unary_grad " + std::to_string(f));
+      expectSame(result, unaryGrad(fn, x, y), tolerance(dtype));
+    }
+    expectBits(
+        gpu::swiglu(dx, dy),
+        viaF32(dtype, [](auto v) { return gpu::swiglu(v[0], v[1]); }, {dx, dy}),
+        name + " swiglu");
+    expectBits(
+        gpu::dropout(dx, 0.3, 42),
+        viaF32(dtype, [](auto v) { return gpu::dropout(v[0], 0.3, 42); }, {dx}),
+        name + " dropout");
+    expectSame(gpu::dropout(dx, 0.3, 42), dropout(x, 0.3, 42), 0.0);
+  }
+}
+
 TEST(GpuKernelsTest, SwiGLUIsSiluTimesUpOnBothDevices) {
   Tensor g = randomTensor({5, 12}, DType::F32, 40, -4.0, 4.0);
   Tensor u = randomTensor({5, 12}, DType::F32, 41, -2.0, 2.0);

@@ -7,4 +7,6 @@ set(RTXRT_GPU_FAST_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/FusedNorm.cu
   ${CMAKE_CURRENT_LIST_DIR}/FusedLoss.cu
   ${CMAKE_CURRENT_LIST_DIR}/FusedOptimizer.cu
+  ${CMAKE_CURRENT_LIST_DIR}/ElementwiseFast.cu
+  ${CMAKE_CURRENT_LIST_DIR}/RowsFast.cu
 )
