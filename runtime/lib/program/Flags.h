@@ -58,6 +58,8 @@ struct Flags {
   std::string offloadDir;
   CheckpointFlags checkpoint;
   bool paramsPartial = false;
+  /// --tf32: f32 GEMMs of a GPU program on TF32 tensor cores.
+  bool tf32 = false;
   bool help = false;
 };
 

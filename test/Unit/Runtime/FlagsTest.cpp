@@ -105,7 +105,7 @@ TEST(FlagsTest, HelpListsEveryFlag) {
   printHelp("prog", spec);
   std::string help = testing::internal::GetCapturedStdout();
   for (const char *flag :
-       {"--steps N", "--until-step N", "--inputs DIR", "--params-partial",
+       {"--steps N", "--until-step N", "--inputs DIR", "--params-partial", "--tf32",
         "--data FILE.bin", "--timeout S|auto", "--rendezvous-timeout S",
         "--trace-max-events N", "--metrics-linger S", "--checkpoint-every N",
         "--wal-sync-every N", "--preempt save|fail", "--offload-dir DIR",

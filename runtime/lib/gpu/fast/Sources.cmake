@@ -3,4 +3,5 @@
 # portable bodies instead, and test/Unit/Gpu compares each fast kernel with
 # its portable reference wherever a GPU is present (design.md §4).
 set(RTXRT_GPU_FAST_SOURCES
+  ${CMAKE_CURRENT_LIST_DIR}/CublasLt.cu
 )
