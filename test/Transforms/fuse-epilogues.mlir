@@ -177,7 +177,7 @@ rtx.mesh @mesh_tp2 ["tp"=2]
 func.func @partitioned(%x: tensor<4x8xf32>, %w1: tensor<8x8xf32>,
     %b1: tensor<8xf32>, %w2: tensor<8x8xf32>, %b2: tensor<8xf32>)
     -> tensor<4x8xf32> {
-  // CHECK: %[[H:.*]] = rtx.gemm_epilogue bias_gelu_tanh %arg0, %arg1 bias %arg2 transpose_rhs {rtx.sharding = #rtx.sharding<@mesh_tp2, [[], ["tp"]]>}
+  // CHECK: %[[H:.*]] = rtx.gemm_epilogue bias_gelu_tanh %arg0, %arg1 bias %arg2 transpose_rhs {rtx.sharding = #rtx.sharding<@mesh_tp2, {{\[\[\], \["tp"\]\]}}>}
   // CHECK-NEXT: %[[P:.*]] = rtx.linear %[[H]], %arg3, %arg4
   // CHECK-NEXT: %[[R:.*]] = rtx.all_reduce %[[P]]
   // CHECK-NEXT: rtx.gelu %[[R]] approximate

@@ -26,6 +26,8 @@
 #include "fast/CublasLt.h"
 
 #include <cublas_v2.h>
+
+namespace lt = rtxrt::gpu::fast;
 #else
 #include "../kernels/Blas.h"
 #endif
@@ -92,7 +94,7 @@ void gpu::detail::gemmBatched(bool transA, bool transB, int64_t m, int64_t n,
   if (k == 0)
     return scaleByBeta(m, n, beta, c, ldc, strideC, batch);
   if (useFastKernels()) {
-    fast::LtGemm g;
+    lt::LtGemm g;
     g.dtype = sizeof(T) == 8 ? DType::F64 : DType::F32;
     g.transA = transA;
     g.transB = transB;
@@ -102,7 +104,7 @@ void gpu::detail::gemmBatched(bool transA, bool transB, int64_t m, int64_t n,
     g.c = c, g.ldc = ldc, g.strideC = strideC;
     g.batch = batch;
     g.alpha = alpha, g.beta = beta;
-    if (fast::gemm(g))
+    if (lt::gemm(g))
       return;
     // No cuBLASLt algorithm (not expected for a plain GEMM): cuBLAS below.
   }
@@ -205,9 +207,9 @@ Tensor portableLinear(const Tensor &input, const Tensor &weight,
 /// The product of the fast path on the operands' own type, as a cuBLASLt
 /// problem (lda/ldb are the stored row lengths; rhsBatchStride 0 shares one
 /// rhs). `out` is [batch, m, n].
-fast::LtGemm ltProblem(const Tensor &lhs, const Tensor &rhs, Tensor &out,
+lt::LtGemm ltProblem(const Tensor &lhs, const Tensor &rhs, Tensor &out,
                        bool transA, bool transB, const ContractionDims &d) {
-  fast::LtGemm g;
+  lt::LtGemm g;
   g.dtype = lhs.dtype();
   g.transA = transA;
   g.transB = transB;
@@ -221,14 +223,14 @@ fast::LtGemm ltProblem(const Tensor &lhs, const Tensor &rhs, Tensor &out,
 
 /// Runs `g` into `out`, handling the empty problems cuBLASLt refuses: a
 /// product over k = 0 is zeros. False when cuBLASLt has no algorithm.
-bool runFast(const fast::LtGemm &g, Tensor &out) {
+bool runFast(const lt::LtGemm &g, Tensor &out) {
   if (out.numel() == 0)
     return true;
   if (g.k == 0) {
     out = zeros(out.shape(), out.dtype());
-    return g.epilogue == fast::LtEpilogue::Default;
+    return g.epilogue == lt::LtEpilogue::Default;
   }
-  return fast::gemm(g);
+  return lt::gemm(g);
 }
 
 /// Fast path of matmul, batch_matmul and linear (bias: none, or a bias of
@@ -237,13 +239,13 @@ bool runFast(const fast::LtGemm &g, Tensor &out) {
 Tensor fastContraction(const Tensor &lhs, const Tensor &rhs, bool transA,
                        bool transB, const ContractionDims &dims,
                        const Tensor &bias = Tensor()) {
-  if (!useFastKernels() || rhs.dtype() != lhs.dtype() ||
+  if (!gpu::useFastKernels() || rhs.dtype() != lhs.dtype() ||
       (bias.defined() && (bias.dtype() != lhs.dtype() || dims.batch != 1)))
     return Tensor();
   Tensor out = empty(dims.resultShape, lhs.dtype());
-  fast::LtGemm g = ltProblem(lhs, rhs, out, transA, transB, dims);
+  lt::LtGemm g = ltProblem(lhs, rhs, out, transA, transB, dims);
   if (bias.defined() && dims.k > 0) {
-    g.epilogue = fast::LtEpilogue::Bias;
+    g.epilogue = lt::LtEpilogue::Bias;
     g.bias = const_cast<void *>(bias.raw());
   }
   if (!runFast(g, out))
@@ -340,19 +342,19 @@ struct GpuKernels {
 /// The epilogues cuBLASLt computes: GELU in its tanh form only (the erf
 /// form runs as the bias epilogue's linear and a GELU kernel, which is what
 /// the portable path does), and the bias gradient of the lhs.
-bool hasLtEpilogue(GemmEpilogue e, fast::LtEpilogue &lt) {
+bool hasLtEpilogue(GemmEpilogue e, lt::LtEpilogue &out) {
   switch (e) {
   case GemmEpilogue::BiasGeluTanh:
-    lt = fast::LtEpilogue::GeluBias;
+    out = lt::LtEpilogue::GeluBias;
     return true;
   case GemmEpilogue::BiasGeluTanhAux:
-    lt = fast::LtEpilogue::GeluAuxBias;
+    out = lt::LtEpilogue::GeluAuxBias;
     return true;
   case GemmEpilogue::DGeluTanh:
-    lt = fast::LtEpilogue::DGelu;
+    out = lt::LtEpilogue::DGelu;
     return true;
   case GemmEpilogue::BiasGrad:
-    lt = fast::LtEpilogue::BGradB;
+    out = lt::LtEpilogue::BGradB;
     return true;
   default:
     return false;
@@ -366,15 +368,15 @@ std::vector<Tensor> fastGemmEpilogue(GemmEpilogue epilogue, const Tensor &lhs,
                                      bool transB, const Tensor &bias,
                                      const Tensor &pre,
                                      const GemmEpilogueDims &d) {
-  fast::LtEpilogue lt;
-  if (!useFastKernels() || !hasLtEpilogue(epilogue, lt) || d.m == 0 ||
+  lt::LtEpilogue ltEpilogue;
+  if (!gpu::useFastKernels() || !hasLtEpilogue(epilogue, ltEpilogue) || d.m == 0 ||
       d.n == 0 || d.k == 0)
     return {};
   Tensor result = empty(d.resultShape, lhs.dtype());
   Tensor aux;
   ContractionDims dims{1, d.m, d.n, d.k, 0, d.resultShape};
-  fast::LtGemm g = ltProblem(lhs, rhs, result, transA, transB, dims);
-  g.epilogue = lt;
+  lt::LtGemm g = ltProblem(lhs, rhs, result, transA, transB, dims);
+  g.epilogue = ltEpilogue;
   if (epilogue == GemmEpilogue::BiasGrad) {
     aux = empty({d.m}, lhs.dtype());
     g.bias = aux.raw();
@@ -387,7 +389,7 @@ std::vector<Tensor> fastGemmEpilogue(GemmEpilogue epilogue, const Tensor &lhs,
   } else {
     g.aux = const_cast<void *>(pre.raw());
   }
-  if (!fast::gemm(g))
+  if (!lt::gemm(g))
     return {};
   if (aux.defined())
     return {result, aux};

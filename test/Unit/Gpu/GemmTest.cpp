@@ -26,7 +26,7 @@ namespace {
 
 Tensor dev(const Tensor &t) { return t.defined() ? gpu::toDevice(t) : t; }
 
-double tolerance(DType dtype) { return dtype == DType::BF16 ? 1e-2 : 1e-5; }
+double gemmTolerance(DType dtype) { return dtype == DType::BF16 ? 1e-2 : 1e-5; }
 
 struct Dims {
   int64_t m, n, k;
@@ -60,7 +60,7 @@ TEST(GemmFastTest, MatmulEveryShapeAndTranspose) {
           Tensor a = dev(lhsOf(d, ta, dtype, 1)), b = dev(rhsOf(d, tb, dtype, 2));
           expectFastMatchesPortable(
               [&] { return std::vector<Tensor>{gpu::matmul(a, b, ta, tb)}; },
-              tolerance(dtype), describe(d, ta, tb, dtype));
+              gemmTolerance(dtype), describe(d, ta, tb, dtype));
         }
 }
 
@@ -71,7 +71,7 @@ TEST(GemmFastTest, MatmulLargeMagnitudes) {
     Tensor b = dev(randomTensor({65, 29}, dtype, 4, -1e4, 1e4));
     expectFastMatchesPortable(
         [&] { return std::vector<Tensor>{gpu::matmul(a, b, false, false)}; },
-        tolerance(dtype), std::string("large ") + dtypeName(dtype));
+        gemmTolerance(dtype), std::string("large ") + dtypeName(dtype));
   }
 }
 
@@ -103,7 +103,7 @@ TEST(GemmFastTest, BatchMatmul) {
               [&] {
                 return std::vector<Tensor>{gpu::batchMatmul(a, b, ta, tb)};
               },
-              tolerance(dtype), "batch " + describe(d, ta, tb, dtype));
+              gemmTolerance(dtype), "batch " + describe(d, ta, tb, dtype));
         }
 }
 
@@ -117,7 +117,7 @@ TEST(GemmFastTest, LinearWithAndWithoutBias) {
         Tensor b = withBias ? dev(randomTensor({out}, dtype, 11)) : Tensor();
         expectFastMatchesPortable(
             [&] { return std::vector<Tensor>{gpu::linear(x, w, b)}; },
-            tolerance(dtype),
+            gemmTolerance(dtype),
             std::string("linear ") + dtypeName(dtype) + " out " +
                 std::to_string(out) + (withBias ? " bias" : ""));
       }
@@ -158,7 +158,7 @@ TEST(GemmFastTest, BiasGradEpilogue) {
               return gpu::gemmEpilogue(GemmEpilogue::BiasGrad, dy, x, ta, false,
                                        Tensor(), Tensor());
             },
-            tolerance(dtype), "bias_grad " + describe(d, ta, false, dtype));
+            gemmTolerance(dtype), "bias_grad " + describe(d, ta, false, dtype));
       }
 }
 

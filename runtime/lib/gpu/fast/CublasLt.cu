@@ -47,7 +47,7 @@ constexpr size_t kWorkspaceBytes = 32u << 20;
 void *workspace() {
   static void *w = [] {
     void *p = nullptr;
-    detail::check(cudaMalloc(&p, kWorkspaceBytes),
+    rtxrt::gpu::detail::check(cudaMalloc(&p, kWorkspaceBytes),
                   "cudaMalloc of the cuBLASLt workspace");
     return p;
   }();
@@ -290,7 +290,7 @@ bool fast::gemm(const LtGemm &g) {
   const void *beta = f64 ? static_cast<const void *>(&betaD) : &betaF;
   checkLt(cublasLtMatmul(handle(), plan.desc, alpha, g.b, plan.a, g.a, plan.b,
                          beta, g.c, plan.c, g.c, plan.c, &plan.algo,
-                         workspace(), kWorkspaceBytes, detail::stream()),
+                         workspace(), kWorkspaceBytes, rtxrt::gpu::detail::stream()),
           "cublasLtMatmul");
   return true;
 }
