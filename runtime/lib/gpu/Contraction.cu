@@ -208,7 +208,7 @@ Tensor portableLinear(const Tensor &input, const Tensor &weight,
 /// problem (lda/ldb are the stored row lengths; rhsBatchStride 0 shares one
 /// rhs). `out` is [batch, m, n].
 lt::LtGemm ltProblem(const Tensor &lhs, const Tensor &rhs, Tensor &out,
-                       bool transA, bool transB, const ContractionDims &d) {
+                     bool transA, bool transB, const ContractionDims &d) {
   lt::LtGemm g;
   g.dtype = lhs.dtype();
   g.transA = transA;
@@ -369,8 +369,8 @@ std::vector<Tensor> fastGemmEpilogue(GemmEpilogue epilogue, const Tensor &lhs,
                                      const Tensor &pre,
                                      const GemmEpilogueDims &d) {
   lt::LtEpilogue ltEpilogue;
-  if (!gpu::useFastKernels() || !hasLtEpilogue(epilogue, ltEpilogue) || d.m == 0 ||
-      d.n == 0 || d.k == 0)
+  if (!gpu::useFastKernels() || !hasLtEpilogue(epilogue, ltEpilogue) ||
+      d.m == 0 || d.n == 0 || d.k == 0)
     return {};
   Tensor result = empty(d.resultShape, lhs.dtype());
   Tensor aux;

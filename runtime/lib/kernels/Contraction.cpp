@@ -129,13 +129,14 @@ struct CpuKernels {
 };
 } // namespace
 
-std::vector<Tensor>
-rtxrt::gemmEpilogue(GemmEpilogue epilogue, const Tensor &lhs, const Tensor &rhs,
-                    bool transposeLhs, bool transposeRhs, const Tensor &bias,
-                    const Tensor &preActivation) {
-  GemmEpilogueDims dims =
-      checkGemmEpilogueArguments("rtx.gemm_epilogue", epilogue, lhs, rhs,
-                                 transposeLhs, transposeRhs, bias, preActivation);
+std::vector<Tensor> rtxrt::gemmEpilogue(GemmEpilogue epilogue,
+                                        const Tensor &lhs, const Tensor &rhs,
+                                        bool transposeLhs, bool transposeRhs,
+                                        const Tensor &bias,
+                                        const Tensor &preActivation) {
+  GemmEpilogueDims dims = checkGemmEpilogueArguments(
+      "rtx.gemm_epilogue", epilogue, lhs, rhs, transposeLhs, transposeRhs, bias,
+      preActivation);
   return unfusedGemmEpilogue<CpuKernels>(epilogue, lhs, rhs, transposeLhs,
                                          transposeRhs, bias, preActivation,
                                          dims);

@@ -1,4 +1,5 @@
-//===- GemmEpilogue.h - rtx.gemm_epilogue as its unfused kernels -*- C++ -*-===//
+//===- GemmEpilogue.h - rtx.gemm_epilogue as its unfused kernels -*- C++
+//-*-===//
 //
 // Private to the runtime. The meaning of rtx.gemm_epilogue written once, as
 // the unfused kernels that rtx-fuse-epilogues replaced: the CPU kernel

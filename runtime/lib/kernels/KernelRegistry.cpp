@@ -87,10 +87,9 @@ template <typename F, F fn> KernelEntry entry(const char *name) {
 
 const char *rtxrt::paramKindName(KernelParamKind kind) {
   static const char *const names[] = {
-      "tensor",     "tensor list", "bool",       "int",
-      "double",     "ints",        "DType",      "UnaryKind",
-      "BinaryKind", "CompareKind", "ReduceKind", "UnaryFn",
-      "GemmEpilogue"};
+      "tensor",     "tensor list", "bool",        "int",        "double",
+      "ints",       "DType",       "UnaryKind",   "BinaryKind", "CompareKind",
+      "ReduceKind", "UnaryFn",     "GemmEpilogue"};
   return names[static_cast<int>(kind)];
 }
 

@@ -303,9 +303,10 @@ GemmEpilogueDims rtxrt::detail::checkGemmEpilogueArguments(
                           ? Shape{lhs.dim(1)}
                           : Shape(lhs.shape().begin(), lhs.shape().end() - 1);
   resultShape.push_back(n);
-  int64_t m = transposeLhs ? lhs.dim(1)
-                           : numElements(Shape(lhs.shape().begin(),
-                                               lhs.shape().end() - 1));
+  int64_t m =
+      transposeLhs
+          ? lhs.dim(1)
+          : numElements(Shape(lhs.shape().begin(), lhs.shape().end() - 1));
   auto expectOperand = [&](bool wanted, const Tensor &t, const char *name,
                            const Shape &shape) {
     if (wanted != t.defined())

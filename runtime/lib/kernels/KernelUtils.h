@@ -240,10 +240,11 @@ struct GemmEpilogueDims {
   int64_t m, n, k;
   Shape resultShape;
 };
-GemmEpilogueDims checkGemmEpilogueArguments(
-    const std::string &op, GemmEpilogue epilogue, const Tensor &lhs,
-    const Tensor &rhs, bool transposeLhs, bool transposeRhs, const Tensor &bias,
-    const Tensor &preActivation);
+GemmEpilogueDims
+checkGemmEpilogueArguments(const std::string &op, GemmEpilogue epilogue,
+                           const Tensor &lhs, const Tensor &rhs,
+                           bool transposeLhs, bool transposeRhs,
+                           const Tensor &bias, const Tensor &preActivation);
 
 /// The operand and hyper-parameter checks of rtx.adamw_update (shared by
 /// the CPU and GPU kernels; the step's value is the caller's to check).

@@ -32,9 +32,9 @@ struct Dims {
   int64_t m, n, k;
 };
 /// 1, 7, 37 and over 1000 in each dimension, without a cube of 1000s.
-const std::vector<Dims> kShapes = {{1, 1, 1},     {1, 7, 37},   {7, 1, 37},
-                                   {37, 7, 1},    {37, 37, 37}, {1031, 37, 7},
-                                   {7, 1029, 37}, {37, 7, 1027}, {129, 257, 65}};
+const std::vector<Dims> kShapes = {
+    {1, 1, 1},     {1, 7, 37},    {7, 1, 37},    {37, 7, 1},    {37, 37, 37},
+    {1031, 37, 7}, {7, 1029, 37}, {37, 7, 1027}, {129, 257, 65}};
 
 std::string describe(const Dims &d, bool ta, bool tb, DType dtype) {
   return std::string(dtypeName(dtype)) + " M=" + std::to_string(d.m) +
@@ -57,7 +57,8 @@ TEST(GemmFastTest, MatmulEveryShapeAndTranspose) {
     for (const Dims &d : kShapes)
       for (bool ta : {false, true})
         for (bool tb : {false, true}) {
-          Tensor a = dev(lhsOf(d, ta, dtype, 1)), b = dev(rhsOf(d, tb, dtype, 2));
+          Tensor a = dev(lhsOf(d, ta, dtype, 1)),
+                 b = dev(rhsOf(d, tb, dtype, 2));
           expectFastMatchesPortable(
               [&] { return std::vector<Tensor>{gpu::matmul(a, b, ta, tb)}; },
               gemmTolerance(dtype), describe(d, ta, tb, dtype));
@@ -126,9 +127,9 @@ TEST(GemmFastTest, LinearWithAndWithoutBias) {
 TEST(GemmFastTest, BiasGeluEpilogues) {
   RTX_REQUIRE_GPU();
   for (DType dtype : {DType::F32, DType::BF16})
-    for (GemmEpilogue e : {GemmEpilogue::BiasGelu, GemmEpilogue::BiasGeluTanh,
-                           GemmEpilogue::BiasGeluAux,
-                           GemmEpilogue::BiasGeluTanhAux})
+    for (GemmEpilogue e :
+         {GemmEpilogue::BiasGelu, GemmEpilogue::BiasGeluTanh,
+          GemmEpilogue::BiasGeluAux, GemmEpilogue::BiasGeluTanhAux})
       // 64 and 1024: cuBLASLt's epilogue; 37: its aux layout cannot, the
       // portable kernels run.
       for (int64_t out : {64, 37, 1024}) {

@@ -170,8 +170,8 @@ TEST(GemmEpilogueTest, BiasGeluOtherLayoutsMatchTheProduct) {
   Tensor a = randomTensor({7, 5}, DType::F32, 4); // [K, M]
   Tensor w = randomTensor({7, 3}, DType::F32, 5); // [K, N]
   Tensor b = randomTensor({3}, DType::F32, 6);
-  std::vector<Tensor> fused = gemmEpilogue(GemmEpilogue::BiasGeluAux, a, w,
-                                           true, false, b, Tensor());
+  std::vector<Tensor> fused =
+      gemmEpilogue(GemmEpilogue::BiasGeluAux, a, w, true, false, b, Tensor());
   std::vector<double> p =
       refMatmul(toDoubles(a), toDoubles(w), true, false, 5, 3, 7);
   std::vector<double> bias = toDoubles(b);
@@ -191,7 +191,8 @@ TEST(GemmEpilogueTest, BiasGradEqualsMatmulAndSum) {
       ASSERT_EQ(fused.size(), 2u);
       std::string what = std::string(dtypeName(dtype)) + (ta ? " dY^T X" : "");
       expectIdentical(fused[0], matmul(dy, x, ta, false), what + " product");
-      expectIdentical(fused[1], reduce(ReduceKind::Sum, dy, {ta ? 0 : 1}, false),
+      expectIdentical(fused[1],
+                      reduce(ReduceKind::Sum, dy, {ta ? 0 : 1}, false),
                       what + " bias gradient");
     }
 }
@@ -205,9 +206,9 @@ TEST(GemmEpilogueTest, DGeluEqualsMatmulThenUnaryGrad) {
         Tensor pre = randomTensor({13, 37}, dtype, 11, -3, 3);
         UnaryFn fn = tanh ? UnaryFn::GeluTanh : UnaryFn::Gelu;
         Tensor expected = unaryGrad(fn, pre, matmul(dy, w, false, tb));
-        std::vector<Tensor> fused = gemmEpilogue(
-            tanh ? GemmEpilogue::DGeluTanh : GemmEpilogue::DGelu, dy, w, false,
-            tb, Tensor(), pre);
+        std::vector<Tensor> fused =
+            gemmEpilogue(tanh ? GemmEpilogue::DGeluTanh : GemmEpilogue::DGelu,
+                         dy, w, false, tb, Tensor(), pre);
         ASSERT_EQ(fused.size(), 1u);
         expectIdentical(fused[0], expected,
                         std::string(dtypeName(dtype)) + (tanh ? " tanh" : ""));
@@ -219,8 +220,8 @@ TEST(GemmEpilogueTest, MissingOrExtraOperandsNameTheEpilogue) {
   Tensor w = randomTensor({5, 3}, DType::F32, 13);
   Tensor b = randomTensor({5}, DType::F32, 14);
   EXPECT_TRUE(contains(errorOf([&] {
-                         gemmEpilogue(GemmEpilogue::BiasGelu, x, w, false,
-                                      true, Tensor(), Tensor());
+                         gemmEpilogue(GemmEpilogue::BiasGelu, x, w, false, true,
+                                      Tensor(), Tensor());
                        }),
                        "rtx.gemm_epilogue BiasGelu: needs bias"));
   EXPECT_TRUE(contains(errorOf([&] {

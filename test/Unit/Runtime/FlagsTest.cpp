@@ -105,11 +105,11 @@ TEST(FlagsTest, HelpListsEveryFlag) {
   printHelp("prog", spec);
   std::string help = testing::internal::GetCapturedStdout();
   for (const char *flag :
-       {"--steps N", "--until-step N", "--inputs DIR", "--params-partial", "--tf32",
-        "--data FILE.bin", "--timeout S|auto", "--rendezvous-timeout S",
-        "--trace-max-events N", "--metrics-linger S", "--checkpoint-every N",
-        "--wal-sync-every N", "--preempt save|fail", "--offload-dir DIR",
-        "--help, -h"})
+       {"--steps N", "--until-step N", "--inputs DIR", "--params-partial",
+        "--tf32", "--data FILE.bin", "--timeout S|auto",
+        "--rendezvous-timeout S", "--trace-max-events N", "--metrics-linger S",
+        "--checkpoint-every N", "--wal-sync-every N", "--preempt save|fail",
+        "--offload-dir DIR", "--help, -h"})
     EXPECT_NE(help.find(std::string("  ") + flag + " "), std::string::npos)
         << flag << " is not in --help:\n"
         << help;

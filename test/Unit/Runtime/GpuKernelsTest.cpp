@@ -81,8 +81,8 @@ TEST(GpuKernelsTest, GemmEpilogues) {
          {GemmEpilogue::BiasGelu, GemmEpilogue::BiasGeluTanh,
           GemmEpilogue::BiasGeluAux, GemmEpilogue::BiasGeluTanhAux})
       cases.push_back({e, x, w, false, true, b, Tensor()});
-    cases.push_back({GemmEpilogue::BiasGrad, dy, x2, true, false, Tensor(),
-                     Tensor()});
+    cases.push_back(
+        {GemmEpilogue::BiasGrad, dy, x2, true, false, Tensor(), Tensor()});
     for (GemmEpilogue e : {GemmEpilogue::DGelu, GemmEpilogue::DGeluTanh})
       cases.push_back({e, dy, w, false, false, Tensor(), pre});
     for (const Case &c : cases) {
@@ -91,9 +91,9 @@ TEST(GpuKernelsTest, GemmEpilogues) {
       };
       std::vector<Tensor> cpu =
           gemmEpilogue(c.epilogue, c.lhs, c.rhs, c.ta, c.tb, c.bias, c.pre);
-      std::vector<Tensor> gpu = gpu::gemmEpilogue(
-          c.epilogue, dev(c.lhs), dev(c.rhs), c.ta, c.tb, devOrNone(c.bias),
-          devOrNone(c.pre));
+      std::vector<Tensor> gpu =
+          gpu::gemmEpilogue(c.epilogue, dev(c.lhs), dev(c.rhs), c.ta, c.tb,
+                            devOrNone(c.bias), devOrNone(c.pre));
       ASSERT_EQ(gpu.size(), cpu.size()) << enumeratorName(c.epilogue);
       for (size_t i = 0; i < cpu.size(); ++i) {
         SCOPED_TRACE(std::string(enumeratorName(c.epilogue)) + " result " +

@@ -391,15 +391,17 @@ LogicalResult GemmEpilogueOp::verify() {
   if (kl != kr)
     return emitOpError() << "contracting dimensions differ: lhs has K = " << kl
                          << ", rhs has K = " << kr;
-  for (auto [value, name] :
-       {std::pair<Value, StringRef>{getRhs(), "rhs"}, {getBias(), "bias"},
-        {getPre(), "pre"}, {getResult(), "result"}, {getAux(), "aux"}})
+  for (auto [value, name] : {std::pair<Value, StringRef>{getRhs(), "rhs"},
+                             {getBias(), "bias"},
+                             {getPre(), "pre"},
+                             {getResult(), "result"},
+                             {getAux(), "aux"}})
     if (value &&
         failed(checkSameElementType(*this, getLhs(), "lhs", value, name)))
       return failure();
-  SmallVector<int64_t> expected =
-      getTransposeLhs() ? SmallVector<int64_t>{a[1]}
-                        : SmallVector<int64_t>(a.drop_back());
+  SmallVector<int64_t> expected = getTransposeLhs()
+                                      ? SmallVector<int64_t>{a[1]}
+                                      : SmallVector<int64_t>(a.drop_back());
   expected.push_back(n);
   if (failed(checkResultShape(*this, expected, getResult())))
     return failure();
@@ -412,7 +414,8 @@ LogicalResult GemmEpilogueOp::verify() {
     if (tensorOf(pre).getShape() != ArrayRef<int64_t>(expected))
       return emitOpError() << "pre shape "
                            << formatShape(tensorOf(pre).getShape())
-                           << " must be the result's, " << formatShape(expected);
+                           << " must be the result's, "
+                           << formatShape(expected);
   if (Value aux = getAux()) {
     bool biasGrad = getEpilogue() == GemmEpilogue::BiasGrad;
     if (biasGrad && expected.size() != 2)

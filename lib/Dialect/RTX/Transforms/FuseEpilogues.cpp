@@ -75,8 +75,7 @@ Value reshapeTo(OpBuilder &b, Location loc, Value v, RankedTensorType type) {
 /// pre-activation).
 bool fuseBiasGelu(GeluOp gelu) {
   auto linear = gelu.getInput().getDefiningOp<LinearOp>();
-  if (!linear || !linear.getBias() ||
-      linear->getBlock() != gelu->getBlock())
+  if (!linear || !linear.getBias() || linear->getBlock() != gelu->getBlock())
     return false;
   Value pre = linear.getResult();
   bool readByBackward = false;
@@ -153,8 +152,8 @@ bool fuseDGelu(UnaryGradOp grad) {
       b, loc, productType, Type(),
       grad.getFn() == UnaryFn::GeluTanh ? GemmEpilogue::DGeluTanh
                                         : GemmEpilogue::DGelu,
-      matmul.getLhs(), matmul.getRhs(), Value(), pre,
-      matmul.getTransposeLhs(), matmul.getTransposeRhs());
+      matmul.getLhs(), matmul.getRhs(), Value(), pre, matmul.getTransposeLhs(),
+      matmul.getTransposeRhs());
   moveShardings(fused, {matmul.getResult()});
   Value result = reshapeTo(b, loc, fused.getResult(), grad.getType());
   if (result != fused.getResult())
@@ -204,8 +203,8 @@ bool fuseBiasGrad(ReduceOp sum, DominanceInfo &dominance) {
     return false;
   // At the earlier of the two, where every operand must be defined already
   // (the sum's operand is the matmul's lhs; the rhs may come later).
-  Operation *at = matmul->isBeforeInBlock(sum) ? matmul.getOperation()
-                                               : sum.getOperation();
+  Operation *at =
+      matmul->isBeforeInBlock(sum) ? matmul.getOperation() : sum.getOperation();
   if (!dominance.properlyDominates(matmul.getRhs(), at))
     return false;
   OpBuilder b(at);

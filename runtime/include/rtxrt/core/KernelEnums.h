@@ -27,8 +27,9 @@ namespace rtxrt {
 /// The epilogues of rtx.gemm_epilogue, in the order of the ODS enum
 /// RTX_GemmEpilogue (see the op for their meaning).
 #define RTXRT_GEMM_EPILOGUES(X)                                                \
-  X(BiasGelu) X(BiasGeluTanh) X(BiasGeluAux) X(BiasGeluTanhAux) X(BiasGrad)    \
-      X(DGelu) X(DGeluTanh)
+  X(BiasGelu)                                                                  \
+  X(BiasGeluTanh) X(BiasGeluAux) X(BiasGeluTanhAux) X(BiasGrad) X(DGelu)       \
+      X(DGeluTanh)
 
 #define RTXRT_ENUMERATOR(name) name,
 #define RTXRT_ENUMERATOR_NAME(name) #name,
@@ -66,8 +67,8 @@ inline bool epilogueReadsPreActivation(GemmEpilogue e) {
 }
 /// A second result: the pre-activation (Bias*Aux) or the bias gradient.
 inline bool epilogueReturnsAux(GemmEpilogue e) {
-  return e == GemmEpilogue::BiasGeluAux ||
-         e == GemmEpilogue::BiasGeluTanhAux || e == GemmEpilogue::BiasGrad;
+  return e == GemmEpilogue::BiasGeluAux || e == GemmEpilogue::BiasGeluTanhAux ||
+         e == GemmEpilogue::BiasGrad;
 }
 
 #undef RTXRT_DEFINE_ENUM

@@ -1,7 +1,7 @@
 //===- Gpu.h - the GPU half of the runtime ----------------------*- C++ -*-===//
 //
-// librtxrt_cuda: the kernels of rtxrt/kernels/Kernels.h for tensors in GPU memory,
-// with the same signatures and semantics, so that `rtx-translate
+// librtxrt_cuda: the kernels of rtxrt/kernels/Kernels.h for tensors in GPU
+// memory, with the same signatures and semantics, so that `rtx-translate
 // --emit=cuda` writes the same program as --emit=cpp with `gpu::` in front
 // of each kernel. Matmuls go to cuBLASLt; every other op is a CUDA kernel in
 // runtime/lib/gpu. Collectives go to NCCL (makeNcclCommunicator) or, on a

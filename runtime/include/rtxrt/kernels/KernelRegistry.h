@@ -24,10 +24,10 @@ namespace rtxrt {
 
 /// One argument of a kernel called by name. The alternatives are in the
 /// order of KernelParamKind.
-using KernelValue = std::variant<Tensor, std::vector<Tensor>, bool, int64_t,
-                                 double, std::vector<int64_t>, DType, UnaryKind,
-                                 BinaryKind, CompareKind, ReduceKind, UnaryFn,
-                                 GemmEpilogue>;
+using KernelValue =
+    std::variant<Tensor, std::vector<Tensor>, bool, int64_t, double,
+                 std::vector<int64_t>, DType, UnaryKind, BinaryKind,
+                 CompareKind, ReduceKind, UnaryFn, GemmEpilogue>;
 
 /// The kind of a kernel parameter: the index of its KernelValue alternative.
 enum class KernelParamKind {

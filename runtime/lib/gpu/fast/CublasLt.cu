@@ -48,7 +48,7 @@ void *workspace() {
   static void *w = [] {
     void *p = nullptr;
     rtxrt::gpu::detail::check(cudaMalloc(&p, kWorkspaceBytes),
-                  "cudaMalloc of the cuBLASLt workspace");
+                              "cudaMalloc of the cuBLASLt workspace");
     return p;
   }();
   return w;
@@ -103,7 +103,8 @@ bool usesAux(LtEpilogue e) {
 /// The largest power of two (at most 256, cuBLASLt's default assumption)
 /// dividing the address of every matrix of a batch.
 int64_t alignmentOf(const void *p, int64_t strideBytes = 0) {
-  uint64_t v = reinterpret_cast<uintptr_t>(p) | static_cast<uint64_t>(strideBytes);
+  uint64_t v =
+      reinterpret_cast<uintptr_t>(p) | static_cast<uint64_t>(strideBytes);
   int64_t a = 256;
   while (a > 1 && v % a != 0)
     a /= 2;
@@ -283,14 +284,16 @@ bool fast::gemm(const LtGemm &g) {
   if (!plan.supported)
     return false;
   setPointers(plan.desc, g);
-  float alphaF = static_cast<float>(g.alpha), betaF = static_cast<float>(g.beta);
+  float alphaF = static_cast<float>(g.alpha),
+        betaF = static_cast<float>(g.beta);
   double alphaD = g.alpha, betaD = g.beta;
   bool f64 = g.dtype == DType::F64;
   const void *alpha = f64 ? static_cast<const void *>(&alphaD) : &alphaF;
   const void *beta = f64 ? static_cast<const void *>(&betaD) : &betaF;
   checkLt(cublasLtMatmul(handle(), plan.desc, alpha, g.b, plan.a, g.a, plan.b,
                          beta, g.c, plan.c, g.c, plan.c, &plan.algo,
-                         workspace(), kWorkspaceBytes, rtxrt::gpu::detail::stream()),
+                         workspace(), kWorkspaceBytes,
+                         rtxrt::gpu::detail::stream()),
           "cublasLtMatmul");
   return true;
 }
