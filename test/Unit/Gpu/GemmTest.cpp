@@ -6,7 +6,8 @@
 // epilogues as the unfused kernels. Tolerances (relative norm): f32 1e-5
 // (only the summation order differs), TF32 5e-3 (10-bit mantissas in), bf16
 // 1e-2 (the fast path rounds once, after the epilogue; the portable one also
-// rounds the product before it), f32 GELU epilogues 1e-4 (cuBLASLt's tanh).
+// rounds the product before it), f32 GELU epilogues 1e-3 (cuBLASLt may
+// evaluate tanh with the hardware approximation, about 5e-4 relative).
 // Shapes: 1, 7, 37 and over 1000 in each of M, N, K, every transpose, bias
 // widths that are and are not multiples of 8 (cuBLASLt's aux layout needs
 // one; the others take the portable path), large magnitudes.
@@ -140,7 +141,7 @@ TEST(GemmFastTest, BiasGeluEpilogues) {
             [&] {
               return gpu::gemmEpilogue(e, x, w, false, true, b, Tensor());
             },
-            dtype == DType::BF16 ? 1e-2 : 1e-4,
+            dtype == DType::BF16 ? 1e-2 : 1e-3,
             std::string(enumeratorName(e)) + " " + dtypeName(dtype) + " out " +
                 std::to_string(out));
       }
@@ -176,7 +177,7 @@ TEST(GemmFastTest, DGeluEpilogues) {
               [&] {
                 return gpu::gemmEpilogue(e, dy, w, false, tb, Tensor(), pre);
               },
-              dtype == DType::BF16 ? 1e-2 : 1e-4,
+              dtype == DType::BF16 ? 1e-2 : 1e-3,
               std::string(enumeratorName(e)) + " " +
                   describe(d, false, tb, dtype));
         }
