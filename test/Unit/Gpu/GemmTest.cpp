@@ -182,3 +182,24 @@ TEST(GemmFastTest, DGeluEpilogues) {
                   describe(d, false, tb, dtype));
         }
 }
+
+TEST(GemmFastTest, AttentionProductsOnCublasLt) {
+  RTX_REQUIRE_GPU();
+  // Attention's portable kernels run their products through gemmBatched,
+  // which takes cuBLASLt on the fast path: strided batches of [g*Sq, D]
+  // blocks, grouped heads, causal and not.
+  for (bool causal : {false, true}) {
+    Tensor q = dev(randomTensor({2, 4, 37, 16}, DType::F32, 20));
+    Tensor k = dev(randomTensor({2, 2, 37, 16}, DType::F32, 21));
+    Tensor v = dev(randomTensor({2, 2, 37, 16}, DType::F32, 22));
+    Tensor dout = dev(randomTensor({2, 4, 37, 16}, DType::F32, 23));
+    expectFastMatchesPortable(
+        [&] {
+          std::vector<Tensor> results =
+              gpu::attentionGrad(q, k, v, dout, causal, 0.25);
+          results.push_back(gpu::attention(q, k, v, causal, 0.25));
+          return results;
+        },
+        1e-5, causal ? "causal attention" : "attention");
+  }
+}
