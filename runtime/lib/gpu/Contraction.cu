@@ -221,38 +221,30 @@ lt::LtGemm ltProblem(const Tensor &lhs, const Tensor &rhs, Tensor &out,
   return g;
 }
 
-/// Runs `g` into `out`, handling the empty problems cuBLASLt refuses: a
-/// product over k = 0 is zeros. False when cuBLASLt has no algorithm.
-bool runFast(const lt::LtGemm &g, Tensor &out) {
-  if (out.numel() == 0)
-    return true;
-  if (g.k == 0) {
-    out = zeros(out.shape(), out.dtype());
-    return g.epilogue == lt::LtEpilogue::Default;
-  }
-  return lt::gemm(g);
-}
-
 /// Fast path of matmul, batch_matmul and linear (bias: none, or a bias of
 /// the operands' type fused as CUBLASLT_EPILOGUE_BIAS). Undefined when it
-/// does not apply (mixed element types, no cuBLASLt algorithm).
+/// does not apply: mixed element types, a bias over a batch or over an
+/// empty sum (k = 0: the result is the bias, which the portable path
+/// writes), or no cuBLASLt algorithm.
 Tensor fastContraction(const Tensor &lhs, const Tensor &rhs, bool transA,
                        bool transB, const ContractionDims &dims,
                        const Tensor &bias = Tensor()) {
-  if (!gpu::useFastKernels() || rhs.dtype() != lhs.dtype() ||
-      (bias.defined() && (bias.dtype() != lhs.dtype() || dims.batch != 1)))
+  bool biasFits = !bias.defined() || (bias.dtype() == lhs.dtype() &&
+                                      dims.batch == 1 && dims.k > 0);
+  if (!gpu::useFastKernels() || rhs.dtype() != lhs.dtype() || !biasFits)
     return Tensor();
+  // cuBLASLt refuses empty problems: an empty sum is zeros.
+  if (dims.k == 0)
+    return zeros(dims.resultShape, lhs.dtype());
   Tensor out = empty(dims.resultShape, lhs.dtype());
+  if (out.numel() == 0)
+    return out;
   lt::LtGemm g = ltProblem(lhs, rhs, out, transA, transB, dims);
-  if (bias.defined() && dims.k > 0) {
+  if (bias.defined()) {
     g.epilogue = lt::LtEpilogue::Bias;
     g.bias = const_cast<void *>(bias.raw());
   }
-  if (!runFast(g, out))
-    return Tensor();
-  if (bias.defined() && dims.k == 0 && out.numel() > 0)
-    return Tensor(); // zeros + bias: the portable path adds it
-  return out;
+  return lt::gemm(g) ? out : Tensor();
 }
 #endif
 
