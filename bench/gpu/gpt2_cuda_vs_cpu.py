@@ -33,6 +33,10 @@ a program fails.
 --emulate (prepare) builds the CUDA program for the host emulation of the
 GPU runtime: the whole flow can then be checked without a GPU (its speed
 means nothing).
+
+--fuse-epilogues (prepare) runs rtx-fuse-epilogues on the CUDA program's
+train step (GEMMs with bias + GELU and bias-gradient epilogues, docs/gpu.md);
+the CPU program, the reference, stays the unfused step.
 """
 import argparse
 import json
@@ -90,9 +94,14 @@ def prepare(a):
         f.write(models.gpt2(config).text())
     run([f"{bin_dir}/rtx-opt", f"{out}/model.mlir", "-rtx-autodiff",
          "-rtx-optimizer=kind=adamw lr=0.001", "-o", f"{out}/train.mlir"])
+    steps = {"cpp": f"{out}/train.mlir", "cuda": f"{out}/train.mlir"}
+    if a.fuse_epilogues:
+        steps["cuda"] = f"{out}/train-fused.mlir"
+        run([f"{bin_dir}/rtx-opt", f"{out}/train.mlir", "-rtx-fuse-epilogues",
+             "-o", steps["cuda"]])
     for emit, ext in (("cpp", "cpp"), ("cuda", "cu")):
         source = f"{out}/program.{ext}"
-        run([f"{bin_dir}/rtx-translate", f"--emit={emit}", f"{out}/train.mlir",
+        run([f"{bin_dir}/rtx-translate", f"--emit={emit}", steps[emit],
              "-o", source, "--build-script", f"{out}/build-{emit}.sh"])
         started = time.time()
         env = dict(os.environ, RTX_GPU_EMULATION="1" if a.emulate else "0")
@@ -105,6 +114,7 @@ def prepare(a):
     with open(f"{out}/bench.json", "w") as f:
         json.dump({"model": {k: getattr(a, k) for k in ("layers", "width", "heads", "seq", "batch", "vocab")},
                    "steps": a.steps, "warmup": a.warmup, "tokens_per_step": tokens, "emulated": a.emulate,
+                   "fused_epilogues": a.fuse_epilogues,
                    "cpu_losses_here": cpu_losses, "cpu_tokens_per_s_here": cpu_rate}, f, indent=1)
     size = sum(os.path.getsize(os.path.join(out, n)) for n in ("program-cuda", "program-cpp", "libs.tar.xz"))
     print(f"prepared {out}: the two programs, the CPU losses and {packed} libraries "
@@ -136,7 +146,8 @@ def run_prepared(a):
     lines = [
         f"model: GPT-2 layers={m['layers']} width={m['width']} heads={m['heads']} seq={m['seq']} "
         f"batch={m['batch']} vocab={m['vocab']}, AdamW, {steps} steps"
-        + (" (CUDA program built for the host emulation)" if bench["emulated"] else ""),
+        + (" (CUDA program built for the host emulation)" if bench["emulated"] else "")
+        + (", CUDA program with fused GEMM epilogues" if bench.get("fused_epilogues") else ""),
         f"losses: step 1 GPU {gpu_losses[0]:.6e} CPU {reference[0]:.6e}; step {steps} GPU "
         f"{gpu_losses[-1]:.6e} CPU {reference[-1]:.6e}; largest relative difference {worst:.2e} "
         f"(tolerance {a.tolerance:g}); the CPU program here vs where prepared: {worst_cpu:.1e}",
@@ -164,6 +175,8 @@ def main():
                         help="prepare here, run on the GPU machine, or both")
     add_model_args(parser)
     parser.add_argument("--tolerance", type=float, default=1e-4)
+    parser.add_argument("--fuse-epilogues", action="store_true",
+                        help="rtx-fuse-epilogues on the CUDA program's step (prepare)")
     add_prepared_args(parser, ROOT, "build-gpu-bench")
     a = parser.parse_args()
     a.out = os.path.abspath(a.out)

@@ -34,6 +34,8 @@ rtxrt::KernelParamKind mlir::rtx::getParamKind(const KernelArg &arg) {
           return KernelParamKind::ReduceKind;
         else if constexpr (std::is_same_v<T, rtxrt::UnaryFn>)
           return KernelParamKind::UnaryFn;
+        else if constexpr (std::is_same_v<T, rtxrt::GemmEpilogue>)
+          return KernelParamKind::GemmEpilogue;
         else {
           static_assert(std::is_same_v<T, KernelArg::RankDependent>);
           return v.kind == KernelArg::RankDependent::GroupIndexTimes ||

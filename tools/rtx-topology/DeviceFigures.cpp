@@ -18,8 +18,8 @@ struct GpuEntry {
 };
 
 // NVIDIA datasheet figures, dense (the sparsity figures are twice these).
-//  - f32 is the CUDA-core FP32 peak: rtx's cuBLAS calls use strict f32
-//    unless RTX_ALLOW_TF32=1 (runtime/lib/gpu/Contraction.cu), whose peak
+//  - f32 is the CUDA-core FP32 peak: rtx's cuBLASLt calls use strict f32
+//    unless a program runs with --tf32 (gpu::setTf32), whose peak
 //    is tf32 (0 before Ampere: the profile then has no tf32 entry).
 //  - bf16/f16 are the tensor-core peaks. V100 and T4 have no bf16 tensor
 //    cores: their bf16 is given the f32 figure.

@@ -14,6 +14,7 @@ const DeviceRuntime &gpu::deviceRuntime() {
     r.toDevice = [](const Tensor &t) { return toDevice(t); };
     r.toHost = [](const Tensor &t) { return toHost(t); };
     r.synchronize = [] { synchronize(); };
+    r.setTf32 = [](bool allowed) { setTf32(allowed); };
     r.allocatorStats = [] { return allocatorStats(); };
     r.beginPeakWindow = [] { beginPeakWindow(); };
     r.makeStepRunner = [](const StepRunnerOptions &options) {
@@ -54,6 +55,15 @@ static std::atomic<gpu::KernelPath> &selectedKernelPath() {
 void gpu::setKernelPath(KernelPath path) { selectedKernelPath().store(path); }
 
 gpu::KernelPath gpu::kernelPath() { return selectedKernelPath().load(); }
+
+static std::atomic<bool> &tf32Allowed() {
+  static std::atomic<bool> allowed{false};
+  return allowed;
+}
+
+void gpu::setTf32(bool allowed) { tf32Allowed().store(allowed); }
+
+bool gpu::tf32() { return tf32Allowed().load(); }
 
 bool gpu::useFastKernels() {
 #if defined(__CUDACC__)

@@ -2,13 +2,15 @@
 //
 // All three reduce to row-major GEMM calls on OpenBLAS. bf16/f16 operands are
 // widened to f32 first (OpenBLAS 0.3.21 has no bf16 GEMM in Debian's build)
-// and the result is rounded back, as the header promises.
+// and the result is rounded back, as the header promises. rtx.gemm_epilogue
+// is its unfused kernels (GemmEpilogue.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "rtxrt/kernels/Kernels.h"
 
 #include "Blas.h"
+#include "GemmEpilogue.h"
 #include "KernelUtils.h"
 
 #include <climits>
@@ -97,4 +99,45 @@ Tensor rtxrt::linear(const Tensor &input, const Tensor &weight,
     return 0;
   });
   return fromCompute(y, input.dtype());
+}
+
+namespace {
+/// The CPU kernels, for unfusedGemmEpilogue.
+struct CpuKernels {
+  static Tensor matmul(const Tensor &a, const Tensor &b, bool ta, bool tb) {
+    return rtxrt::matmul(a, b, ta, tb);
+  }
+  static Tensor linear(const Tensor &x, const Tensor &w, const Tensor &b) {
+    return rtxrt::linear(x, w, b);
+  }
+  static Tensor unary(UnaryKind kind, const Tensor &x) {
+    return rtxrt::unary(kind, x);
+  }
+  static Tensor unaryGrad(UnaryFn fn, const Tensor &x, const Tensor &dy) {
+    return rtxrt::unaryGrad(fn, x, dy);
+  }
+  static Tensor reduce(ReduceKind kind, const Tensor &x,
+                       const std::vector<int64_t> &dims, bool keepdim) {
+    return rtxrt::reduce(kind, x, dims, keepdim);
+  }
+  static Tensor reshape(const Tensor &x, const Shape &shape) {
+    return rtxrt::reshape(x, shape);
+  }
+  static Tensor transpose(const Tensor &x, const std::vector<int64_t> &perm) {
+    return rtxrt::transpose(x, perm);
+  }
+};
+} // namespace
+
+std::vector<Tensor> rtxrt::gemmEpilogue(GemmEpilogue epilogue,
+                                        const Tensor &lhs, const Tensor &rhs,
+                                        bool transposeLhs, bool transposeRhs,
+                                        const Tensor &bias,
+                                        const Tensor &preActivation) {
+  GemmEpilogueDims dims = checkGemmEpilogueArguments(
+      "rtx.gemm_epilogue", epilogue, lhs, rhs, transposeLhs, transposeRhs, bias,
+      preActivation);
+  return unfusedGemmEpilogue<CpuKernels>(epilogue, lhs, rhs, transposeLhs,
+                                         transposeRhs, bias, preActivation,
+                                         dims);
 }

@@ -36,6 +36,7 @@ RTXRT_PARAM(BinaryKind, BinaryKind, BinaryKind)
 RTXRT_PARAM(CompareKind, CompareKind, CompareKind)
 RTXRT_PARAM(ReduceKind, ReduceKind, ReduceKind)
 RTXRT_PARAM(UnaryFn, UnaryFn, UnaryFn)
+RTXRT_PARAM(GemmEpilogue, GemmEpilogue, GemmEpilogue)
 #undef RTXRT_PARAM
 
 // The variant's alternatives and KernelParamKind agree.
@@ -54,7 +55,8 @@ static_assert(holdsAt<KernelParamKind::Tensor, Tensor>() &&
               holdsAt<KernelParamKind::BinaryKind, BinaryKind>() &&
               holdsAt<KernelParamKind::CompareKind, CompareKind>() &&
               holdsAt<KernelParamKind::ReduceKind, ReduceKind>() &&
-              holdsAt<KernelParamKind::UnaryFn, UnaryFn>());
+              holdsAt<KernelParamKind::UnaryFn, UnaryFn>() &&
+              holdsAt<KernelParamKind::GemmEpilogue, GemmEpilogue>());
 
 std::vector<Tensor> asList(Tensor t) { return {std::move(t)}; }
 std::vector<Tensor> asList(std::vector<Tensor> ts) { return ts; }
@@ -85,9 +87,9 @@ template <typename F, F fn> KernelEntry entry(const char *name) {
 
 const char *rtxrt::paramKindName(KernelParamKind kind) {
   static const char *const names[] = {
-      "tensor",     "tensor list", "bool",       "int",
-      "double",     "ints",        "DType",      "UnaryKind",
-      "BinaryKind", "CompareKind", "ReduceKind", "UnaryFn"};
+      "tensor",     "tensor list", "bool",        "int",        "double",
+      "ints",       "DType",       "UnaryKind",   "BinaryKind", "CompareKind",
+      "ReduceKind", "UnaryFn",     "GemmEpilogue"};
   return names[static_cast<int>(kind)];
 }
 

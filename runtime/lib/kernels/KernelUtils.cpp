@@ -281,6 +281,51 @@ ContractionDims rtxrt::detail::checkLinearArguments(const std::string &op,
   return ContractionDims{1, tokens, out, in, 0, resultShape};
 }
 
+GemmEpilogueDims rtxrt::detail::checkGemmEpilogueArguments(
+    const std::string &op, GemmEpilogue epilogue, const Tensor &lhs,
+    const Tensor &rhs, bool transposeLhs, bool transposeRhs, const Tensor &bias,
+    const Tensor &preActivation) {
+  const std::string what = op + " " + enumeratorName(epilogue);
+  checkFloatPair(what, lhs, "lhs", rhs, "rhs");
+  if (rhs.rank() != 2 || (transposeLhs ? lhs.rank() != 2 : lhs.rank() < 1))
+    fail(what, "expected lhs " +
+                   std::string(transposeLhs ? "[K, M]" : "[..., K]") +
+                   " and rhs [K, N] or [N, K], got lhs " +
+                   shapeToString(lhs.shape()) + " and rhs " +
+                   shapeToString(rhs.shape()));
+  int64_t k = transposeLhs ? lhs.dim(0) : lhs.dim(lhs.rank() - 1);
+  int64_t n = transposeRhs ? rhs.dim(0) : rhs.dim(1);
+  if ((transposeRhs ? rhs.dim(1) : rhs.dim(0)) != k)
+    fail(what, "contracting dimensions differ: lhs " +
+                   shapeToString(lhs.shape()) + ", rhs " +
+                   shapeToString(rhs.shape()));
+  Shape resultShape = transposeLhs
+                          ? Shape{lhs.dim(1)}
+                          : Shape(lhs.shape().begin(), lhs.shape().end() - 1);
+  resultShape.push_back(n);
+  int64_t m =
+      transposeLhs
+          ? lhs.dim(1)
+          : numElements(Shape(lhs.shape().begin(), lhs.shape().end() - 1));
+  auto expectOperand = [&](bool wanted, const Tensor &t, const char *name,
+                           const Shape &shape) {
+    if (wanted != t.defined())
+      fail(what, std::string(wanted ? "needs " : "takes no ") + name);
+    if (!wanted)
+      return;
+    checkSameDType(what, lhs, "lhs", t, name);
+    if (t.shape() != shape)
+      fail(what, std::string(name) + " " + shapeToString(t.shape()) +
+                     " must be " + shapeToString(shape));
+  };
+  expectOperand(epilogueAddsBias(epilogue), bias, "bias", Shape{n});
+  expectOperand(epilogueReadsPreActivation(epilogue), preActivation,
+                "pre-activation", resultShape);
+  if (epilogue == GemmEpilogue::BiasGrad && resultShape.size() != 2)
+    fail(what, "needs a matrix result, got " + shapeToString(resultShape));
+  return GemmEpilogueDims{m, n, k, resultShape};
+}
+
 int64_t rtxrt::detail::checkNormArguments(const std::string &op,
                                           const Tensor &input,
                                           const Tensor &scale,

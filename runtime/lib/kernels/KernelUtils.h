@@ -234,6 +234,17 @@ ContractionDims checkBatchMatmulArguments(const std::string &op,
                                           bool transposeLhs, bool transposeRhs);
 ContractionDims checkLinearArguments(const std::string &op, const Tensor &input,
                                      const Tensor &weight, const Tensor &bias);
+/// The operand checks of rtx.gemm_epilogue (CPU and GPU kernels): the
+/// product's {M, N, K} and the result's shape (the lhs's leading dims + N).
+struct GemmEpilogueDims {
+  int64_t m, n, k;
+  Shape resultShape;
+};
+GemmEpilogueDims
+checkGemmEpilogueArguments(const std::string &op, GemmEpilogue epilogue,
+                           const Tensor &lhs, const Tensor &rhs,
+                           bool transposeLhs, bool transposeRhs,
+                           const Tensor &bias, const Tensor &preActivation);
 
 /// The operand and hyper-parameter checks of rtx.adamw_update (shared by
 /// the CPU and GPU kernels; the step's value is the caller's to check).

@@ -82,6 +82,10 @@ static void addRunFlags(std::vector<FlagSpec> &t) {
                   "draw the parameters that --params PATH lacks from their\n"
                   "initializers (each is named on stderr)")
                   .needing(FlagNeeds::Params));
+  t.push_back(switchFlag(
+      "--tf32", [](Flags &f) -> bool & { return f.tf32; },
+      "GPU programs in f32: matmuls on TF32 tensor cores (about\n"
+      "1e-3 relative error; bf16 GEMMs use the tensor cores anyway)"));
   t.push_back(textFlag(
       "--out", "DIR", [](Flags &f) -> std::string & { return f.out; },
       "write the final results as DIR/resultN.npy (rank 0)"));

@@ -60,6 +60,8 @@ struct Flags {
   /// GPU programs: --no-step-arena, --no-cuda-graph (StepRunner.h).
   bool noStepArena = false, noCudaGraph = false;
   bool paramsPartial = false;
+  /// --tf32: f32 GEMMs of a GPU program on TF32 tensor cores.
+  bool tf32 = false;
   bool help = false;
 };
 

@@ -33,6 +33,12 @@ bool Run::start(int argc, char **argv) {
   spec = pipelineView(whole, self.rank);
   tracer.configure(flags.trace, self.rank, self.world);
   device.emplace(spec.device, self);
+  if (flags.tf32) {
+    if (!spec.device)
+      throw Error("--tf32 is an option of GPU programs (TF32 tensor cores); "
+                  "this is a CPU program");
+    spec.device->setTf32(true);
+  }
   // rtx-launch --recover in-job (InJobRecovery.h): a lost peer does not
   // end this process.
   recovery = RecoveryMode::of(handoff);

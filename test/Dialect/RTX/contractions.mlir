@@ -1,7 +1,7 @@
 // RUN: rtx-opt %s -split-input-file | FileCheck %s
 // RUN: rtx-opt %s -split-input-file -mlir-print-op-generic | rtx-opt -split-input-file | FileCheck %s
 
-// Contractions: rtx.matmul, rtx.batch_matmul, rtx.linear.
+// Contractions: rtx.matmul, rtx.batch_matmul, rtx.linear, rtx.gemm_epilogue.
 
 // CHECK-LABEL: func.func @matmul_plain
 // CHECK-SAME: (%[[A:[^:]*]]: tensor<7x13xf32>, %[[B:[^:]*]]: tensor<13x65xf32>)
@@ -122,4 +122,26 @@ func.func @linear_without_bias(%x: tensor<7x13xf32>, %w: tensor<65x13xf32>) -> t
 func.func @linear_vector_input(%x: tensor<13xbf16>, %w: tensor<7x13xbf16>, %b: tensor<7xbf16>) -> tensor<7xbf16> {
   %y = rtx.linear %x, %w, %b : tensor<13xbf16>, tensor<7x13xbf16>, tensor<7xbf16> -> tensor<7xbf16>
   return %y : tensor<7xbf16>
+}
+
+// -----
+
+// rtx.gemm_epilogue: each epilogue with its operands and results.
+// CHECK-LABEL: func.func @gemm_epilogues
+// CHECK: rtx.gemm_epilogue bias_gelu_tanh_aux %{{.*}}, %{{.*}} bias %{{.*}} transpose_rhs : (tensor<2x7x13xbf16>, tensor<64x13xbf16>, tensor<64xbf16>) -> (tensor<2x7x64xbf16>, tensor<2x7x64xbf16>)
+// CHECK: rtx.gemm_epilogue bias_gelu %{{.*}}, %{{.*}} bias %{{.*}} transpose_rhs : (tensor<2x7x13xbf16>, tensor<64x13xbf16>, tensor<64xbf16>) -> tensor<2x7x64xbf16>
+// CHECK: rtx.gemm_epilogue bias_grad %{{.*}}, %{{.*}} transpose_lhs : (tensor<14x64xbf16>, tensor<14x13xbf16>) -> (tensor<64x13xbf16>, tensor<64xbf16>)
+// CHECK: rtx.gemm_epilogue dgelu %{{.*}}, %{{.*}} pre %{{.*}} : (tensor<14x64xbf16>, tensor<64x13xbf16>, tensor<14x13xbf16>) -> tensor<14x13xbf16>
+func.func @gemm_epilogues(%x: tensor<2x7x13xbf16>, %w: tensor<64x13xbf16>,
+    %b: tensor<64xbf16>, %dy: tensor<14x64xbf16>, %x2: tensor<14x13xbf16>,
+    %pre: tensor<14x13xbf16>) {
+  %h, %p = rtx.gemm_epilogue bias_gelu_tanh_aux %x, %w bias %b transpose_rhs
+      : (tensor<2x7x13xbf16>, tensor<64x13xbf16>, tensor<64xbf16>) -> (tensor<2x7x64xbf16>, tensor<2x7x64xbf16>)
+  %h2 = rtx.gemm_epilogue bias_gelu %x, %w bias %b transpose_rhs
+      : (tensor<2x7x13xbf16>, tensor<64x13xbf16>, tensor<64xbf16>) -> tensor<2x7x64xbf16>
+  %dw, %db = rtx.gemm_epilogue bias_grad %dy, %x2 transpose_lhs
+      : (tensor<14x64xbf16>, tensor<14x13xbf16>) -> (tensor<64x13xbf16>, tensor<64xbf16>)
+  %dh = rtx.gemm_epilogue dgelu %dy, %w pre %pre
+      : (tensor<14x64xbf16>, tensor<64x13xbf16>, tensor<14x13xbf16>) -> tensor<14x13xbf16>
+  return
 }

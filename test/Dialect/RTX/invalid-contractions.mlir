@@ -235,3 +235,67 @@ func.func @linear_integer_bias(%x: tensor<7x13xf32>, %w: tensor<65x13xf32>, %b: 
   %0 = rtx.linear %x, %w, %b : tensor<7x13xf32>, tensor<65x13xf32>, tensor<65xi32> -> tensor<7x65xf32>
   return %0 : tensor<7x65xf32>
 }
+
+// -----
+
+func.func @gemm_epilogue_missing_bias(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{'rtx.gemm_epilogue' op epilogue bias_gelu needs bias operand}}
+  %0 = rtx.gemm_epilogue bias_gelu %x, %w transpose_rhs : (tensor<4x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
+  return %0 : tensor<4x16xf32>
+}
+
+// -----
+
+func.func @gemm_epilogue_aux_missing(%dy: tensor<8x16xf32>, %x: tensor<8x4xf32>) -> tensor<16x4xf32> {
+  // expected-error @+1 {{epilogue bias_grad needs aux result}}
+  %0 = rtx.gemm_epilogue bias_grad %dy, %x transpose_lhs : (tensor<8x16xf32>, tensor<8x4xf32>) -> tensor<16x4xf32>
+  return %0 : tensor<16x4xf32>
+}
+
+// -----
+
+func.func @gemm_epilogue_extra_pre(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>, %b: tensor<16xf32>, %p: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{epilogue bias_gelu takes no pre operand}}
+  %0 = rtx.gemm_epilogue bias_gelu %x, %w bias %b pre %p transpose_rhs : (tensor<4x8xf32>, tensor<16x8xf32>, tensor<16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %0 : tensor<4x16xf32>
+}
+
+// -----
+
+func.func @gemm_epilogue_k_mismatch(%x: tensor<4x8xf32>, %w: tensor<16x9xf32>, %b: tensor<16xf32>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{contracting dimensions differ: lhs has K = 8, rhs has K = 9}}
+  %0 = rtx.gemm_epilogue bias_gelu %x, %w bias %b transpose_rhs : (tensor<4x8xf32>, tensor<16x9xf32>, tensor<16xf32>) -> tensor<4x16xf32>
+  return %0 : tensor<4x16xf32>
+}
+
+// -----
+
+func.func @gemm_epilogue_bias_shape(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>, %b: tensor<8xf32>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{bias shape [8] must be [N] = [16]}}
+  %0 = rtx.gemm_epilogue bias_gelu %x, %w bias %b transpose_rhs : (tensor<4x8xf32>, tensor<16x8xf32>, tensor<8xf32>) -> tensor<4x16xf32>
+  return %0 : tensor<4x16xf32>
+}
+
+// -----
+
+func.func @gemm_epilogue_pre_shape(%dy: tensor<8x4xf32>, %w: tensor<4x16xf32>, %p: tensor<2x4x16xf32>) -> tensor<8x16xf32> {
+  // expected-error @+1 {{pre shape [2, 4, 16] must be the result's, [8, 16]}}
+  %0 = rtx.gemm_epilogue dgelu %dy, %w pre %p : (tensor<8x4xf32>, tensor<4x16xf32>, tensor<2x4x16xf32>) -> tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
+}
+
+// -----
+
+func.func @gemm_epilogue_bias_grad_aux_shape(%dy: tensor<8x16xf32>, %x: tensor<8x4xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{aux shape [8] must be [16]}}
+  %0, %1 = rtx.gemm_epilogue bias_grad %dy, %x transpose_lhs : (tensor<8x16xf32>, tensor<8x4xf32>) -> (tensor<16x4xf32>, tensor<8xf32>)
+  return %1 : tensor<8xf32>
+}
+
+// -----
+
+func.func @gemm_epilogue_mixed_types(%x: tensor<4x8xbf16>, %w: tensor<16x8xf32>, %b: tensor<16xf32>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{element type}}
+  %0 = rtx.gemm_epilogue bias_gelu %x, %w bias %b transpose_rhs : (tensor<4x8xbf16>, tensor<16x8xf32>, tensor<16xf32>) -> tensor<4x16xf32>
+  return %0 : tensor<4x16xf32>
+}

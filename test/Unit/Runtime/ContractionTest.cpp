@@ -123,3 +123,115 @@ TEST(ContractionEdgeTest, EmptyContractionGivesZeros) {
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// rtx.gemm_epilogue: exactly the unfused kernels it replaces
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Bitwise equality: the fused CPU kernel is the unfused kernels' composition.
+void expectIdentical(const Tensor &actual, const Tensor &expected,
+                     const std::string &what) {
+  ASSERT_EQ(actual.shape(), expected.shape()) << what;
+  ASSERT_EQ(actual.dtype(), expected.dtype()) << what;
+  EXPECT_EQ(toDoubles(actual), toDoubles(expected)) << what;
+}
+
+} // namespace
+
+TEST(GemmEpilogueTest, BiasGeluEqualsLinearThenGelu) {
+  for (DType dtype : {DType::F32, DType::BF16})
+    for (bool tanh : {false, true}) {
+      Tensor x = randomTensor({2, 7, 13}, dtype, 1);
+      Tensor w = randomTensor({37, 13}, dtype, 2);
+      Tensor b = randomTensor({37}, dtype, 3);
+      Tensor pre = linear(x, w, b);
+      Tensor y = unary(tanh ? UnaryKind::GeluTanh : UnaryKind::Gelu, pre);
+      GemmEpilogue withAux =
+          tanh ? GemmEpilogue::BiasGeluTanhAux : GemmEpilogue::BiasGeluAux;
+      GemmEpilogue alone =
+          tanh ? GemmEpilogue::BiasGeluTanh : GemmEpilogue::BiasGelu;
+      std::string what = std::string(dtypeName(dtype)) + (tanh ? " tanh" : "");
+      std::vector<Tensor> fused =
+          gemmEpilogue(withAux, x, w, false, true, b, Tensor());
+      ASSERT_EQ(fused.size(), 2u);
+      expectIdentical(fused[0], y, what + " result");
+      expectIdentical(fused[1], pre, what + " pre-activation");
+      fused = gemmEpilogue(alone, x, w, false, true, b, Tensor());
+      ASSERT_EQ(fused.size(), 1u);
+      expectIdentical(fused[0], y, what + " without aux");
+    }
+}
+
+TEST(GemmEpilogueTest, BiasGeluOtherLayoutsMatchTheProduct) {
+  // lhs [K, M] and rhs [K, N]: the same values as the linear of the
+  // transposed operands, against a double reference.
+  Tensor a = randomTensor({7, 5}, DType::F32, 4); // [K, M]
+  Tensor w = randomTensor({7, 3}, DType::F32, 5); // [K, N]
+  Tensor b = randomTensor({3}, DType::F32, 6);
+  std::vector<Tensor> fused =
+      gemmEpilogue(GemmEpilogue::BiasGeluAux, a, w, true, false, b, Tensor());
+  std::vector<double> p =
+      refMatmul(toDoubles(a), toDoubles(w), true, false, 5, 3, 7);
+  std::vector<double> bias = toDoubles(b);
+  for (int64_t i = 0; i < 15; ++i)
+    p[i] += bias[i % 3];
+  EXPECT_LE(relNorm(toDoubles(fused[1]), p), 1e-6);
+}
+
+TEST(GemmEpilogueTest, BiasGradEqualsMatmulAndSum) {
+  for (DType dtype : {DType::F32, DType::BF16})
+    for (bool ta : {true, false}) {
+      // dY [T, N_out] (transposed: the weight gradient dY^T X), or [M, K].
+      Tensor dy = randomTensor({37, 7}, dtype, 7);
+      Tensor x = randomTensor(ta ? Shape{37, 5} : Shape{7, 5}, dtype, 8);
+      std::vector<Tensor> fused = gemmEpilogue(GemmEpilogue::BiasGrad, dy, x,
+                                               ta, false, Tensor(), Tensor());
+      ASSERT_EQ(fused.size(), 2u);
+      std::string what = std::string(dtypeName(dtype)) + (ta ? " dY^T X" : "");
+      expectIdentical(fused[0], matmul(dy, x, ta, false), what + " product");
+      expectIdentical(fused[1],
+                      reduce(ReduceKind::Sum, dy, {ta ? 0 : 1}, false),
+                      what + " bias gradient");
+    }
+}
+
+TEST(GemmEpilogueTest, DGeluEqualsMatmulThenUnaryGrad) {
+  for (DType dtype : {DType::F32, DType::BF16})
+    for (bool tanh : {false, true})
+      for (bool tb : {false, true}) {
+        Tensor dy = randomTensor({13, 7}, dtype, 9);
+        Tensor w = randomTensor(tb ? Shape{37, 7} : Shape{7, 37}, dtype, 10);
+        Tensor pre = randomTensor({13, 37}, dtype, 11, -3, 3);
+        UnaryFn fn = tanh ? UnaryFn::GeluTanh : UnaryFn::Gelu;
+        Tensor expected = unaryGrad(fn, pre, matmul(dy, w, false, tb));
+        std::vector<Tensor> fused =
+            gemmEpilogue(tanh ? GemmEpilogue::DGeluTanh : GemmEpilogue::DGelu,
+                         dy, w, false, tb, Tensor(), pre);
+        ASSERT_EQ(fused.size(), 1u);
+        expectIdentical(fused[0], expected,
+                        std::string(dtypeName(dtype)) + (tanh ? " tanh" : ""));
+      }
+}
+
+TEST(GemmEpilogueTest, MissingOrExtraOperandsNameTheEpilogue) {
+  Tensor x = randomTensor({4, 3}, DType::F32, 12);
+  Tensor w = randomTensor({5, 3}, DType::F32, 13);
+  Tensor b = randomTensor({5}, DType::F32, 14);
+  EXPECT_TRUE(contains(errorOf([&] {
+                         gemmEpilogue(GemmEpilogue::BiasGelu, x, w, false, true,
+                                      Tensor(), Tensor());
+                       }),
+                       "rtx.gemm_epilogue BiasGelu: needs bias"));
+  EXPECT_TRUE(contains(errorOf([&] {
+                         gemmEpilogue(GemmEpilogue::BiasGrad, x, w, false, true,
+                                      b, Tensor());
+                       }),
+                       "takes no bias"));
+  EXPECT_TRUE(contains(errorOf([&] {
+                         gemmEpilogue(GemmEpilogue::DGelu, x, w, false, true,
+                                      Tensor(), x);
+                       }),
+                       "pre-activation [4, 3] must be [4, 5]"));
+}

@@ -123,11 +123,11 @@ TEST(FlagsTest, HelpListsEveryFlag) {
   std::string help = testing::internal::GetCapturedStdout();
   for (const char *flag :
        {"--steps N", "--until-step N", "--inputs DIR", "--params-partial",
-        "--data FILE.bin", "--timeout S|auto", "--rendezvous-timeout S",
-        "--trace-max-events N", "--metrics-linger S", "--checkpoint-every N",
-        "--wal-sync-every N", "--preempt save|fail", "--offload-dir DIR",
-        "--peak-tflops X", "--peak-gbps Y", "--no-step-arena", "--no-cuda-graph",
-        "--help, -h"})
+        "--tf32", "--data FILE.bin", "--timeout S|auto",
+        "--rendezvous-timeout S", "--trace-max-events N", "--metrics-linger S",
+        "--checkpoint-every N", "--wal-sync-every N", "--preempt save|fail",
+        "--offload-dir DIR", "--peak-tflops X", "--peak-gbps Y",
+        "--no-step-arena", "--no-cuda-graph", "--help, -h"})
     EXPECT_NE(help.find(std::string("  ") + flag + " "), std::string::npos)
         << flag << " is not in --help:\n"
         << help;

@@ -61,6 +61,49 @@ TEST(GpuKernelsTest, CopiesRoundTrip) {
   }
 }
 
+TEST(GpuKernelsTest, GemmEpilogues) {
+  for (DType dtype : {DType::F32, DType::BF16}) {
+    double tol = dtype == DType::F32 ? 1e-5 : 1e-2;
+    Tensor x = randomTensor({2, 7, 13}, dtype, 31);
+    Tensor w = randomTensor({37, 13}, dtype, 32);
+    Tensor b = randomTensor({37}, dtype, 33);
+    Tensor dy = randomTensor({14, 37}, dtype, 34);
+    Tensor x2 = randomTensor({14, 13}, dtype, 35);
+    Tensor pre = randomTensor({14, 13}, dtype, 36, -3, 3);
+    struct Case {
+      GemmEpilogue epilogue;
+      Tensor lhs, rhs;
+      bool ta, tb;
+      Tensor bias, pre;
+    };
+    std::vector<Case> cases;
+    for (GemmEpilogue e :
+         {GemmEpilogue::BiasGelu, GemmEpilogue::BiasGeluTanh,
+          GemmEpilogue::BiasGeluAux, GemmEpilogue::BiasGeluTanhAux})
+      cases.push_back({e, x, w, false, true, b, Tensor()});
+    cases.push_back(
+        {GemmEpilogue::BiasGrad, dy, x2, true, false, Tensor(), Tensor()});
+    for (GemmEpilogue e : {GemmEpilogue::DGelu, GemmEpilogue::DGeluTanh})
+      cases.push_back({e, dy, w, false, false, Tensor(), pre});
+    for (const Case &c : cases) {
+      auto devOrNone = [](const Tensor &t) {
+        return t.defined() ? dev(t) : Tensor();
+      };
+      std::vector<Tensor> cpu =
+          gemmEpilogue(c.epilogue, c.lhs, c.rhs, c.ta, c.tb, c.bias, c.pre);
+      std::vector<Tensor> gpu =
+          gpu::gemmEpilogue(c.epilogue, dev(c.lhs), dev(c.rhs), c.ta, c.tb,
+                            devOrNone(c.bias), devOrNone(c.pre));
+      ASSERT_EQ(gpu.size(), cpu.size()) << enumeratorName(c.epilogue);
+      for (size_t i = 0; i < cpu.size(); ++i) {
+        SCOPED_TRACE(std::string(enumeratorName(c.epilogue)) + " result " +
+                     std::to_string(i) + " " + dtypeName(dtype));
+        expectSame(gpu[i], cpu[i], tol);
+      }
+    }
+  }
+}
+
 TEST(GpuKernelsTest, Contractions) {
   for (bool ta : {false, true})
     for (bool tb : {false, true}) {

@@ -41,6 +41,16 @@ int64_t LinearOp::getFlops() {
   return 2 * out * in + (getBias() ? out : 0);
 }
 
+// The product, then per result element 8 for a GELU (or its derivative)
+// and 1 for a bias; a bias gradient adds one per lhs element.
+int64_t GemmEpilogueOp::getFlops() {
+  int64_t flops = getContractionFlops(getLhs(), getResult(), getTransposeLhs());
+  int64_t elements = numElements(getResult());
+  if (getEpilogue() == GemmEpilogue::BiasGrad)
+    return flops + numElements(getLhs());
+  return flops + 8 * elements + (getBias() ? elements : 0);
+}
+
 // The tanh form costs about as much as the erf form: 8 per element.
 int64_t GeluOp::getFlops() { return 8 * numElements(getResult()); }
 int64_t ConvertOp::getFlops() { return 0; }
@@ -103,6 +113,11 @@ static SmallVector<int64_t, 3> contractionShape(Value lhs, Value result,
   int64_t n = c.back();
   return {numElements(result) / std::max<int64_t>(n, 1), n, k};
 }
+
+SmallVector<int64_t, 3> GemmEpilogueOp::getContractionShape() {
+  return contractionShape(getLhs(), getResult(), getTransposeLhs());
+}
+bool GemmEpilogueOp::isContractionLhsTransposed() { return getTransposeLhs(); }
 
 /// Attention's products: scores = q k^T ([S, D] x [D, S_k]) and out = p v
 /// ([S, S_k] x [S_k, D]), once per batch element and head: the shape of the

@@ -45,10 +45,15 @@ RTXRT_REDUCE_KINDS(RTX_CHECK_REDUCE)
 RTXRT_COMPARE_KINDS(RTX_CHECK_COMPARE)
 RTXRT_UNARY_FNS(RTX_CHECK_UNARY_FN)
 RTXRT_INIT_KINDS(RTX_CHECK_INIT)
+#define RTX_CHECK_GEMM_EPILOGUE(name)                                          \
+  static_assert(static_cast<int>(GemmEpilogue::name) ==                        \
+                static_cast<int>(rtxrt::GemmEpilogue::name));
+RTXRT_GEMM_EPILOGUES(RTX_CHECK_GEMM_EPILOGUE)
 RTX_CHECK_ENUM(ReductionKind, ReduceKind, RTXRT_REDUCE_KINDS)
 RTX_CHECK_ENUM(ComparePredicate, CompareKind, RTXRT_COMPARE_KINDS)
 RTX_CHECK_ENUM(UnaryFn, UnaryFn, RTXRT_UNARY_FNS)
 RTX_CHECK_ENUM(InitKind, InitKind, RTXRT_INIT_KINDS)
+RTX_CHECK_ENUM(GemmEpilogue, GemmEpilogue, RTXRT_GEMM_EPILOGUES)
 
 //===----------------------------------------------------------------------===//
 // KernelCall helpers
@@ -116,6 +121,17 @@ KernelCall LinearOp::getKernelCall() {
       .tensor(getInput())
       .tensor(getWeight())
       .tensor(getBias());
+}
+
+KernelCall GemmEpilogueOp::getKernelCall() {
+  return KernelCall("gemmEpilogue")
+      .enumerator(toRuntime(getEpilogue()))
+      .tensor(getLhs())
+      .tensor(getRhs())
+      .flag(getTransposeLhs())
+      .flag(getTransposeRhs())
+      .tensor(getBias())
+      .tensor(getPre());
 }
 
 //===----------------------------------------------------------------------===//

@@ -351,6 +351,86 @@ LogicalResult LinearOp::verify() {
   return checkResultShape(*this, expected, getResult());
 }
 
+/// The operands and results rtx.gemm_epilogue's epilogue calls for: a bias
+/// for the Bias* epilogues, `pre` for the DGelu ones, a second result for
+/// the *Aux ones and bias_grad.
+static LogicalResult verifyEpilogueParts(GemmEpilogueOp op) {
+  rtxrt::GemmEpilogue epilogue = toRuntime(op.getEpilogue());
+  StringRef name = stringifyGemmEpilogue(op.getEpilogue());
+  auto mismatch = [&](StringRef part, bool wanted) {
+    return op.emitOpError() << "epilogue " << name
+                            << (wanted ? " needs " : " takes no ") << part;
+  };
+  bool hasBias = static_cast<bool>(op.getBias());
+  if (rtxrt::epilogueAddsBias(epilogue) != hasBias)
+    return mismatch("bias operand", !hasBias);
+  bool hasPre = static_cast<bool>(op.getPre());
+  if (rtxrt::epilogueReadsPreActivation(epilogue) != hasPre)
+    return mismatch("pre operand", !hasPre);
+  bool hasAux = static_cast<bool>(op.getAux());
+  if (rtxrt::epilogueReturnsAux(epilogue) != hasAux)
+    return mismatch("aux result", !hasAux);
+  return success();
+}
+
+LogicalResult GemmEpilogueOp::verify() {
+  if (failed(verifyEpilogueParts(*this)))
+    return failure();
+  ArrayRef<int64_t> a = tensorOf(getLhs()).getShape();
+  ArrayRef<int64_t> b = tensorOf(getRhs()).getShape();
+  if (b.size() != 2)
+    return emitOpError() << "rhs must be a matrix, got rank " << b.size();
+  if (getTransposeLhs() ? a.size() != 2 : a.empty())
+    return emitOpError() << "lhs must be "
+                         << (getTransposeLhs() ? "a matrix [K, M]"
+                                               : "of rank at least 1")
+                         << ", got " << formatShape(a);
+  int64_t kl = getTransposeLhs() ? a[0] : a.back();
+  int64_t kr = getTransposeRhs() ? b[1] : b[0];
+  int64_t n = getTransposeRhs() ? b[0] : b[1];
+  if (kl != kr)
+    return emitOpError() << "contracting dimensions differ: lhs has K = " << kl
+                         << ", rhs has K = " << kr;
+  for (auto [value, name] : {std::pair<Value, StringRef>{getRhs(), "rhs"},
+                             {getBias(), "bias"},
+                             {getPre(), "pre"},
+                             {getResult(), "result"},
+                             {getAux(), "aux"}})
+    if (value &&
+        failed(checkSameElementType(*this, getLhs(), "lhs", value, name)))
+      return failure();
+  SmallVector<int64_t> expected = getTransposeLhs()
+                                      ? SmallVector<int64_t>{a[1]}
+                                      : SmallVector<int64_t>(a.drop_back());
+  expected.push_back(n);
+  if (failed(checkResultShape(*this, expected, getResult())))
+    return failure();
+  if (Value bias = getBias())
+    if (tensorOf(bias).getShape() != ArrayRef<int64_t>{n})
+      return emitOpError() << "bias shape "
+                           << formatShape(tensorOf(bias).getShape())
+                           << " must be [N] = [" << n << "]";
+  if (Value pre = getPre())
+    if (tensorOf(pre).getShape() != ArrayRef<int64_t>(expected))
+      return emitOpError() << "pre shape "
+                           << formatShape(tensorOf(pre).getShape())
+                           << " must be the result's, "
+                           << formatShape(expected);
+  if (Value aux = getAux()) {
+    bool biasGrad = getEpilogue() == GemmEpilogue::BiasGrad;
+    if (biasGrad && expected.size() != 2)
+      return emitOpError() << "epilogue bias_grad needs a matrix result, got "
+                           << formatShape(expected);
+    SmallVector<int64_t> auxShape =
+        biasGrad ? SmallVector<int64_t>{expected[0]} : expected;
+    if (tensorOf(aux).getShape() != ArrayRef<int64_t>(auxShape))
+      return emitOpError() << "aux shape "
+                           << formatShape(tensorOf(aux).getShape())
+                           << " must be " << formatShape(auxShape);
+  }
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Elementwise
 //===----------------------------------------------------------------------===//

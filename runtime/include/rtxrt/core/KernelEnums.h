@@ -24,6 +24,12 @@ namespace rtxrt {
 #define RTXRT_UNARY_FNS(X)                                                     \
   X(Exp) X(Log) X(Sqrt) X(Rsqrt) X(Tanh) X(Sigmoid) X(Relu) X(Silu) X(Gelu)    \
       X(GeluTanh)
+/// The epilogues of rtx.gemm_epilogue, in the order of the ODS enum
+/// RTX_GemmEpilogue (see the op for their meaning).
+#define RTXRT_GEMM_EPILOGUES(X)                                                \
+  X(BiasGelu)                                                                  \
+  X(BiasGeluTanh) X(BiasGeluAux) X(BiasGeluTanhAux) X(BiasGrad) X(DGelu)       \
+      X(DGeluTanh)
 
 #define RTXRT_ENUMERATOR(name) name,
 #define RTXRT_ENUMERATOR_NAME(name) #name,
@@ -42,6 +48,28 @@ RTXRT_DEFINE_ENUM(CompareKind, RTXRT_COMPARE_KINDS)
 RTXRT_DEFINE_ENUM(ReduceKind, RTXRT_REDUCE_KINDS)
 RTXRT_DEFINE_ENUM(InitKind, RTXRT_INIT_KINDS)
 RTXRT_DEFINE_ENUM(UnaryFn, RTXRT_UNARY_FNS)
+RTXRT_DEFINE_ENUM(GemmEpilogue, RTXRT_GEMM_EPILOGUES)
+
+/// The properties of an epilogue, shared by the op's verifier and the
+/// kernels. Bias* epilogues take a bias [N] and apply a GELU after it.
+inline bool epilogueAddsBias(GemmEpilogue e) {
+  return e == GemmEpilogue::BiasGelu || e == GemmEpilogue::BiasGeluTanh ||
+         e == GemmEpilogue::BiasGeluAux || e == GemmEpilogue::BiasGeluTanhAux;
+}
+/// The tanh approximation of GELU (the form cuBLASLt's epilogues compute).
+inline bool epilogueUsesGeluTanh(GemmEpilogue e) {
+  return e == GemmEpilogue::BiasGeluTanh ||
+         e == GemmEpilogue::BiasGeluTanhAux || e == GemmEpilogue::DGeluTanh;
+}
+/// DGelu*: the product times GELU's derivative at a pre-activation operand.
+inline bool epilogueReadsPreActivation(GemmEpilogue e) {
+  return e == GemmEpilogue::DGelu || e == GemmEpilogue::DGeluTanh;
+}
+/// A second result: the pre-activation (Bias*Aux) or the bias gradient.
+inline bool epilogueReturnsAux(GemmEpilogue e) {
+  return e == GemmEpilogue::BiasGeluAux || e == GemmEpilogue::BiasGeluTanhAux ||
+         e == GemmEpilogue::BiasGrad;
+}
 
 #undef RTXRT_DEFINE_ENUM
 #undef RTXRT_ENUMERATOR_NAME

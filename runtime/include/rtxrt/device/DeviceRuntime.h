@@ -30,6 +30,8 @@ struct DeviceRuntime {
   /// Waits until the device has finished all queued work (step timing:
   /// kernels run asynchronously, after the step function has returned).
   std::function<void()> synchronize;
+  /// Allows TF32 tensor cores for f32 GEMMs (the program's --tf32).
+  std::function<void(bool)> setTf32;
   /// The device allocator's counters (peak bytes, fragmentation, failed
   /// allocations: the run's metrics).
   std::function<AllocatorStats()> allocatorStats;

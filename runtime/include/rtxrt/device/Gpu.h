@@ -1,9 +1,9 @@
 //===- Gpu.h - the GPU half of the runtime ----------------------*- C++ -*-===//
 //
-// librtxrt_cuda: the kernels of rtxrt/kernels/Kernels.h for tensors in GPU memory,
-// with the same signatures and semantics, so that `rtx-translate
+// librtxrt_cuda: the kernels of rtxrt/kernels/Kernels.h for tensors in GPU
+// memory, with the same signatures and semantics, so that `rtx-translate
 // --emit=cuda` writes the same program as --emit=cpp with `gpu::` in front
-// of each kernel. Matmuls go to cuBLAS; every other op is a CUDA kernel in
+// of each kernel. Matmuls go to cuBLASLt; every other op is a CUDA kernel in
 // runtime/lib/gpu. Collectives go to NCCL (makeNcclCommunicator) or, on a
 // build without NCCL, through host memory to Gloo.
 //
@@ -67,6 +67,16 @@ KernelPath kernelPath();
 /// Whether fast kernels run: the fast path is selected and this is a CUDA
 /// build (the emulation always runs the portable bodies).
 bool useFastKernels();
+
+/// TF32 for f32 GEMMs: an option of f32 programs (an emitted program's
+/// `--tf32` flag), off by default. When on, f32 matmuls, linears and
+/// attention's products run on the tensor cores in TF32
+/// (CUBLAS_COMPUTE_32F_FAST_TF32: 10-bit mantissas in, f32 accumulation;
+/// about 1e-3 relative error, so losses no longer match the CPU program to
+/// fp32 tolerance). bf16/f16 GEMMs always use the tensor cores with f32
+/// accumulation; f64 is unaffected; the host emulation computes in f32.
+void setTf32(bool allowed);
+bool tf32();
 
 // --- the kernels of rtxrt/kernels/KernelApi.def, for GPU tensors -----------------
 #define RTX_KERNEL(Result, name, parameters) Result name parameters;

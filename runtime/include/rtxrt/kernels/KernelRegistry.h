@@ -24,9 +24,10 @@ namespace rtxrt {
 
 /// One argument of a kernel called by name. The alternatives are in the
 /// order of KernelParamKind.
-using KernelValue = std::variant<Tensor, std::vector<Tensor>, bool, int64_t,
-                                 double, std::vector<int64_t>, DType, UnaryKind,
-                                 BinaryKind, CompareKind, ReduceKind, UnaryFn>;
+using KernelValue =
+    std::variant<Tensor, std::vector<Tensor>, bool, int64_t, double,
+                 std::vector<int64_t>, DType, UnaryKind, BinaryKind,
+                 CompareKind, ReduceKind, UnaryFn, GemmEpilogue>;
 
 /// The kind of a kernel parameter: the index of its KernelValue alternative.
 enum class KernelParamKind {
@@ -41,7 +42,8 @@ enum class KernelParamKind {
   BinaryKind,
   CompareKind,
   ReduceKind,
-  UnaryFn
+  UnaryFn,
+  GemmEpilogue
 };
 /// "tensor", "int", "UnaryKind", ... for messages.
 const char *paramKindName(KernelParamKind kind);

@@ -9,4 +9,5 @@ set(RTXRT_GPU_FAST_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/FusedOptimizer.cu
   ${CMAKE_CURRENT_LIST_DIR}/ElementwiseFast.cu
   ${CMAKE_CURRENT_LIST_DIR}/RowsFast.cu
+  ${CMAKE_CURRENT_LIST_DIR}/CublasLt.cu
 )

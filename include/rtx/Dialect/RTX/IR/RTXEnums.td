@@ -44,4 +44,18 @@ def RTX_ComparePredicate : I32EnumAttr<"ComparePredicate",
 }
 defvar RTX_ComparePredicateAttr = RTX_ComparePredicate;
 
+def RTX_GemmEpilogue : I32EnumAttr<"GemmEpilogue",
+    "what rtx.gemm_epilogue computes after its product", [
+  I32EnumAttrCase<"BiasGelu", 0, "bias_gelu">,
+  I32EnumAttrCase<"BiasGeluTanh", 1, "bias_gelu_tanh">,
+  I32EnumAttrCase<"BiasGeluAux", 2, "bias_gelu_aux">,
+  I32EnumAttrCase<"BiasGeluTanhAux", 3, "bias_gelu_tanh_aux">,
+  I32EnumAttrCase<"BiasGrad", 4, "bias_grad">,
+  I32EnumAttrCase<"DGelu", 5, "dgelu">,
+  I32EnumAttrCase<"DGeluTanh", 6, "dgelu_tanh">
+]> {
+  let cppNamespace = "::mlir::rtx";
+}
+defvar RTX_GemmEpilogueAttr = RTX_GemmEpilogue;
+
 #endif // RTX_DIALECT_RTX_IR_RTXENUMS_TD

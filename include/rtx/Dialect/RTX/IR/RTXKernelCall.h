@@ -29,6 +29,7 @@ namespace rtx {
 enum class ReductionKind : uint32_t;
 enum class ComparePredicate : uint32_t;
 enum class UnaryFn : uint32_t;
+enum class GemmEpilogue : uint32_t;
 enum class InitKind : uint32_t;
 
 /// One argument of a kernel call.
@@ -66,7 +67,7 @@ struct KernelArg {
       std::variant<TensorOperand, TensorList, bool, int64_t, double,
                    llvm::SmallVector<int64_t, 4>, ElementType, rtxrt::UnaryKind,
                    rtxrt::BinaryKind, rtxrt::CompareKind, rtxrt::ReduceKind,
-                   rtxrt::UnaryFn, RankDependent>;
+                   rtxrt::UnaryFn, rtxrt::GemmEpilogue, RankDependent>;
   Storage value;
 };
 
@@ -116,6 +117,7 @@ private:
 rtxrt::ReduceKind toRuntime(ReductionKind kind);
 rtxrt::CompareKind toRuntime(ComparePredicate predicate);
 rtxrt::UnaryFn toRuntime(UnaryFn fn);
+rtxrt::GemmEpilogue toRuntime(GemmEpilogue epilogue);
 rtxrt::InitKind toRuntime(InitKind kind);
 
 } // namespace rtx

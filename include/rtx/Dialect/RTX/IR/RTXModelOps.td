@@ -163,6 +163,71 @@ def RTX_LinearOp : RTX_DifferentiableOp<"linear", [Pure]> {
   let hasVerifier = 1;
 }
 
+def RTX_GemmEpilogueOp : RTX_Op<"gemm_epilogue", [Pure,
+    AttrSizedOperandSegments, RTX_Kernel,
+    DeclareOpInterfaceMethods<RTX_CostOpInterface, ["getFlops",
+        "getContractionShape", "isContractionLhsTransposed"]>]> {
+  let summary = "a matrix product fused with its epilogue (bias + GELU, bias gradient, GELU gradient)";
+  let description = [{
+    `P = op(lhs) * op(rhs)` followed by the `epilogue`, in one kernel: on a
+    GPU one cuBLASLt matmul with the matching `CUBLASLT_EPILOGUE_*`, so the
+    product is not written to memory and read back by the elementwise op
+    that follows it. `rtx-fuse-epilogues` writes this op from the unfused
+    ops of a train step; it computes exactly what they compute (each
+    intermediate rounded to the element type as the unfused ops round it),
+    up to the order of float operations.
+
+    Shapes: without `transpose_lhs`, lhs is `[..., K]` and its leading
+    dimensions (M of them in all) are kept in the result; with it, lhs is
+    `[K, M]`. rhs is `[K, N]`, or `[N, K]` with `transpose_rhs`. The result
+    is `lhs.shape[:-1] + [N]` (`[M, N]` with `transpose_lhs`). All operands
+    and results share one element type.
+
+    | epilogue | operands | results |
+    |---|---|---|
+    | `bias_gelu`, `bias_gelu_tanh` | `bias` `[N]` | `gelu(P + bias)` |
+    | `bias_gelu_aux`, `bias_gelu_tanh_aux` | `bias` `[N]` | `gelu(P + bias)`, and `aux = P + bias` (the pre-activation the backward pass reads; `CUBLASLT_EPILOGUE_GELU_AUX_BIAS`) |
+    | `bias_grad` | | `P`, and `aux[m] = sum_k op(lhs)[m, k]`: with `lhs = dY` `[T, N_out]` and `transpose_lhs`, the weight gradient `dY^T X` and the bias gradient (`CUBLASLT_EPILOGUE_BGRADB`) |
+    | `dgelu`, `dgelu_tanh` | `pre` (the result's shape) | `P * gelu'(pre)`: the gradient through a GELU (`CUBLASLT_EPILOGUE_DGELU`) |
+
+    `gelu` is the exact (erf) GELU and `gelu_tanh` its tanh approximation, as
+    in `rtx.gelu` and `rtx.unary_grad`. cuBLASLt's epilogues compute the tanh
+    form only: for the erf form the GPU runs the product with its bias
+    epilogue and the GELU as its own kernel.
+
+    The op has no sharding rule and no VJP: it is written after autodiff and
+    partitioning, on per-rank programs, as the last pass before codegen.
+    Cost: `2*M*N*K` FLOPs plus 8 per result element for a GELU, 1 for a bias
+    and `M*K` for a bias gradient.
+
+    Example:
+
+    ```mlir
+    %h, %pre = rtx.gemm_epilogue bias_gelu_tanh_aux %x, %w bias %b transpose_rhs
+        : (tensor<2x16x32xf32>, tensor<128x32xf32>, tensor<128xf32>)
+          -> (tensor<2x16x128xf32>, tensor<2x16x128xf32>)
+    %dw, %db = rtx.gemm_epilogue bias_grad %dy, %x transpose_lhs
+        : (tensor<32x128xf32>, tensor<32x64xf32>)
+          -> (tensor<128x64xf32>, tensor<128xf32>)
+    %dh = rtx.gemm_epilogue dgelu_tanh %dy, %w pre %pre
+        : (tensor<32x64xf32>, tensor<64x128xf32>, tensor<32x128xf32>)
+          -> tensor<32x128xf32>
+    ```
+  }];
+  let arguments = (ins RTX_GemmEpilogueAttr:$epilogue, RTX_FloatTensor:$lhs,
+                       RTX_FloatTensor:$rhs, Optional<RTX_FloatTensor>:$bias,
+                       Optional<RTX_FloatTensor>:$pre,
+                       UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs);
+  let results = (outs RTX_FloatTensor:$result,
+                      Optional<RTX_FloatTensor>:$aux);
+  let assemblyFormat = [{
+    $epilogue $lhs `,` $rhs (`bias` $bias^)? (`pre` $pre^)?
+    (`transpose_lhs` $transpose_lhs^)? (`transpose_rhs` $transpose_rhs^)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Elementwise
 //===----------------------------------------------------------------------===//

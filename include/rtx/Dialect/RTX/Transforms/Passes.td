@@ -757,6 +757,47 @@ def RTXSplitFusedProjections
   }];
 }
 
+def RTXFuseEpilogues : Pass<"rtx-fuse-epilogues", "mlir::func::FuncOp"> {
+  let summary = "Fuses GEMMs with the bias, GELU and bias-gradient ops around them";
+  let description = [{
+    The problem: in a GPT train step each MLP's `rtx.linear` writes its
+    pre-activation to memory and `rtx.gelu` reads it back; in the backward
+    pass `rtx.reduce sum` rereads the output gradient the weight-gradient
+    GEMM has just read, and `rtx.unary_grad gelu` rereads the product of the
+    GEMM before it. cuBLASLt computes these in the GEMM's epilogue, on data
+    still in registers. This pass rewrites each such group into one
+    `rtx.gemm_epilogue`, so the IR says which GEMM runs which epilogue (the
+    runtime pattern-matches nothing):
+
+    - forward: `gelu(linear(x, W, b))` becomes `bias_gelu[_tanh]`; when the
+      backward pass reads the pre-activation (`rtx.unary_grad` of the same
+      GELU form), `bias_gelu[_tanh]_aux`, whose second result replaces it.
+      Not fused: a linear without a bias, another activation, a GELU whose
+      input is not the linear itself (an `rtx.all_reduce` of a row-parallel
+      linear between them), a pre-activation with other users.
+    - backward, weight and bias gradient: `matmul(dY, X) transpose_lhs` and
+      `reduce sum dY dims [0]` (the sum of the GEMM's lhs over its
+      contracting dimension; `dims [1]` without `transpose_lhs`) become one
+      `bias_grad` whose two results replace them.
+    - backward through the GELU: `unary_grad gelu[_tanh] pre, P` where `P` is
+      a `rtx.matmul` (or a reshape of one) used only there becomes
+      `dgelu[_tanh]` (reshapes of `pre` and of the result, which are views,
+      bridge a `[B, S, F]` activation and the GEMM's `[B*S, F]`).
+
+    The fused op computes exactly what the ops it replaces compute (its CPU
+    kernel is their composition), so `rtx-run` gives the same numbers.
+    `rtx.gemm_epilogue` has no sharding rule and no VJP: run this pass after
+    `rtx-autodiff`, `rtx-optimizer` and partitioning, as the last pass
+    before codegen. It only rewrites ops of one block whose operands are
+    local tensors, so it works the same on per-rank programs with
+    collectives; recorded shardings (`rtx.sharding`) move to the fused op.
+
+    Example: `rtx-opt -rtx-autodiff -rtx-optimizer=kind=adamw
+    -rtx-fuse-epilogues gpt.mlir` (docs/gpu.md).
+  }];
+  let dependentDialects = ["mlir::rtx::RTXDialect"];
+}
+
 def RTXRepeatKVHeads : Pass<"rtx-repeat-kv-heads", "mlir::ModuleOp"> {
   let summary = "Repeats key/value heads that the tp axis does not divide";
   let description = [{
