@@ -55,7 +55,7 @@ CONFIGS = {
 OPTIMIZER = dict(lr=6e-4, beta1=0.9, beta2=0.95, weight_decay=0.1)
 # The passes that make the train step fast on a GPU, after autodiff and the
 # optimizer (docs/gpu.md).
-GPU_PASSES = []
+GPU_PASSES = ["-rtx-optimize-for-gpu"]
 DATASHEET_BF16_TFLOPS = 989.0  # H100/H200 SXM, dense
 BF16_TOLERANCE = 1e-2  # design.md §5
 

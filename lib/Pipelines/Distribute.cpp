@@ -183,4 +183,5 @@ void mlir::rtx::registerRTXPipelines() {
       "rtx-shard-state (with shard-state), rtx-bucket-collectives, "
       "rtx-schedule-overlap",
       buildDistributePipeline);
+  registerOptimizeForGpuPipeline();
 }

@@ -11,12 +11,17 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
 using namespace mlir::rtx;
 
 void mlir::rtx::buildOptimizeForGpuPipeline(OpPassManager &pm) {
   OpPassManager &step = pm.nest<func::FuncOp>();
+  // Folds the bf16 -> f32 -> bf16 round trips of mixed precision's f32
+  // gradient accumulation (rtx.convert's folder), which would otherwise sit
+  // between a GEMM and the GELU gradient its epilogue can compute.
+  step.addPass(createCanonicalizerPass());
   // The loss and its gradient first: the logits' producer is then a plain
   // matmul/linear, which the epilogue fusion below leaves alone.
   step.addPass(createRTXFuseCrossEntropy());
@@ -30,7 +35,8 @@ void mlir::rtx::registerOptimizeForGpuPipeline() {
   PassPipelineRegistration<>(
       "rtx-optimize-for-gpu",
       "A train step's fusions for the GPU runtime's fast kernels: "
-      "rtx-fuse-cross-entropy, rtx-fuse-residual-norm, rtx-fuse-epilogues, "
+      "canonicalize, rtx-fuse-cross-entropy, rtx-fuse-residual-norm, "
+      "rtx-fuse-epilogues, "
       "rtx-fuse-adamw (run last, before rtx-translate --emit=cuda)",
       buildOptimizeForGpuPipeline);
 }

@@ -174,7 +174,13 @@ std::unique_ptr<Pass> createApplyPlanPass(std::string userOptions,
 void buildDistributePipeline(OpPassManager &pm,
                              const DistributeOptions &options);
 
-/// Registers rtx-distribute with the pass registry (rtx-opt).
+/// Adds rtx-optimize-for-gpu's fusions to `pm` (a module pass manager): a
+/// train step's ops fused where the GPU runtime has fast kernels for them.
+void buildOptimizeForGpuPipeline(OpPassManager &pm);
+void registerOptimizeForGpuPipeline();
+
+/// Registers rtx-distribute and rtx-optimize-for-gpu with the pass registry
+/// (rtx-opt).
 void registerRTXPipelines();
 
 } // namespace mlir::rtx

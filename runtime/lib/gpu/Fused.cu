@@ -311,9 +311,16 @@ std::vector<Tensor> gpu::crossEntropyWithGrad(const Tensor &logits,
   int64_t tokens = labels.numel();
   Tensor flag = makeFlag();
   checkLabelsOnDevice(labels, vocab, hasIgnoreIndex, ignoreIndex, flag);
-  if (flagged(flag)) // the CPU check throws its message
-    rtxrt::detail::loadLabels(op, gpu::toHost(logits), gpu::toHost(labels),
-                              hasIgnoreIndex, ignoreIndex, vocab);
+  // The CPU check throws its message (after the step inside one: no host
+  // synchronisation, so the step can be captured); of the logits it reads
+  // the shape.
+  Shape logitsShape = logits.shape();
+  DType logitsType = logits.dtype();
+  checkFlag(flag, [=] {
+    rtxrt::detail::loadLabels(op, Tensor(logitsShape, logitsType),
+                              gpu::toHost(labels), hasIgnoreIndex, ignoreIndex,
+                              vocab);
+  });
   DType lossType = logits.dtype() == DType::F64 ? DType::F64 : DType::F32;
 #if defined(__CUDACC__)
   if (gpu::useFastKernels() && gpu::fast::crossEntropyWithGradCovers(logits))

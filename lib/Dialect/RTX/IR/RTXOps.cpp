@@ -66,6 +66,9 @@ int64_t mlir::rtx::getIntegerDataBound(Value value) {
     if (auto grad = dyn_cast<CrossEntropyGradOp>(user))
       if (grad.getLabels() == value)
         return grad.getLogits().getType().getShape().back();
+    if (auto fused = dyn_cast<CrossEntropyWithGradOp>(user))
+      if (fused.getLabels() == value)
+        return fused.getLogits().getType().getShape().back();
     if (auto stats = dyn_cast<VocabLogitStatsOp>(user))
       if (stats.getLabels() == value)
         return stats.getLogits().getType().getShape().back() *
@@ -269,6 +272,29 @@ LogicalResult ParamOp::verify() { return checkUniqueName(*this, "parameter"); }
 LogicalResult InputOp::verify() { return checkUniqueName(*this, "input"); }
 
 OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
+
+/// Whether every value of float type `from` is a value of float type `to`
+/// (bf16 and f16 in f32, all three in f64), so converting there and back
+/// gives the value itself.
+static bool widensExactly(Type from, Type to) {
+  auto source = dyn_cast<FloatType>(from);
+  auto target = dyn_cast<FloatType>(to);
+  return source && target &&
+         llvm::APFloatBase::isRepresentableBy(source.getFloatSemantics(),
+                                              target.getFloatSemantics());
+}
+
+OpFoldResult ConvertOp::fold(FoldAdaptor) {
+  Value input = getInput();
+  if (input.getType() == getType())
+    return input;
+  auto inner = input.getDefiningOp<ConvertOp>();
+  if (!inner || inner.getInput().getType() != getType())
+    return {};
+  auto original = cast<ShapedType>(getType()).getElementType();
+  auto widened = cast<ShapedType>(input.getType()).getElementType();
+  return widensExactly(original, widened) ? inner.getInput() : Value();
+}
 
 //===----------------------------------------------------------------------===//
 // Contractions

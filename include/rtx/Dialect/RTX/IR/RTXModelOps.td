@@ -464,6 +464,10 @@ def RTX_ConvertOp : RTX_DifferentiableOp<"convert", [Pure, Elementwise,
   let arguments = (ins RTX_Tensor:$input);
   let results = (outs RTX_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  // Folds a convert to the input's own type, and a round trip through an
+  // exactly widening type (bf16 -> f32 -> bf16, which mixed precision's f32
+  // gradient accumulation leaves around bf16 values) to its input.
+  let hasFolder = 1;
 }
 
 def RTX_CompareOp : RTX_DifferentiableOp<"compare", [Pure, Elementwise,
