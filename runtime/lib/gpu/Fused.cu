@@ -116,18 +116,8 @@ void crossEntropyWithGradT(const Tensor &x, const Tensor &labels,
   int gtype = static_cast<int>(lossGrad.dtype());
   double *ploss = static_cast<double *>(loss.raw());
   T *pdx = static_cast<T *>(dx.raw());
-  Tensor counted = empty({}, DType::I64);
-  int64_t *pc = static_cast<int64_t *>(counted.raw());
-  forEach(
-      1, RTX_GPU_BODY(int64_t) {
-        int64_t n = 0;
-        for (int64_t k = 0; k < tokens; ++k)
-          n += hasIgnore && static_cast<int64_t>(loadElement(pl, ltype, k)) ==
-                                ignoreIndex
-                   ? 0
-                   : 1;
-        pc[0] = n;
-      });
+  Tensor counted = countedLabels(labels, hasIgnore, ignoreIndex);
+  const int64_t *pc = static_cast<const int64_t *>(counted.raw());
   forEach(
       tokens, RTX_GPU_BODY(int64_t t) {
         int64_t label = static_cast<int64_t>(loadElement(pl, ltype, t));

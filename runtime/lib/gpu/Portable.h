@@ -161,6 +161,11 @@ bool flagged(const Tensor &flag);
 /// it is kept alive until the check).
 void checkFlag(const Tensor &flag, std::function<void()> hostCheck);
 
+/// The number of labels that count towards a cross-entropy's mean (those
+/// not equal to `ignoreIndex` when `hasIgnore`), as a device I64 scalar
+/// written by one body (a fixed order).
+Tensor countedLabels(const Tensor &labels, bool hasIgnore, int64_t ignoreIndex);
+
 } // namespace detail
 } // namespace gpu
 } // namespace rtxrt

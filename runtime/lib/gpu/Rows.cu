@@ -256,19 +256,8 @@ void crossEntropyGradT(const Tensor &x, const Tensor &labels,
   const void *pg = lossGrad.raw();
   int gtype = static_cast<int>(lossGrad.dtype());
   T *pdx = static_cast<T *>(dx.raw());
-  // The number of counted tokens, once, by one body.
-  Tensor counted = empty({}, DType::I64);
-  int64_t *pc = static_cast<int64_t *>(counted.raw());
-  forEach(
-      1, RTX_GPU_BODY(int64_t) {
-        int64_t n = 0;
-        for (int64_t k = 0; k < tokens; ++k)
-          n += hasIgnore && static_cast<int64_t>(loadElement(pl, ltype, k)) ==
-                                ignoreIndex
-                   ? 0
-                   : 1;
-        pc[0] = n;
-      });
+  Tensor counted = countedLabels(labels, hasIgnore, ignoreIndex);
+  const int64_t *pc = static_cast<const int64_t *>(counted.raw());
   forEach(
       tokens, RTX_GPU_BODY(int64_t t) {
         int64_t count = pc[0];
@@ -756,4 +745,24 @@ Tensor gpu::vocabCrossEntropyGrad(const Tensor &logits, const Tensor &labels,
                     labels.numel(), width, offset, max, sumExp, hasIgnoreIndex,
                     ignoreIndex);
   return fromCompute(dx, logits.dtype());
+}
+
+Tensor gpu::detail::countedLabels(const Tensor &labels, bool hasIgnore,
+                                  int64_t ignoreIndex) {
+  Tensor counted = empty({}, DType::I64);
+  int64_t *pc = static_cast<int64_t *>(counted.raw());
+  const void *pl = labels.raw();
+  int ltype = static_cast<int>(labels.dtype());
+  int64_t tokens = labels.numel();
+  forEach(
+      1, RTX_GPU_BODY(int64_t) {
+        int64_t n = 0;
+        for (int64_t k = 0; k < tokens; ++k)
+          n += hasIgnore && static_cast<int64_t>(loadElement(pl, ltype, k)) ==
+                                ignoreIndex
+                   ? 0
+                   : 1;
+        pc[0] = n;
+      });
+  return counted;
 }
