@@ -87,7 +87,7 @@ def program_losses_and_times(program, steps, env=None, timeout=None):
                           text=True, env=env, timeout=timeout)
     print(done.stdout[-1200:], done.stderr[-1200:], sep="", flush=True)
     if done.returncode != 0:
-        raise RuntimeError(f"{os.path.basename(program)} failed (exit {done.returncode})")
+        sys.exit(f"{program} failed (exit {done.returncode}): its output is above")
     losses = [float(m.group(1)) for m in re.finditer(r"step \d+/\d+: loss=(\S+)", done.stdout)]
     times = [float(m.group(1)) / 1000 for m in re.finditer(r"time=([\d.]+)ms", done.stdout)]
     return losses, times
