@@ -15,6 +15,7 @@ const DeviceRuntime &gpu::deviceRuntime() {
     r.toHost = [](const Tensor &t) { return toHost(t); };
     r.synchronize = [] { synchronize(); };
     r.setTf32 = [](bool allowed) { setTf32(allowed); };
+    r.usePortableKernels = [] { setKernelPath(KernelPath::Portable); };
     r.allocatorStats = [] { return allocatorStats(); };
     r.beginPeakWindow = [] { beginPeakWindow(); };
     r.makeStepRunner = [](const StepRunnerOptions &options) {

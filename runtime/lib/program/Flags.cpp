@@ -86,6 +86,12 @@ static void addRunFlags(std::vector<FlagSpec> &t) {
       "--tf32", [](Flags &f) -> bool & { return f.tf32; },
       "GPU programs in f32: matmuls on TF32 tensor cores (about\n"
       "1e-3 relative error; bf16 GEMMs use the tensor cores anyway)"));
+  t.push_back(switchFlag(
+      "--portable-kernels",
+      [](Flags &f) -> bool & { return f.portableKernels; },
+      "GPU programs: run the portable reference kernels instead of the\n"
+      "fast ones (cuBLASLt, flash attention, fused rows), to tell a\n"
+      "fast kernel's fault from the program's"));
   t.push_back(textFlag(
       "--out", "DIR", [](Flags &f) -> std::string & { return f.out; },
       "write the final results as DIR/resultN.npy (rank 0)"));

@@ -62,6 +62,9 @@ struct Flags {
   bool paramsPartial = false;
   /// --tf32: f32 GEMMs of a GPU program on TF32 tensor cores.
   bool tf32 = false;
+  /// --portable-kernels: a GPU program's kernels are the portable references
+  /// instead of the fast ones (gpu::KernelPath::Portable).
+  bool portableKernels = false;
   bool help = false;
 };
 

@@ -39,6 +39,12 @@ bool Run::start(int argc, char **argv) {
                   "this is a CPU program");
     spec.device->setTf32(true);
   }
+  if (flags.portableKernels) {
+    if (!spec.device)
+      throw Error("--portable-kernels is an option of GPU programs; this is "
+                  "a CPU program");
+    spec.device->usePortableKernels();
+  }
   // rtx-launch --recover in-job (InJobRecovery.h): a lost peer does not
   // end this process.
   recovery = RecoveryMode::of(handoff);

@@ -123,7 +123,7 @@ TEST(FlagsTest, HelpListsEveryFlag) {
   std::string help = testing::internal::GetCapturedStdout();
   for (const char *flag :
        {"--steps N", "--until-step N", "--inputs DIR", "--params-partial",
-        "--tf32", "--data FILE.bin", "--timeout S|auto",
+        "--tf32", "--portable-kernels", "--data FILE.bin", "--timeout S|auto",
         "--rendezvous-timeout S", "--trace-max-events N", "--metrics-linger S",
         "--checkpoint-every N", "--wal-sync-every N", "--preempt save|fail",
         "--offload-dir DIR", "--peak-tflops X", "--peak-gbps Y",

@@ -32,6 +32,9 @@ struct DeviceRuntime {
   std::function<void()> synchronize;
   /// Allows TF32 tensor cores for f32 GEMMs (the program's --tf32).
   std::function<void(bool)> setTf32;
+  /// Runs the portable reference kernels instead of the fast ones (the
+  /// program's --portable-kernels).
+  std::function<void()> usePortableKernels;
   /// The device allocator's counters (peak bytes, fragmentation, failed
   /// allocations: the run's metrics).
   std::function<AllocatorStats()> allocatorStats;
