@@ -158,26 +158,6 @@ Tensor meanOfCounted(const Tensor &loss, int64_t tokens) {
   return mean;
 }
 
-/// Writes the index of the first label outside [0, vocab) (other than an
-/// allowed ignore_index) into `flag`.
-void checkLabelsOnDevice(const Tensor &labels, int64_t vocab, bool hasIgnore,
-                         int64_t ignoreIndex, Tensor &flag) {
-  const void *pi = labels.raw();
-  int dtype = static_cast<int>(labels.dtype());
-  int64_t *pf = static_cast<int64_t *>(flag.raw());
-  int64_t n = labels.numel();
-  forEach(
-      1, RTX_GPU_BODY(int64_t) {
-        for (int64_t k = 0; k < n; ++k) {
-          int64_t id = static_cast<int64_t>(loadElement(pi, dtype, k));
-          if ((id < 0 || id >= vocab) && !(hasIgnore && id == ignoreIndex)) {
-            pf[0] = k;
-            return;
-          }
-        }
-      });
-}
-
 /// rtx.adamw_update's element in the CPU kernel's arithmetic: C is f32
 /// unless a tensor is f64, the coefficients derived from the step on the
 /// device (reading it on the host would wait for the step so far).
@@ -300,7 +280,7 @@ std::vector<Tensor> gpu::crossEntropyWithGrad(const Tensor &logits,
   int64_t vocab = logits.dim(logits.rank() - 1);
   int64_t tokens = labels.numel();
   Tensor flag = makeFlag();
-  checkLabelsOnDevice(labels, vocab, hasIgnoreIndex, ignoreIndex, flag);
+  checkIdsOnDevice(labels, vocab, hasIgnoreIndex, ignoreIndex, flag);
   // The CPU check throws its message (after the step inside one: no host
   // synchronisation, so the step can be captured); of the logits it reads
   // the shape.

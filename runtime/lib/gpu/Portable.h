@@ -166,6 +166,11 @@ void checkFlag(const Tensor &flag, std::function<void()> hostCheck);
 /// written by one body (a fixed order).
 Tensor countedLabels(const Tensor &labels, bool hasIgnore, int64_t ignoreIndex);
 
+/// Writes into `flag` the index of the first id (embedding id or label)
+/// outside [0, vocab), an allowed `ignoreIndex` excepted.
+void checkIdsOnDevice(const Tensor &ids, int64_t vocab, bool hasIgnore,
+                      int64_t ignoreIndex, Tensor &flag);
+
 } // namespace detail
 } // namespace gpu
 } // namespace rtxrt

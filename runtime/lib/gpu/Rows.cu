@@ -192,25 +192,6 @@ void ropeT(const Tensor &x, Tensor &y, const Tensor &cosTable,
       });
 }
 
-/// Writes the index of the first id outside [0, vocab) (ignoring
-/// `ignoreIndex` when allowed) into `flag`.
-void checkIdsOnDevice(const Tensor &ids, int64_t vocab, bool hasIgnore,
-                      int64_t ignoreIndex, Tensor &flag) {
-  const void *pi = ids.raw();
-  int dtype = static_cast<int>(ids.dtype());
-  int64_t *pf = static_cast<int64_t *>(flag.raw());
-  int64_t n = ids.numel();
-  forEach(
-      1, RTX_GPU_BODY(int64_t) {
-        for (int64_t k = 0; k < n; ++k) {
-          int64_t id = static_cast<int64_t>(loadElement(pi, dtype, k));
-          if ((id < 0 || id >= vocab) && !(hasIgnore && id == ignoreIndex)) {
-            pf[0] = k;
-            return;
-          }
-        }
-      });
-}
 
 template <typename T>
 void crossEntropyRowsT(const Tensor &x, const Tensor &labels, Tensor &loss,
@@ -765,4 +746,22 @@ Tensor gpu::detail::countedLabels(const Tensor &labels, bool hasIgnore,
         pc[0] = n;
       });
   return counted;
+}
+
+void gpu::detail::checkIdsOnDevice(const Tensor &ids, int64_t vocab, bool hasIgnore,
+                      int64_t ignoreIndex, Tensor &flag) {
+  const void *pi = ids.raw();
+  int dtype = static_cast<int>(ids.dtype());
+  int64_t *pf = static_cast<int64_t *>(flag.raw());
+  int64_t n = ids.numel();
+  forEach(
+      1, RTX_GPU_BODY(int64_t) {
+        for (int64_t k = 0; k < n; ++k) {
+          int64_t id = static_cast<int64_t>(loadElement(pi, dtype, k));
+          if ((id < 0 || id >= vocab) && !(hasIgnore && id == ignoreIndex)) {
+            pf[0] = k;
+            return;
+          }
+        }
+      });
 }
