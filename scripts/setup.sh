@@ -50,6 +50,8 @@ PACKAGES=(
   python3-pytest-xdist
   # the trace test's JSON Schema check
   python3-jsonschema
+  # the main job's text (scripts/run.sh: the fortune-cookie collections)
+  fortunes
   # the PyTorch importer (Debian's PyTorch 1.13, for /usr/bin/python3), and
   # the virtual environment of its PyTorch 2 path (.venv)
   python3-torch python3-venv

@@ -1,0 +1,339 @@
+"""rtx's main job: a GPT trained on real text, planned, checkpointed,
+recovered from a killed rank, traced, explained and sampled.
+
+    ./scripts/run.sh [OPTIONS]        (sets up, builds, then runs this)
+
+Stages: the text of Debian's `fortunes` package tokenized by a byte-level BPE
+(textdata.py); a nanoGPT module compiled with parallel="auto" for the devices
+here (the planner's report printed); the native training program built; the
+job trained under rtx-launch with warm-up and cosine learning rate, held-out
+loss every N steps, sharded checkpoints, Prometheus metrics, with one rank
+killed partway and replaced in the job; the same job again without the kill,
+traced, its final state compared with the first; at the end the loss plot,
+`rtx report`'s verdict, the checkpoints and text sampled with PyTorch from the
+trained weights. docs/quickstart.md walks through it.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+sys.path[:0] = [str(HERE), str(ROOT / "examples"), str(ROOT / "python")]
+
+import rtx  # noqa: E402
+from rtx import planner, report as rtx_report, tools  # noqa: E402
+
+import explain  # noqa: E402
+import launch  # noqa: E402
+import sizes  # noqa: E402
+import textdata  # noqa: E402
+from stages import Stages, say  # noqa: E402
+
+STAGES = 7
+
+
+def parse(argv: Optional[List[str]] = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(
+        prog="scripts/run.sh",
+        description="rtx's main job: a GPT trained on the text of Debian's fortunes package by local "
+                    "processes (one rank per core), planned by rtx's auto-partitioner, with a learning-rate "
+                    "schedule, held-out evaluation, sharded checkpoints, Prometheus metrics and a trace; "
+                    "one rank is killed partway and replaced in the job, and the final state is compared "
+                    "with an uninterrupted run. Ends with the loss plot, rtx report's verdict, the "
+                    "checkpoints and text sampled from the trained model with PyTorch.",
+        epilog="Several machines: run the same command on each, with --nodes N --node-rank I (0..N-1) "
+               "--store redis://HOST:6379 (a Redis all nodes reach) and --work on a file system all nodes "
+               "mount (the checkpoints). GPUs: --device cuda builds the CUDA program (cuBLAS, NCCL) for "
+               "the GPUs present, one rank each. docs/quickstart.md explains every stage.")
+    p.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                   help="cpu: one rank per core, Gloo (default); cuda: one rank per visible GPU, NCCL")
+    p.add_argument("--ranks", type=int, default=None,
+                   help="ranks on this machine (default: the cores, or the GPUs with --device cuda)")
+    p.add_argument("--nodes", type=int, default=1, help="machines in the job (default 1)")
+    p.add_argument("--node-rank", type=int, default=0, help="this machine's index in [0, --nodes)")
+    p.add_argument("--store", default=None,
+                   help="the rendezvous store, redis://HOST:PORT or file:DIR (needed with --nodes > 1; "
+                        "default: a folder in --work)")
+    p.add_argument("--hardware", default=None,
+                   help="the planner's hardware profile: a built-in name (dgx-h100, hgx-h200, ...) or a "
+                        "profile file (default: this machine, measured by rtx-topology; on GPUs the "
+                        "built-in profile of the GPU model)")
+    p.add_argument("--steps", type=int, default=None, help="training steps (default: the size's, 300 on CPUs)")
+    p.add_argument("--kill-rank", type=int, default=1,
+                   help="the rank killed partway (default 1); -1: kill none (no comparison run)")
+    p.add_argument("--work", type=Path, default=Path("main-job"),
+                   help="where everything goes: data, program, checkpoints, plots (default ./main-job)")
+    p.add_argument("--small", action="store_true",
+                   help="the suite's size: a smaller model and text, 60 steps (about a minute)")
+    args = p.parse_args(argv)
+    if args.nodes < 1 or not 0 <= args.node_rank < args.nodes:
+        p.error(f"--node-rank {args.node_rank} must be in [0, --nodes {args.nodes})")
+    if args.nodes > 1 and not args.store:
+        p.error("--nodes > 1 needs --store redis://HOST:PORT (or file:DIR on a shared file system)")
+    if args.ranks is not None and args.ranks < 1:
+        p.error("--ranks must be at least 1")
+    if args.steps is not None and args.steps < 4:
+        p.error("--steps must be at least 4")
+    return args
+
+
+def local_devices(args: argparse.Namespace) -> int:
+    if args.ranks:
+        return args.ranks
+    if args.device == "cuda":
+        count = cuda_devices()
+        if count == 0:
+            sys.exit("scripts/run.sh: --device cuda: no CUDA device is visible here "
+                     "(nvidia-smi lists none); run without --device for CPU ranks")
+        return count
+    return max(2, os.cpu_count() or 2)
+
+
+def cuda_devices() -> int:
+    try:
+        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return 0
+    return sum(1 for line in out.splitlines() if line.startswith("GPU "))
+
+
+def gpu_profile() -> str:
+    """The built-in hardware profile of the GPU model present."""
+    name = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
+                          capture_output=True, text=True).stdout.splitlines()[0]
+    for part, profile in (("H200", "hgx-h200"), ("H100", "dgx-h100"), ("A100", "dgx-a100"),
+                          ("L40S", "pcie-l40s-8")):
+        if part in name:
+            return profile
+    sys.exit(f"scripts/run.sh: no built-in hardware profile for {name!r}: pass --hardware PROFILE.json "
+             "(docs/planner.md, Hardware profiles)")
+
+
+class Job:
+    """The job's state between stages: what each stage made, for the next."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.work: Path = args.work.resolve()
+        self.local = local_devices(args)
+        self.world = self.local * args.nodes
+        self.leader = args.node_rank == 0
+        size = sizes.small(self.world) if args.small else (
+            sizes.for_gpu(self.world) if args.device == "cuda" else sizes.for_cpu(self.world, os.cpu_count() or 2))
+        self.size = sizes.with_steps(size, args.steps) if args.steps else size
+        self.kill = None if args.kill_rank < 0 else launch.Kill(args.kill_rank, self.size.kill_after)
+        if self.kill and self.kill.rank >= self.world:
+            sys.exit(f"scripts/run.sh: --kill-rank {self.kill.rank}: the job has {self.world} rank(s)")
+        if self.kill and self.world < 2:
+            sys.exit("scripts/run.sh: killing a rank needs 2 or more ranks (--ranks 2, or --kill-rank -1)")
+        self.stages = Stages(STAGES if self.kill else STAGES - 1)
+
+    # -- 1. data ---------------------------------------------------------------------------------
+    def data(self) -> None:
+        with self.stages.stage("data: English prose from Debian's fortunes package, byte-level BPE"):
+            self.tokens = textdata.prepare(self.work / "data", self.size.vocab, self.size.max_cookies)
+            t = self.tokens
+            say(f"   text: {t.cookies} cookies, {t.text_bytes / 1e6:.2f} MB from {textdata.FORTUNES}; "
+                f"every {textdata.HELD_OUT_EVERY}th cookie held out")
+            say(f"   tokenizer: byte-level BPE (Hugging Face tokenizers), vocabulary {t.vocab_size}, "
+                f"trained on the train part -> {t.tokenizer}")
+            say(f"   tokens: {t.train_tokens:,} train -> {t.train}, {t.held_out_tokens:,} held out -> "
+                f"{t.held_out}")
+            say(f"   unigram entropy of the train tokens: {t.unigram_entropy:.3f} nats/token "
+                f"(held-out tokens under it: {t.unigram_held_out:.3f}); a model that learns context "
+                "goes below it")
+
+    # -- 2. model and plan -----------------------------------------------------------------------
+    def plan(self) -> None:
+        import torch
+        from torch_models import GPT, GPTConfig
+        s = self.size
+        with self.stages.stage(f"plan: parallel=\"auto\" for {self.world} {self.args.device} rank(s)"):
+            torch.manual_seed(0)
+            self.config = GPTConfig(block_size=s.block_size, vocab_size=self.tokens.vocab_size,
+                                    n_layer=s.n_layer, n_head=s.n_head, n_embd=s.n_embd, bias=True)
+            self.module = GPT(self.config)
+            params = sum(p.numel() for p in self.module.parameters())
+            say(f"   model: {s.describe()} ({params / 1e6:.2f} M parameters, nanoGPT's module)")
+            idx = torch.zeros(s.batch, s.block_size, dtype=torch.long)
+            hardware = self.args.hardware or (gpu_profile() if self.args.device == "cuda" else None)
+            self.optimizer = rtx.AdamW(lr=s.lr, betas=(0.9, 0.95), weight_decay=0.1, clip_norm=1.0,
+                                       warmup_steps=s.warmup, decay_steps=s.steps, min_lr=s.lr / 10)
+            self.program = rtx.compile(self.module, (idx, idx.clone()),
+                                       group=rtx.init(self.args.device, devices=self.world),
+                                       parallel="auto", hardware=hardware, optimizer=self.optimizer)
+            say("   " + self.program.plan.text.replace("\n", "\n   "))
+            if self.leader:
+                self.plan_png = planner.plot(self.program.plan.report, self.work / "plan.png")
+                say(f"   the plan and its runners-up: {self.plan_png}")
+            say(f"   optimizer: AdamW lr {s.lr} (warm-up {s.warmup} steps, cosine to {s.lr / 10} at step "
+                f"{s.steps}), weight decay 0.1, gradient norm clipped at 1.0")
+
+    # -- 3. build --------------------------------------------------------------------------------
+    def build(self) -> None:
+        with self.stages.stage(f"build: the step as a native {self.args.device} program"):
+            self.native = self.program.build(self.work / "program", device=self.args.device)
+            say(f"   {self.native.path} (source {self.native.source}, {self.native.ranks} rank(s))")
+
+    # -- 4. train with a failure -----------------------------------------------------------------
+    def launch_argv(self, run: Path, trace: bool) -> List[str]:
+        store = self.args.store or f"file:{run / 'store'}"
+        argv = [tools.find_tool("rtx-launch"), "-n", str(self.local), "--store", store,
+                "--max-restarts", "2", "--recover", "in-job"]
+        if self.args.nodes > 1:
+            argv += ["--nnodes", str(self.args.nodes), "--node-rank", str(self.args.node_rank),
+                     "--run-id", f"rtx-main-job-{run.name}"]
+        if trace:
+            argv += ["--trace", str(run / "trace"), "--trace-steps", self.size.trace_steps]
+        return argv
+
+    def program_argv(self, run: Path, metrics_port: Optional[int]) -> List[str]:
+        s = self.size
+        argv = [str(self.native.path), "--data", str(self.tokens.train), "--until-step", str(s.steps),
+                "--eval-data", str(self.tokens.held_out), "--eval-every", str(s.eval_every),
+                "--eval-batches", str(s.eval_batches),
+                "--checkpoint", str(run / "checkpoints"), "--checkpoint-every", str(s.checkpoint_every),
+                "--keep-checkpoints", "3", "--timeout", "auto",
+                "--metrics", str(run / "metrics.jsonl"), "--save-state", str(run / "final-state")]
+        if metrics_port is not None:
+            argv += ["--metrics-port", str(metrics_port)]
+        return argv
+
+    def train(self) -> None:
+        run = self.fresh(self.work / "run")
+        kill = self.kill if self.leader else None
+        title = "train: rtx-launch, " + (f"rank {kill.rank} killed after step {kill.after_step}"
+                                         if kill else "no failure injected")
+        with self.stages.stage(title):
+            port = launch.free_port() if self.leader else None
+            argv = self.launch_argv(run, trace=not self.kill)
+            program = self.program_argv(run, port)
+            say("   $ " + " ".join(argv + ["--"] + program))
+            if port:
+                say(f"   Prometheus metrics: http://127.0.0.1:{port}/metrics (rank r: port {port} + r)")
+            self.result = launch.run(argv, program, run, every=max(1, self.size.steps // 12), kill=kill,
+                                     metrics_port=port, scrape_step=self.size.warmup)
+            self.check(self.result, run)
+            if self.result.scrape:
+                say("   scraped at step %d:" % self.size.warmup)
+                for line in self.result.scrape:
+                    say("     " + line)
+        self.run = run
+
+    # -- 5. the same job without the failure, traced ---------------------------------------------
+    def reference(self) -> None:
+        run = self.fresh(self.work / "reference")
+        with self.stages.stage("reference: the same job without the kill, traced"):
+            argv = self.launch_argv(run, trace=True)
+            program = self.program_argv(run, None)
+            self.reference_result = launch.run(argv, program, run, every=max(1, self.size.steps // 4))
+            self.check(self.reference_result, run)
+            if self.leader:
+                self.comparison = explain.compare_states(self.run / "final-state", run / "final-state")
+                say("   " + self.recovery_line())
+        self.traced = run
+
+    def recovery_line(self) -> str:
+        c = self.comparison
+        lines = self.result.lines
+        healed = [l for l in lines if "in-job recovery: epoch" in l or "received" in l]
+        how = "; ".join(l.split("] ", 1)[-1].strip() for l in healed[:2]) or "replaced in the job"
+        if c.bit_for_bit:
+            verdict = (f"the final state ({c.arrays} arrays: parameters, AdamW moments, step; "
+                       f"{c.bytes / 1e6:.1f} MB) equals the uninterrupted run's bit for bit")
+        else:
+            verdict = (f"the final state differs from the uninterrupted run's in {len(c.differing)} of "
+                       f"{c.arrays} arrays (largest relative difference {c.largest_relative:.1e})")
+        return f"recovery: rank {self.kill.rank} killed after step {self.kill.after_step}; {how}; {verdict}"
+
+    # -- 6. explain ------------------------------------------------------------------------------
+    def explain(self) -> None:
+        with self.stages.stage("explain: losses, verdict, checkpoints"):
+            curves = explain.read_curves(self.run / "metrics.jsonl")
+            self.curves = curves
+            self.loss_png = explain.plot_losses(curves, self.tokens.unigram_entropy, self.work / "loss.png",
+                                                self.kill.after_step if self.kill else None)
+            say(f"   loss plot: {self.loss_png}")
+            say("   held-out loss: " + ", ".join(f"step {s}: {l:.3f}" for s, l in curves.held_out))
+            trace_dir = (self.traced if self.kill else self.run) / "trace"
+            self.report_text = rtx_report.run(str(trace_dir))
+            say("   rtx report " + str(trace_dir) + ":")
+            say("   " + self.report_text.strip().replace("\n", "\n   "))
+            say("   checkpoints (the newest 3 kept; each rank writes its own blocks):")
+            for line in explain.checkpoint_list(self.run / "checkpoints"):
+                say("     " + line)
+
+    # -- 7. sample -------------------------------------------------------------------------------
+    def sample(self) -> None:
+        import sample
+        with self.stages.stage("sample: the trained weights in the PyTorch module, sampled with PyTorch"):
+            module = sample.load_trained(self.program, self.module, self.run / "final-state")
+            self.samples = sample.samples(module, self.tokens.tokenizer, self.config.block_size)
+            for i, text in enumerate(self.samples, 1):
+                say(f"   --- sample {i}")
+                say("   " + text.replace("\n", "\n   "))
+
+    # -- the end ---------------------------------------------------------------------------------
+    def summary(self) -> None:
+        held_out = self.curves.held_out[-1][1]
+        entropy = self.tokens.unigram_entropy
+        say("\n== summary")
+        say(f"   held-out loss {held_out:.3f} nats/token after {self.size.steps} steps; unigram entropy "
+            f"of the text {entropy:.3f} ({entropy - held_out:+.3f} below it)"
+            if held_out < entropy else
+            f"   held-out loss {held_out:.3f} is NOT below the unigram entropy {entropy:.3f}")
+        say(f"   plots: {self.loss_png}, {self.plan_png}, " + ", ".join(
+            str(p) for p in sorted(((self.traced if self.kill else self.run) / "trace").glob("*.png"))))
+        verdict = next((l for l in self.report_text.splitlines() if "verdict" in l), "").strip()
+        say(f"   {verdict}")
+        if self.kill:
+            say("   " + self.recovery_line())
+        say(f"   sampled: {self.samples[0][:160]!r}")
+        say("   stage times:\n" + self.stages.summary())
+        if held_out >= entropy or (self.kill and not self.comparison.bit_for_bit):
+            sys.exit(1)
+
+    # -- helpers ---------------------------------------------------------------------------------
+    def fresh(self, directory: Path) -> Path:
+        if directory.exists():
+            shutil.rmtree(directory)
+        directory.mkdir(parents=True)
+        return directory
+
+    def check(self, result: launch.LaunchResult, run: Path) -> None:
+        if result.returncode != 0:
+            tail = "\n".join(result.lines[-15:])
+            sys.exit(f"scripts/run.sh: the training job failed (exit {result.returncode}); the last lines "
+                     f"(all of them in {run / 'launch.log'}):\n{tail}")
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    args = parse(argv)
+    job = Job(args)
+    say(f"rtx main job: {job.world} {args.device} rank(s) on {args.nodes} node(s), work folder {job.work}")
+    job.work.mkdir(parents=True, exist_ok=True)
+    job.data()
+    job.plan()
+    job.build()
+    job.train()
+    if job.kill:
+        job.reference()
+    if not job.leader:
+        say("this node's part is done; node 0 explains the job")
+        return 0
+    job.explain()
+    job.sample()
+    job.summary()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,50 @@
+"""Text from the trained model: its parameters, saved by the training
+program (`--save-state`), loaded into the PyTorch module it was compiled
+from, and sampled with PyTorch (nanoGPT's sampling: temperature and top-k)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List
+
+import torch
+import torch.nn.functional as F
+
+from rtx import results
+
+
+def load_trained(program, module: torch.nn.Module, state_dir: Path) -> torch.nn.Module:
+    """The module with the parameters of a `--save-state` directory: the
+    program maps its names and layouts back to the module's (state_dict())."""
+    program.params = results.params_of(results.read_state(state_dir))
+    module.load_state_dict({**module.state_dict(), **program.state_dict()}, strict=True)
+    return module.eval()
+
+
+@torch.no_grad()
+def generate(module: torch.nn.Module, prompt: List[int], tokens: int, block_size: int,
+             temperature: float = 0.8, top_k: int = 40) -> List[int]:
+    idx = torch.tensor([prompt], dtype=torch.long)
+    for _ in range(tokens):
+        logits, _ = module(idx[:, -block_size:])
+        logits = logits[:, -1, :] / temperature
+        kth = torch.topk(logits, min(top_k, logits.size(-1))).values[:, [-1]]
+        logits[logits < kth] = -float("inf")
+        idx = torch.cat([idx, torch.multinomial(F.softmax(logits, dim=-1), 1)], dim=1)
+    return idx[0, len(prompt):].tolist()
+
+
+def samples(module: torch.nn.Module, tokenizer_path: Path, block_size: int, count: int = 3,
+            tokens: int = 48, seed: int = 1337) -> List[str]:
+    """`count` cookies started from the end-of-text token, each cut at the next one."""
+    from tokenizers import Tokenizer
+    from textdata import END_OF_TEXT
+    tokenizer = Tokenizer.from_file(str(tokenizer_path))
+    eot = tokenizer.token_to_id(END_OF_TEXT)
+    torch.manual_seed(seed)
+    texts = []
+    for _ in range(count):
+        ids = generate(module, [eot], tokens, block_size)
+        if eot in ids:
+            ids = ids[:ids.index(eot)]
+        texts.append(tokenizer.decode(ids).strip())
+    return texts
