@@ -125,6 +125,10 @@ Epoch::Outcome Epoch::runSteps() {
       return checkpoints->afterStep(stepsDone, state);
     };
   }
+  if (run_.evalData) {
+    loop.evalData = &*run_.evalData;
+    loop.eval = flags.eval;
+  }
   loop.timeout = &*run_.timeout;
   loop.runnerOptions =
       stepRunnerOptions(run_.spec, flags.noStepArena, flags.noCudaGraph,
