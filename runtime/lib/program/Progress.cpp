@@ -97,6 +97,7 @@ void Progress::step(StepRecord r, const CommunicationStats &comm) {
 
 void Progress::evaluation(const EvalRecord &record) {
   // The JSON line first, as for a step (Progress::step).
+  lastEvalStep_ = record.globalStep;
   metrics_.evaluation(record);
   run_.evaluation(record.globalStep, record.loss);
   if (!textfileDir_.empty())

@@ -41,6 +41,8 @@ public:
   /// A held-out evaluation (--eval-data): rank 0's line and its own JSON
   /// line in the --metrics file; every rank's eval_loss gauge.
   void evaluation(const EvalRecord &record);
+  /// The global step of the last evaluation reported (-1: none).
+  int64_t lastEvalStep() const { return lastEvalStep_; }
   /// The summary line after the last step (the steps step() reported, not
   /// those planned: a pre-emption stops early, a recovery runs some again);
   /// keeps /metrics up for --metrics-linger seconds.
@@ -63,6 +65,7 @@ private:
   double totalMs_ = 0, totalCollectiveMs_ = 0;
   /// The steps step() reported.
   int64_t ran_ = 0;
+  int64_t lastEvalStep_ = -1;
   std::chrono::steady_clock::time_point start_;
 };
 

@@ -155,6 +155,9 @@ std::vector<Tensor> StepLoop::run(std::vector<Tensor> &args,
     context.finishStep();
     return stepResults;
   };
+  if (evalData && evaluateFirst && stepsBefore > 0 &&
+      evaluates(stepsBefore, stepsBefore + steps))
+    evaluate(args, stepsBefore);
   for (int64_t step = 1; step <= steps; ++step) {
     if (tracer)
       tracer->beginStep(step);

@@ -31,6 +31,9 @@ struct StepLoop {
   /// --eval-batches say when and how many.
   const TokenData *evalData = nullptr;
   EvalFlags eval = EvalFlags();
+  /// Evaluate the state the loop starts from first, when its step is due
+  /// (in-job recovery: a lost peer may have cut that evaluation short).
+  bool evaluateFirst = false;
   /// The offload store's bound on bytes in flight (metrics); 0 without.
   int64_t offloadBoundBytes = 0;
   /// Told each iteration's wall time (--timeout auto); null: none.
