@@ -206,7 +206,8 @@ class NativeProgram:
         else:
             pairs = list(TOKEN_INPUTS)
         if not any(names == set(pair) for pair in pairs):
-            feeds = " or ".join(f"'{a}' and '{b}'" for a, b in pairs)
+            named = [f"'{a}' and '{b}'" for a, b in pairs]
+            feeds = named[0] if len(named) == 1 else ", ".join(named[:-1]) + ", or " + named[-1]
             raise ConfigError(f"data= feeds the inputs {feeds}; this program takes {', '.join(sorted(names))}"
                               + ("" if data_inputs is not None else " (name its own with data_inputs=(TOKENS, "
                                                                     "LABELS))"))
