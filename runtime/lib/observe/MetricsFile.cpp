@@ -72,13 +72,12 @@ void MetricsFile::step(const StepRecord &r, double tokensPerSecond) {
 void MetricsFile::evaluation(const EvalRecord &r) {
   if (!file_)
     return;
-  std::fprintf(file_,
-               "{\"eval_step\": %lld, \"eval_loss\": %s, \"eval_batches\": "
-               "%lld, \"eval_tokens\": %lld}\n",
-               static_cast<long long>(r.globalStep),
-               jsonNumber(r.loss, "%.9g").c_str(),
-               static_cast<long long>(r.batches),
-               static_cast<long long>(r.tokens));
+  std::fprintf(
+      file_,
+      "{\"eval_step\": %lld, \"eval_loss\": %s, \"eval_batches\": "
+      "%lld, \"eval_tokens\": %lld}\n",
+      static_cast<long long>(r.globalStep), jsonNumber(r.loss, "%.9g").c_str(),
+      static_cast<long long>(r.batches), static_cast<long long>(r.tokens));
   std::fflush(file_);
 }
 

@@ -59,11 +59,11 @@ static void parseDataInputs(const std::string &flag, const std::string &value,
   std::string tokens = value.substr(0, comma);
   std::string labels =
       comma == std::string::npos ? "" : value.substr(comma + 1);
-  if (tokens.empty() || labels.empty() ||
-      labels.find(',') != std::string::npos)
-    throw Error(flag + " needs two input names, TOKENS,LABELS (the inputs "
-                       "that get the windows and the windows shifted by "
-                       "one), got '" +
+  if (tokens.empty() || labels.empty() || labels.find(',') != std::string::npos)
+    throw Error(flag +
+                " needs two input names, TOKENS,LABELS (the inputs "
+                "that get the windows and the windows shifted by "
+                "one), got '" +
                 value + "'");
   if (tokens == labels)
     throw Error(flag + " names '" + tokens +
@@ -187,7 +187,8 @@ static void addObserveFlags(std::vector<FlagSpec> &t) {
       "--metrics", "FILE", [](Flags &f) -> std::string & { return f.metrics; },
       "rank 0 writes one JSON line per step: step, loss,\n"
       "step_time_ms, tokens_per_s, collective_ms, collective_pct,\n"
-      "allreduce_pct, overlap_pct, net_bw_gbps, peak_bytes"));
+      "allreduce_pct, overlap_pct, net_bw_gbps, peak_bytes;\n"
+      "and one per held-out evaluation: eval_step, eval_loss"));
   t.push_back(textFlag(
       "--trace", "DIR", [](Flags &f) -> std::string & { return f.trace.dir; },
       "every rank writes DIR/rank-R.trace.json (Chrome trace\n"

@@ -188,9 +188,9 @@ TokenData::TokenData(const std::string &path, const std::string &flag,
     throw Error(flag + " needs the inputs '" + inputs.tokens + "' and '" +
                 inputs.labels + "'; this program's inputs are " +
                 inputList(all));
-  Shape shape = localBlock(tokensSpec->sharding, tokensSpec->shape, spec.mesh,
-                           0)
-                    .globalShape;
+  Shape shape =
+      localBlock(tokensSpec->sharding, tokensSpec->shape, spec.mesh, 0)
+          .globalShape;
   if (shape.size() != 2)
     throw Error(flag + " needs [batch, seq] tokens, got " +
                 shapeToString(shape) + " for input '" + inputs.tokens + "'");
@@ -203,19 +203,17 @@ TokenData::TokenData(const std::string &path, const std::string &flag,
 void TokenData::checkBatches(int64_t batches) const {
   int64_t n = static_cast<int64_t>(tokens_.size());
   int64_t batchTokens = rows_ * seq_;
-  std::string batch = "a batch of " + std::to_string(rows_) +
-                      " windows of " + std::to_string(seq_ + 1) + " tokens";
+  std::string windows = std::to_string(rows_) + " windows of " +
+                        std::to_string(seq_ + 1) + " tokens";
   if (n < batchTokens + 1)
     throw Error(flag_ + " " + path_ + " holds " + std::to_string(n) +
-                " tokens, too few for one " + batch.substr(2) + " (" +
+                " tokens, too few for one batch of " + windows + " (" +
                 std::to_string(batchTokens + 1) + " tokens)");
   if (n < batches * batchTokens + 1)
     throw Error(flag_ + " " + path_ + " holds " + std::to_string(n) +
                 " tokens: " + std::to_string(batches) + " batches of " +
-                std::to_string(rows_) + " windows of " +
-                std::to_string(seq_ + 1) + " tokens need " +
-                std::to_string(batches * batchTokens + 1) + "; at most " +
-                std::to_string((n - 1) / batchTokens) + " fit");
+                windows + " need " + std::to_string(batches * batchTokens + 1) +
+                "; at most " + std::to_string((n - 1) / batchTokens) + " fit");
   // Ids outside the vocabulary would stop the run at the first evaluation,
   // after the training before it; found here, before the first step. (A
   // bound of 2 is the default of an input no embedding or loss reads.)
@@ -226,8 +224,9 @@ void TokenData::checkBatches(int64_t batches) const {
       if (tokens_[i] >= bound)
         throw Error(flag_ + " " + path_ + ": token " +
                     std::to_string(tokens_[i]) + " at position " +
-                    std::to_string(i) + " is outside the vocabulary of input '" +
-                    name + "' ([0, " + std::to_string(bound) + "))");
+                    std::to_string(i) +
+                    " is outside the vocabulary of input '" + name + "' ([0, " +
+                    std::to_string(bound) + "))");
   };
   check(tokensBound_, 0, inputs_.tokens);
   check(labelsBound_, 1, inputs_.labels);

@@ -106,9 +106,9 @@ TEST(FlagsTest, CombinationsAreRefusedByName) {
 }
 
 TEST(FlagsTest, HeldOutEvaluationAndTokenInputs) {
-  Flags flags = parse({"--data", "t.bin", "--eval-data", "h.bin",
-                       "--eval-every", "5", "--eval-batches=2",
-                       "--data-inputs", "idx,targets"});
+  Flags flags =
+      parse({"--data", "t.bin", "--eval-data", "h.bin", "--eval-every", "5",
+             "--eval-batches=2", "--data-inputs", "idx,targets"});
   EXPECT_EQ(flags.eval.data, "h.bin");
   EXPECT_EQ(flags.eval.every, 5);
   EXPECT_EQ(flags.eval.batches, 2);
@@ -156,15 +156,30 @@ TEST(FlagsTest, HelpListsEveryFlag) {
   testing::internal::CaptureStdout();
   printHelp("prog", spec);
   std::string help = testing::internal::GetCapturedStdout();
-  for (const char *flag :
-       {"--steps N", "--until-step N", "--inputs DIR", "--params-partial",
-        "--tf32", "--portable-kernels", "--data FILE.bin",
-        "--data-inputs TOKENS,LABELS", "--eval-data FILE.bin",
-        "--eval-every N", "--eval-batches K", "--timeout S|auto",
-        "--rendezvous-timeout S", "--trace-max-events N", "--metrics-linger S",
-        "--checkpoint-every N", "--wal-sync-every N", "--preempt save|fail",
-        "--offload-dir DIR", "--peak-tflops X", "--peak-gbps Y",
-        "--no-step-arena", "--no-cuda-graph", "--help, -h"})
+  for (const char *flag : {"--steps N",
+                           "--until-step N",
+                           "--inputs DIR",
+                           "--params-partial",
+                           "--tf32",
+                           "--portable-kernels",
+                           "--data FILE.bin",
+                           "--data-inputs TOKENS,LABELS",
+                           "--eval-data FILE.bin",
+                           "--eval-every N",
+                           "--eval-batches K",
+                           "--timeout S|auto",
+                           "--rendezvous-timeout S",
+                           "--trace-max-events N",
+                           "--metrics-linger S",
+                           "--checkpoint-every N",
+                           "--wal-sync-every N",
+                           "--preempt save|fail",
+                           "--offload-dir DIR",
+                           "--peak-tflops X",
+                           "--peak-gbps Y",
+                           "--no-step-arena",
+                           "--no-cuda-graph",
+                           "--help, -h"})
     EXPECT_NE(help.find(std::string("  ") + flag + " "), std::string::npos)
         << flag << " is not in --help:\n"
         << help;
