@@ -24,10 +24,16 @@ from typing import Any, Dict, List, Optional, Protocol, Tuple, Union
 
 from .batch import Batch, InputSpec, check_batch, save_arrays
 from .config import ConfigError, ElasticConfig, ParallelConfig, ProcessGroup, ShardingConfig
-from .results import TrainResult, losses_of, params_of, read_metrics, read_state, steps_of_run
+from .results import (TrainResult, losses_of, params_of, read_evaluations, read_metrics, read_state,
+                      steps_of_run)
 from .tools import ToolError, call, find_tool
 
 DEVICES = ("cpu", "cuda")
+
+# The inputs a token file feeds, by their names (the programs' own rule,
+# runtime/lib/program/TokenData.h): rtx's builder, nanoGPT's GPT imported
+# from PyTorch, Hugging Face.
+TOKEN_INPUTS = (("tokens", "labels"), ("idx", "targets"), ("input_ids", "labels"))
 
 
 class CompiledStep(Protocol):
@@ -64,7 +70,9 @@ class NativeProgram:
         return self.program.parallel.ranks
 
     def train(self, batch: Optional[Batch] = None, steps: int = 1, *,
-              data: Union[str, os.PathLike, None] = None, timeout: Union[float, str, None] = None,
+              data: Union[str, os.PathLike, None] = None, data_inputs: Optional[Tuple[str, str]] = None,
+              eval_data: Union[str, os.PathLike, None] = None, eval_every: Optional[int] = None,
+              eval_batches: int = 4, timeout: Union[float, str, None] = None,
               seed: int = 0,
               progress: bool = False, trace: Union[str, os.PathLike, None] = None,
               trace_steps: Optional[str] = None) -> TrainResult:
@@ -72,7 +80,13 @@ class NativeProgram:
         step's loss and the parameters after the last step. The data is
         `batch` (every step, as in Program.train) or a token file `data`
         (nanoGPT's uint16 tokens or llm.c's .bin: each step reads the next
-        windows into the inputs 'tokens' and 'labels'). Parameters carry over
+        windows into the inputs 'tokens' and 'labels', or 'idx' and
+        'targets', or 'input_ids' and 'labels'; data_inputs=(TOKENS, LABELS)
+        names others). eval_data=FILE, a held-out token file, evaluates the
+        loss of its first eval_batches batches after the last step and every
+        eval_every steps: TrainResult.eval_losses holds (step, loss); each
+        batch costs a training step whose results are dropped, and the
+        training is the same as without it. Parameters carry over
         to the next call (of this object and of the Program), and so does
         the optimizer state (below). `timeout` bounds each collective
         (seconds, or "auto": 10x the p99 step time; default: the program's
@@ -112,12 +126,12 @@ class NativeProgram:
         if (batch is None) == (data is None):
             raise ConfigError("train needs a batch or a token file (data=...), not both")
         if data is not None:
-            names = {s.name for s in self.program.inputs}
-            if names != {"tokens", "labels"}:
-                raise ConfigError(f"data= feeds the inputs 'tokens' and 'labels'; this program takes "
-                                  f"{', '.join(sorted(names))}")
+            self._check_token_inputs(data_inputs)
             if not Path(data).is_file():
                 raise ConfigError(f"no such token file: {data}")
+        elif data_inputs is not None:
+            raise ConfigError("data_inputs names the inputs of a token file: it needs data=")
+        eval_argv = self._eval_argv(data, eval_data, eval_every, eval_batches)
         if trace_steps is not None and trace is None:
             raise ConfigError("trace_steps needs trace=DIR")
         if trace_steps is not None and not (isinstance(trace_steps, str)
@@ -142,6 +156,9 @@ class NativeProgram:
                 argv += ["--inputs", str(save_arrays(work_dir / "inputs", arrays))]
             else:
                 argv += ["--data", str(Path(data).resolve())]
+                if data_inputs is not None:
+                    argv += ["--data-inputs", ",".join(data_inputs)]
+            argv += eval_argv
             if resume:
                 argv += ["--state", str(self._state)]
             elif self.program.params is not None:
@@ -157,6 +174,7 @@ class NativeProgram:
                 else ()
             call(argv, name=self.path.name, echo=progress, tail=20, forward=forward)
             metrics = read_metrics(metrics_file)
+            evaluations = read_evaluations(metrics_file) if eval_data is not None else []
         if elastic is None:
             losses, preempted = losses_of(metrics, steps, self.path.name), False
         else:
@@ -172,7 +190,48 @@ class NativeProgram:
         saved.rename(self._state)
         self.program.params = params      # checked (and parts assembled) by Program.params
         self._state_params = self.program.params
-        return TrainResult(losses, self.program.params, metrics, preempted)
+        return TrainResult(losses, self.program.params, metrics, preempted, evaluations)
+
+    def _check_token_inputs(self, data_inputs: Optional[Tuple[str, str]]) -> None:
+        """A token file feeds exactly the program's inputs: one pair of
+        TOKEN_INPUTS, or `data_inputs`."""
+        names = {s.name for s in self.program.inputs}
+        if data_inputs is not None:
+            if not (isinstance(data_inputs, (tuple, list)) and len(data_inputs) == 2
+                    and all(isinstance(n, str) and n and "," not in n for n in data_inputs)
+                    and data_inputs[0] != data_inputs[1]):
+                raise ConfigError(f"data_inputs must be two different input names (TOKENS, LABELS), "
+                                  f"got {data_inputs!r}")
+            pairs = [tuple(data_inputs)]
+        else:
+            pairs = list(TOKEN_INPUTS)
+        if not any(names == set(pair) for pair in pairs):
+            named = [f"'{a}' and '{b}'" for a, b in pairs]
+            feeds = named[0] if len(named) == 1 else ", ".join(named[:-1]) + ", or " + named[-1]
+            raise ConfigError(f"data= feeds the inputs {feeds}; this program takes {', '.join(sorted(names))}"
+                              + ("" if data_inputs is not None else " (name its own with data_inputs=(TOKENS, "
+                                                                    "LABELS))"))
+
+    @staticmethod
+    def _eval_argv(data: Any, eval_data: Any, eval_every: Optional[int], eval_batches: int) -> List[str]:
+        """The program's --eval-* flags for train()'s eval_* arguments."""
+        def count(name: str, value: Any) -> int:
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigError(f"{name} must be a positive integer, got {value!r}")
+            return value
+        if eval_data is None:
+            if eval_every is not None:
+                raise ConfigError("eval_every needs eval_data=FILE (a held-out token file)")
+            return []
+        if data is None:
+            raise ConfigError("eval_data evaluates held-out batches of a token file: it needs data= too")
+        if not Path(eval_data).is_file():
+            raise ConfigError(f"no such token file: {eval_data}")
+        argv = ["--eval-data", str(Path(eval_data).resolve()),
+                "--eval-batches", str(count("eval_batches", eval_batches))]
+        if eval_every is not None:
+            argv += ["--eval-every", str(count("eval_every", eval_every))]
+        return argv
 
     def _elastic_argv(self, elastic: Any, resume: bool, steps: int) -> Tuple[List[str], List[str]]:
         """rtx-launch's options and the program's command line (up to the

@@ -6,7 +6,9 @@ allreduce_pct, overlap_pct, net_bw_gbps, peak_bytes; rank 0)
 and its parameters and optimizer state to --save-state DIR (KEY.npy:
 "param:NAME", "exp_avg:NAME", ...; steps_done last). rtx-run writes
 resultN.npy to --out DIR and the same --metrics lines, without the
-collective figures it cannot measure. These readers turn those files into TrainResult;
+collective figures it cannot measure. With --eval-data the file also holds
+a line per held-out evaluation (eval_step, eval_loss, eval_batches,
+eval_tokens), which read_evaluations reads and read_metrics skips. These readers turn those files into TrainResult;
 nothing here reads a tool's stdout. numpy is imported on first use.
 """
 from __future__ import annotations
@@ -50,6 +52,9 @@ class TrainResult:
     # ElasticConfig(preempt_policy="save"): a pre-emption stopped the call
     # after len(losses) steps, with its checkpoint committed.
     preempted: bool = False
+    # train(eval_data=...): (step, held-out loss) of each evaluation, the
+    # step counting the steps of earlier calls of the same run.
+    eval_losses: List[Tuple[int, float]] = field(default_factory=list)
 
 
 def _number(value: Any) -> float:
@@ -68,6 +73,8 @@ def read_metrics(path: Path) -> List[StepMetrics]:
             continue
         try:
             row = json.loads(line)
+            if "eval_step" in row:
+                continue  # read_evaluations
             rows.append(StepMetrics(int(row["step"]), _number(row["loss"]), _number(row["step_time_ms"]),
                                     _number(row["tokens_per_s"]), _number(row.get("collective_ms")),
                                     _number(row.get("collective_pct")),
@@ -77,6 +84,22 @@ def read_metrics(path: Path) -> List[StepMetrics]:
         except (ValueError, KeyError, TypeError) as error:
             raise ToolError(f"{path}:{number}: not a metrics line ({error}): {line[:200]}") from None
     return rows
+
+
+def read_evaluations(path: Path) -> List[Tuple[int, float]]:
+    """(step, held-out loss) of each evaluation line of a --metrics file, by
+    step. Restart rounds append their lines and may evaluate a step again:
+    the last line of each step counts."""
+    last: Dict[int, float] = {}
+    for number, line in enumerate(Path(path).read_text().splitlines(), 1):
+        if '"eval_step"' not in line:
+            continue
+        try:
+            row = json.loads(line)
+            last[int(row["eval_step"])] = _number(row["eval_loss"])
+        except (ValueError, KeyError, TypeError) as error:
+            raise ToolError(f"{path}:{number}: not an evaluation line ({error}): {line[:200]}") from None
+    return sorted(last.items())
 
 
 def losses_of(metrics: List[StepMetrics], steps: int, program: str) -> List[float]:

@@ -12,7 +12,7 @@ import pytest
 import rtx
 from rtx import models
 from rtx.config import ParallelConfig, init
-from util import random_batch, rel_err
+from util import TORCH_SKIP_REASON, random_batch, rel_err
 
 
 def _assert_same_training(got, expected):
@@ -136,9 +136,59 @@ def test_token_file_feeds_tokens_and_labels(tmp_path):
     with pytest.raises(rtx.ConfigError, match="no such token file"):
         native.train(data=tmp_path / "missing.bin")
     mlp = rtx.compile(models.mlp(), optimizer=rtx.SGD()).build(tmp_path / "mlp")
-    with pytest.raises(rtx.ConfigError, match="data= feeds the inputs 'tokens' and 'labels'; this program takes "
-                                              "labels, x"):
+    with pytest.raises(rtx.ConfigError, match=r"data= feeds the inputs 'tokens' and 'labels', 'idx' and 'targets', "
+                                              r"or 'input_ids' and 'labels'; this program takes labels, x \(name its "
+                                              r"own with data_inputs=\(TOKENS, LABELS\)\)"):
         mlp.train(data=tmp_path / "text.bin")
+    with pytest.raises(rtx.ConfigError, match="eval_data evaluates held-out batches of a token file: it needs data="):
+        native.train(random_batch(reference), eval_data=tmp_path / "text.bin")
+    with pytest.raises(rtx.ConfigError, match="eval_every needs eval_data=FILE"):
+        native.train(data=tmp_path / "text.bin", eval_every=2)
+    with pytest.raises(rtx.ConfigError, match="eval_batches must be a positive integer, got 0"):
+        native.train(data=tmp_path / "text.bin", eval_data=tmp_path / "text.bin", eval_batches=0)
+
+
+def _held_out_windows(held, batch, rows, seq):
+    """The windows of held-out batch `batch`, as the programs cut them."""
+    start = batch * rows * seq
+    return np.stack([held[start + r * seq:start + r * seq + seq + 1] for r in range(rows)]).astype(np.int64)
+
+
+def test_held_out_loss_of_an_imported_nanogpt(tmp_path):
+    """eval_data= on nanoGPT's GPT imported from PyTorch (inputs idx and
+    targets) and trained from a token file: the held-out losses come after
+    steps 2 and 4, the training is bit for bit that of the run without them,
+    and the last is PyTorch's loss of the trained module (its parameters
+    exported) on the same held-out batches."""
+    torch = pytest.importorskip("torch", reason=TORCH_SKIP_REASON)
+    import torch_models
+    model, example = torch_models.gpt2(layers=1, vocab=37, seq=8, batch=2)
+    rng = np.random.default_rng(0)
+    rng.integers(0, 37, 2000).astype(np.uint16).tofile(tmp_path / "train.bin")
+    held = rng.integers(0, 37, 300).astype(np.uint16)
+    held.tofile(tmp_path / "held.bin")
+    program = rtx.compile(model, example, optimizer=rtx.AdamW(lr=1e-2))
+    assert {s.name for s in program.inputs} == {"idx", "targets"}
+    initial = dict(program.params)
+    native = program.build(tmp_path / "gpt")
+    evaluated = native.train(data=tmp_path / "train.bin", steps=4, eval_data=tmp_path / "held.bin", eval_every=2,
+                             eval_batches=3)
+    assert [step for step, _ in evaluated.eval_losses] == [2, 4]
+    assert [m.step for m in evaluated.metrics] == [1, 2, 3, 4]
+    program.params = initial                  # afresh, without evaluation
+    plain = native.train(data=tmp_path / "train.bin", steps=4)
+    assert plain.losses == evaluated.losses and plain.eval_losses == []
+    for name, value in plain.params.items():
+        assert np.array_equal(evaluated.params[name], value), name
+
+    buffers = {n: b for n, b in model.named_buffers()}
+    model.load_state_dict({**buffers, **program.state_dict()}, strict=True)
+    model.eval()
+    with torch.no_grad():
+        losses = [model(torch.from_numpy(w[:, :-1].copy()), torch.from_numpy(w[:, 1:].copy()))[1].item()
+                  for w in (_held_out_windows(held, k, 2, 8) for k in range(3))]
+    step, loss = evaluated.eval_losses[-1]
+    assert abs(loss - np.mean(losses)) <= 1e-5 * abs(np.mean(losses)), (loss, losses)
 
 
 def test_trace_writes_a_merged_trace_that_report_reads(tmp_path):

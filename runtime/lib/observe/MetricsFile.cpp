@@ -69,10 +69,22 @@ void MetricsFile::step(const StepRecord &r, double tokensPerSecond) {
   std::fflush(file_); // a run that dies keeps the steps it finished
 }
 
+void MetricsFile::evaluation(const EvalRecord &r) {
+  if (!file_)
+    return;
+  std::fprintf(
+      file_,
+      "{\"eval_step\": %lld, \"eval_loss\": %s, \"eval_batches\": "
+      "%lld, \"eval_tokens\": %lld}\n",
+      static_cast<long long>(r.globalStep), jsonNumber(r.loss, "%.9g").c_str(),
+      static_cast<long long>(r.batches), static_cast<long long>(r.tokens));
+  std::fflush(file_);
+}
+
 int64_t rtxrt::tokensPerStep(const std::vector<ArgSpec> &args,
-                             const MeshLayout &mesh) {
+                             const MeshLayout &mesh, const std::string &name) {
   for (const ArgSpec &arg : args)
-    if (arg.kind == ArgSpec::Input && arg.name == "tokens")
+    if (arg.kind == ArgSpec::Input && arg.name == name)
       return numElements(
           localBlock(arg.sharding, arg.shape, mesh, 0).globalShape);
   return 0;

@@ -89,6 +89,11 @@ static std::string labelValue(const std::string &s) {
   return out;
 }
 
+void RunMetrics::evaluation(int64_t globalStep, double loss) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  lastEval_ = std::make_pair(globalStep, loss);
+}
+
 std::string RunMetrics::exposition() const {
   std::lock_guard<std::mutex> lock(mutex_);
   std::string labels = "rank=\"" + std::to_string(labels_.rank) + "\",mesh=\"" +
@@ -143,6 +148,15 @@ std::string RunMetrics::exposition() const {
     const char *name;
     const AllocatorStats *stats;
   };
+  if (lastEval_) {
+    family("eval_loss", "gauge",
+           "Loss on the held-out batches (--eval-data) at the last "
+           "evaluation.");
+    sample("eval_loss", "", lastEval_->second);
+    family("eval_step", "gauge",
+           "The step of the last held-out evaluation (steps done in all).");
+    sample("eval_step", "", double(lastEval_->first));
+  }
   std::vector<Device> devices = {{"host", &last_.host}};
   if (last_.device)
     devices.push_back({"gpu", &*last_.device});

@@ -21,6 +21,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 
 namespace rtxrt::program {
 
@@ -50,6 +51,9 @@ class RunMetrics {
 public:
   explicit RunMetrics(MetricLabels labels);
   void step(const StepFigures &figures);
+  /// A held-out evaluation (--eval-data): its loss and step become the
+  /// eval_loss and eval_step gauges.
+  void evaluation(int64_t globalStep, double loss);
   /// The text exposition format of everything so far.
   std::string exposition() const;
   /// The step-time quantile q (0..1) over the last steps kept.
@@ -65,6 +69,8 @@ private:
   int64_t count_ = 0;
   StepFigures last_;
   double busySeconds_ = 0, exposedSeconds_ = 0;
+  /// The last evaluation's step and loss; none: the series are left out.
+  std::optional<std::pair<int64_t, double>> lastEval_;
 };
 
 /// Serves RunMetrics::exposition() on http://HOST:PORT/metrics until

@@ -125,6 +125,19 @@ Epoch::Outcome Epoch::runSteps() {
       return checkpoints->afterStep(stepsDone, state);
     };
   }
+  if (run_.evalData) {
+    loop.evalData = &*run_.evalData;
+    loop.eval = flags.eval;
+    // In-job recovery: a peer lost during the evaluation of the step the
+    // ranks resume after leaves it without its line. Rank 0, which writes
+    // the lines, says whether it has one (a replacement has none), so every
+    // rank decides alike.
+    if (number_ > 0)
+      loop.evaluateFirst =
+          groups_.exchangeFlags(run_.progress->lastEvalStep(),
+                                "the step of the last held-out evaluation")[0] <
+          state_.stepsDone;
+  }
   loop.timeout = &*run_.timeout;
   loop.runnerOptions =
       stepRunnerOptions(run_.spec, flags.noStepArena, flags.noCudaGraph,

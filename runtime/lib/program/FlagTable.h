@@ -50,7 +50,15 @@ struct FlagBounds {
 };
 
 /// Who a flag needs besides itself; checked once every flag is read.
-enum class FlagNeeds { Nothing, Checkpoint, Params, Trace, MetricsPort };
+enum class FlagNeeds {
+  Nothing,
+  Checkpoint,
+  Params,
+  Trace,
+  MetricsPort,
+  Data,
+  EvalData
+};
 
 /// Parses a Custom row's value into the flags; throws Error naming `flag`.
 using CustomParse = void (*)(const std::string &flag, const std::string &value,

@@ -52,6 +52,26 @@ static void parsePreempt(const std::string &flag, const std::string &value,
   flags.checkpoint.saveOnPreemption = value == "save";
 }
 
+// --data-inputs TOKENS,LABELS: two different input names.
+static void parseDataInputs(const std::string &flag, const std::string &value,
+                            Flags &flags) {
+  size_t comma = value.find(',');
+  std::string tokens = value.substr(0, comma);
+  std::string labels =
+      comma == std::string::npos ? "" : value.substr(comma + 1);
+  if (tokens.empty() || labels.empty() || labels.find(',') != std::string::npos)
+    throw Error(flag +
+                " needs two input names, TOKENS,LABELS (the inputs "
+                "that get the windows and the windows shifted by "
+                "one), got '" +
+                value + "'");
+  if (tokens == labels)
+    throw Error(flag + " names '" + tokens +
+                "' twice: the tokens and the labels are two inputs");
+  flags.dataTokens = tokens;
+  flags.dataLabels = labels;
+}
+
 static void parseTraceSteps(const std::string &, const std::string &value,
                             Flags &flags) {
   TraceOptions::parseSteps(value, flags.trace);
@@ -99,11 +119,42 @@ static void addRunFlags(std::vector<FlagSpec> &t) {
       "--data", "FILE.bin", [](Flags &f) -> std::string & { return f.data; },
       "token file (nanoGPT uint16, or llm.c with its header):\n"
       "each step reads the next batch of windows into 'tokens' and\n"
-      "'labels' (the same windows shifted by one)"));
+      "'labels' (the same windows shifted by one; also 'idx' and\n"
+      "'targets', or 'input_ids' and 'labels')"));
+  t.push_back(customFlag("--data-inputs", "TOKENS,LABELS", parseDataInputs,
+                         "the inputs --data feeds, when their names are "
+                         "other")
+                  .needing(FlagNeeds::Data));
   t.push_back(numberFlag(
       "--seed", "S", +[](Flags &f) -> int64_t & { return f.seed; },
       {-9.2e18, 9.2e18, false, true, "a number", "a whole number"},
       "seed of drawn inputs (default 0)"));
+}
+
+// The rows of the held-out evaluation (StepLoop.h).
+static void addEvalFlags(std::vector<FlagSpec> &t) {
+  t.push_back(textFlag(
+                  "--eval-data", "FILE.bin",
+                  [](Flags &f) -> std::string & { return f.eval.data; },
+                  "held-out token file (as --data's): after the last step,\n"
+                  "and with --eval-every, rank 0 reports the loss of the\n"
+                  "same --eval-batches batches of it (each costs a step;\n"
+                  "the state is untouched)")
+                  .needing(FlagNeeds::Data));
+  t.push_back(numberFlag(
+                  "--eval-every", "N",
+                  +[](Flags &f) -> int64_t & { return f.eval.every; },
+                  countOf("steps", 1e15),
+                  "evaluate after every N-th step too (N counts the steps\n"
+                  "of the runs behind --state or --resume)")
+                  .needing(FlagNeeds::EvalData));
+  t.push_back(numberFlag(
+                  "--eval-batches", "K",
+                  +[](Flags &f) -> int64_t & { return f.eval.batches; },
+                  countOf("batches", 1e9),
+                  "global batches per evaluation (default 4): the first K\n"
+                  "of the held-out file")
+                  .needing(FlagNeeds::EvalData));
 }
 
 // The rows of the rendezvous and its timeouts.
@@ -136,7 +187,8 @@ static void addObserveFlags(std::vector<FlagSpec> &t) {
       "--metrics", "FILE", [](Flags &f) -> std::string & { return f.metrics; },
       "rank 0 writes one JSON line per step: step, loss,\n"
       "step_time_ms, tokens_per_s, collective_ms, collective_pct,\n"
-      "allreduce_pct, overlap_pct, net_bw_gbps, peak_bytes"));
+      "allreduce_pct, overlap_pct, net_bw_gbps, peak_bytes;\n"
+      "and one per held-out evaluation: eval_step, eval_loss"));
   t.push_back(textFlag(
       "--trace", "DIR", [](Flags &f) -> std::string & { return f.trace.dir; },
       "every rank writes DIR/rank-R.trace.json (Chrome trace\n"
@@ -273,6 +325,7 @@ static const std::vector<FlagSpec> &flagTable() {
   static const std::vector<FlagSpec> table = [] {
     std::vector<FlagSpec> t;
     addRunFlags(t);
+    addEvalFlags(t);
     addRendezvousFlags(t);
     addObserveFlags(t);
     addStateFlags(t);
@@ -318,6 +371,10 @@ static bool hasNeeded(FlagNeeds needs, const Flags &flags) {
     return !flags.trace.dir.empty();
   case FlagNeeds::MetricsPort:
     return flags.metricsPort >= 0;
+  case FlagNeeds::Data:
+    return !flags.data.empty();
+  case FlagNeeds::EvalData:
+    return !flags.eval.data.empty();
   }
   return true;
 }
@@ -334,6 +391,10 @@ static const char *neededFlag(FlagNeeds needs) {
     return "--trace DIR (or RTX_TRACE)";
   case FlagNeeds::MetricsPort:
     return "--metrics-port (or RTX_METRICS_PORT)";
+  case FlagNeeds::Data:
+    return "--data FILE.bin";
+  case FlagNeeds::EvalData:
+    return "--eval-data FILE.bin";
   }
   return "";
 }
@@ -368,8 +429,9 @@ static void checkCombinations(const Flags &flags,
                 "done; give one");
   // A flag whose partner is missing would be ignored: name the last one
   // given of each kind.
-  for (FlagNeeds needs : {FlagNeeds::Params, FlagNeeds::Checkpoint,
-                          FlagNeeds::Trace, FlagNeeds::MetricsPort}) {
+  for (FlagNeeds needs :
+       {FlagNeeds::Params, FlagNeeds::Checkpoint, FlagNeeds::Trace,
+        FlagNeeds::MetricsPort, FlagNeeds::Data, FlagNeeds::EvalData}) {
     const FlagSpec *last = nullptr;
     for (const FlagSpec *spec : given)
       last = spec->needs == needs ? spec : last;

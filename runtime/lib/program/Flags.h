@@ -30,6 +30,15 @@ struct CheckpointFlags {
   bool saveOnPreemption = true;
 };
 
+/// Held-out evaluation (StepLoop.h, docs/codegen.md): every --eval-every
+/// steps the step function runs on --eval-batches fixed batches of
+/// --eval-data and only its loss is kept.
+struct EvalFlags {
+  std::string data;    ///< --eval-data FILE; empty: no evaluation
+  int64_t every = 0;   ///< --eval-every N; 0: after the last step only
+  int64_t batches = 4; ///< --eval-batches K
+};
+
 struct Flags {
   int64_t steps = 1;
   /// --until-step N: run until N steps are done in all, counting those of
@@ -37,6 +46,10 @@ struct Flags {
   int64_t untilStep = 0;
   int64_t seed = 0;
   std::string inputs, params, out, store, data, metrics, state, saveState;
+  /// --data-inputs TOKENS,LABELS: the inputs a token file feeds; empty:
+  /// found by their names (TokenData.h).
+  std::string dataTokens, dataLabels;
+  EvalFlags eval;
   /// --timeout S: how long a collective of a step may wait for its peers.
   double timeout = 60;
   /// --timeout auto: sized to the measured step time (StepTimeout.h).

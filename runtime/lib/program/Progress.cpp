@@ -20,9 +20,10 @@ static MetricLabels labelsOf(const ProgramSpec &spec,
 }
 
 Progress::Progress(const ProgramSpec &spec, const MetricsPlace &place,
-                   int64_t steps, const Flags &flags)
+                   int64_t steps, const Flags &flags,
+                   const std::string &tokensInput)
     : rank_(place.rank), steps_(steps), world_(spec.mesh.numRanks()),
-      tokensPerStep_(tokensPerStep(spec.args, spec.mesh)),
+      tokensPerStep_(tokensPerStep(spec.args, spec.mesh, tokensInput)),
       // A resumed run (a restart round) adds its lines to the file of the
       // run it continues: global_step tells the steps apart.
       metrics_(place.rank == 0 ? flags.metrics : std::string(),
@@ -91,6 +92,21 @@ void Progress::step(StepRecord r, const CommunicationStats &comm) {
       std::printf(" tokens/s=%.0f", perSecond);
     std::printf("\n");
   }
+  std::fflush(stdout);
+}
+
+void Progress::evaluation(const EvalRecord &record) {
+  // The JSON line first, as for a step (Progress::step).
+  lastEvalStep_ = record.globalStep;
+  metrics_.evaluation(record);
+  run_.evaluation(record.globalStep, record.loss);
+  if (!textfileDir_.empty())
+    writeMetricsTextfile(textfileDir_, rank_, run_.exposition());
+  if (rank_ != 0)
+    return;
+  std::printf("step %lld: held-out loss %.6e (%lld batches)\n",
+              static_cast<long long>(record.globalStep), record.loss,
+              static_cast<long long>(record.batches));
   std::fflush(stdout);
 }
 

@@ -31,12 +31,18 @@ struct MetricsPlace {
 /// for, and DIR/rank-R.metrics.jsonl next to a trace.
 class Progress {
 public:
+  /// `tokensInput`: the input whose size the throughput counts.
   Progress(const ProgramSpec &spec, const MetricsPlace &place, int64_t steps,
-           const Flags &flags);
+           const Flags &flags, const std::string &tokensInput = "tokens");
   ~Progress();
   /// Completes `record` with the step's communication and memory figures
   /// and reports it.
   void step(StepRecord record, const CommunicationStats &comm);
+  /// A held-out evaluation (--eval-data): rank 0's line and its own JSON
+  /// line in the --metrics file; every rank's eval_loss gauge.
+  void evaluation(const EvalRecord &record);
+  /// The global step of the last evaluation reported (-1: none).
+  int64_t lastEvalStep() const { return lastEvalStep_; }
   /// The summary line after the last step (the steps step() reported, not
   /// those planned: a pre-emption stops early, a recovery runs some again);
   /// keeps /metrics up for --metrics-linger seconds.
@@ -45,8 +51,8 @@ public:
 private:
   void linger();
   int64_t rank_, steps_, world_;
-  /// The global size of the input named 'tokens' (0 without one): the
-  /// throughput figure counts it.
+  /// The global size of the token input (0 without one): the throughput
+  /// figure counts it.
   int64_t tokensPerStep_ = 0;
   MetricsFile metrics_;
   /// Every rank's own lines, next to its trace.
@@ -59,6 +65,7 @@ private:
   double totalMs_ = 0, totalCollectiveMs_ = 0;
   /// The steps step() reported.
   int64_t ran_ = 0;
+  int64_t lastEvalStep_ = -1;
   std::chrono::steady_clock::time_point start_;
 };
 

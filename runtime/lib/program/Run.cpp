@@ -3,6 +3,7 @@
 #include "Run.h"
 
 #include "Checkpointing.h"
+#include "Offload.h"
 #include "PipelineView.h"
 
 #include "rtxrt/elastic/EpochBoard.h"
@@ -58,17 +59,35 @@ bool Run::start(int argc, char **argv) {
 void Run::startProgress(int64_t stepsDone, int64_t untilStep) {
   // A token file (--data) replaces the batch at every step. It is opened
   // after the arguments are loaded, as the steps read it.
-  if (!flags.data.empty())
-    data.emplace(flags.data, spec, self.rank);
+  TokenInputs inputs{"tokens", "labels"};
+  if (!flags.data.empty()) {
+    inputs = findTokenInputs(whole, {flags.dataTokens, flags.dataLabels});
+    data.emplace(flags.data, "--data", spec, inputs, self.rank);
+  }
+  if (!flags.eval.data.empty())
+    openEvalData(inputs);
   // With --checkpoint, SIGTERM and SIGINT pre-empt the run: it stops after
   // a step that every rank agrees on and commits its checkpoint.
   if (!flags.checkpoint.dir.empty() && flags.checkpoint.saveOnPreemption)
     installPreemptionHandler();
   progress.emplace(spec, MetricsPlace{self.rank, self.localRank, id},
-                   std::max<int64_t>(0, untilStep - stepsDone), flags);
+                   std::max<int64_t>(0, untilStep - stepsDone), flags,
+                   inputs.tokens);
   tracer.setRunInfo(spec.mesh.spec(), id);
   if (recovery.inJob)
     board.emplace(self.launch.store, id, timeout->rendezvous());
+}
+
+void Run::openEvalData(const TokenInputs &inputs) {
+  // An offloaded step writes its new state into the offload tier while it
+  // runs (StepContext::finishStep): a held-out step would update the state.
+  if (anyStageOffloads(whole))
+    throw Error("--eval-data runs the step on held-out batches and discards "
+                "its results, but this program offloads its state "
+                "(rtx-shard-state{offload}), which the step updates in the "
+                "offload tier as it runs: evaluation would change it");
+  evalData.emplace(flags.eval.data, "--eval-data", spec, inputs, self.rank);
+  evalData->checkBatches(flags.eval.batches);
 }
 
 Rendezvous Run::rendezvous(int64_t epoch) const {

@@ -41,6 +41,8 @@ public:
   /// `stepsDone` to `untilStep` (known once the state is resumed), and the
   /// recovery board under in-job recovery.
   void startProgress(int64_t stepsDone, int64_t untilStep);
+  /// --eval-data, feeding `inputs`; refused for a program that offloads.
+  void openEvalData(const TokenInputs &inputs);
   /// Where epoch `epoch` meets: the store, under the epoch's run id.
   Rendezvous rendezvous(int64_t epoch) const;
   /// Writes the trace, also after a failure (what it recorded up to there
@@ -61,6 +63,8 @@ public:
   std::optional<StepTimeout> timeout;
   RecoveryMode recovery;
   std::optional<TokenData> data;
+  /// --eval-data: the held-out batches (the inputs --data feeds).
+  std::optional<TokenData> evalData;
   std::optional<Progress> progress;
   /// In-job recovery: where this rank reports a lost peer and learns what
   /// the agent (rtx-launch) decided.

@@ -46,6 +46,64 @@ static void recordLoss(StepRecord &record, const ProgramSpec &spec,
   }
 }
 
+bool StepLoop::evaluates(int64_t globalStep, int64_t lastStep) const {
+  return globalStep == lastStep ||
+         (eval.every > 0 && globalStep % eval.every == 0);
+}
+
+// An evaluation is the training step itself on a held-out batch, its loss
+// kept and its results (the updated state) dropped: it costs a full step
+// (forward, backward and update) per batch. A forward-only function of the
+// step is future work. It is exact because a step is a function of its
+// arguments: its results are new tensors, and the state becomes them only
+// when the loop passes them on (feedback.apply), which the evaluation never
+// does, so the parameters, the optimizer state, the step counter, the data
+// position, the log of state hashes and the checkpoints stay as they were.
+//
+// It runs the step function directly, outside the GPU step runner: the
+// runner's arena gives a step's survivors the slots of its parity (even or
+// odd steps) and its CUDA graphs replay in turn, so a held-out step run
+// through it would be counted as the next step and the next training step
+// would write its results over the buffers it reads (the live state). Out
+// of the runner its buffers come from the device pool and its checks run as
+// they are met; the arena and the graphs never see it.
+void StepLoop::evaluate(const std::vector<Tensor> &args, int64_t globalStep) {
+  std::vector<Tensor> heldOut = args; // shares the state; the step reads it
+  double sum = 0;
+  for (int64_t batch = 0; batch < eval.batches; ++batch) {
+    evalData->loadBatch(batch, heldOut, device);
+    std::vector<Tensor> results;
+    try {
+      results = spec.step(context, heldOut);
+      context.finishStep();
+      device.synchronize();
+    } catch (const CommunicationError &) {
+      throw; // a lost peer: in-job recovery needs the error as it is
+    } catch (const Error &error) {
+      throw Error("--eval-data: held-out batch " + std::to_string(batch) +
+                  " at step " + std::to_string(globalStep) + ": " +
+                  error.what());
+    }
+    StepRecord record;
+    recordLoss(record, spec, groups, results);
+    if (!record.hasLoss)
+      throw Error("--eval-data needs a step with a loss; this program's "
+                  "step returns none");
+    sum += record.loss;
+  }
+  // The held-out steps' communication is not the next step's.
+  (void)context.takeCommunicationStats();
+  // Each batch has the same number of labels (a token file has no ignored
+  // ones), so the mean of the batches' mean losses is the mean over all
+  // their tokens, as one step's loss weighs them.
+  EvalRecord record;
+  record.globalStep = globalStep;
+  record.loss = sum / static_cast<double>(eval.batches);
+  record.batches = eval.batches;
+  record.tokens = eval.batches * evalData->batchRows() * evalData->seqLength();
+  progress.evaluation(record);
+}
+
 StepRunnerOptions program::stepRunnerOptions(const ProgramSpec &spec,
                                              bool noStepArena, bool noCudaGraph,
                                              int64_t rank, int64_t world,
@@ -97,6 +155,9 @@ std::vector<Tensor> StepLoop::run(std::vector<Tensor> &args,
     context.finishStep();
     return stepResults;
   };
+  if (evalData && evaluateFirst && stepsBefore > 0 &&
+      evaluates(stepsBefore, stepsBefore + steps))
+    evaluate(args, stepsBefore);
   for (int64_t step = 1; step <= steps; ++step) {
     if (tracer)
       tracer->beginStep(step);
@@ -142,6 +203,8 @@ std::vector<Tensor> StepLoop::run(std::vector<Tensor> &args,
     progress.step(record, comm);
     feedback.apply(args, results);
     stepsRun = step;
+    if (evalData && evaluates(stepsBefore + step, stepsBefore + steps))
+      evaluate(args, stepsBefore + step);
     if (timeout)
       // The whole iteration: what a peer may wait for between collectives.
       timeout->observe(std::chrono::duration<double>(

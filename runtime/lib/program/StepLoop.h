@@ -27,6 +27,13 @@ struct StepLoop {
   Progress &progress;
   /// --data: each step's batch; null without.
   const TokenData *data = nullptr;
+  /// --eval-data: the held-out batches; null without. --eval-every and
+  /// --eval-batches say when and how many.
+  const TokenData *evalData = nullptr;
+  EvalFlags eval = EvalFlags();
+  /// Evaluate the state the loop starts from first, when its step is due
+  /// (in-job recovery: a lost peer may have cut that evaluation short).
+  bool evaluateFirst = false;
   /// The offload store's bound on bytes in flight (metrics); 0 without.
   int64_t offloadBoundBytes = 0;
   /// Told each iteration's wall time (--timeout auto); null: none.
@@ -47,6 +54,17 @@ struct StepLoop {
   /// did, on `args`; returns the last step's results.
   std::vector<Tensor> run(std::vector<Tensor> &args, int64_t stepsBefore,
                           int64_t steps);
+
+private:
+  /// Whether the state after global step `globalStep` is evaluated: every
+  /// --eval-every steps counted from the run's start (so a --state or
+  /// --resume continuation and a rank replaced in the job evaluate at the
+  /// steps a run without them does), and after `lastStep`.
+  bool evaluates(int64_t globalStep, int64_t lastStep) const;
+  /// The mean loss of the held-out batches on the state `args` (global step
+  /// `globalStep`), reported; `args` and everything else the run keeps are
+  /// left as they were.
+  void evaluate(const std::vector<Tensor> &args, int64_t globalStep);
 };
 
 /// The step runner's options for this rank's program: the flags, why its

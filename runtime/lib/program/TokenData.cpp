@@ -88,43 +88,155 @@ std::vector<int64_t> rtxrt::program::readTokens(const std::string &path) {
   return tokens;
 }
 
-TokenData::TokenData(const std::string &path, const ProgramSpec &spec,
+namespace {
+
+/// The names of the token and label inputs that programs use, by origin:
+/// rtx's builder, nanoGPT (a GPT imported from PyTorch), Hugging Face.
+const TokenInputs kConventions[] = {
+    {"tokens", "labels"}, {"idx", "targets"}, {"input_ids", "labels"}};
+
+/// Every input of the program, each once, in order (a pipelined program's
+/// stages have their own).
+std::vector<const ArgSpec *> programInputs(const ProgramSpec &spec) {
+  std::vector<const ArgSpec *> inputs;
+  auto add = [&](const ArgSpec &arg) {
+    if (arg.kind != ArgSpec::Input)
+      return;
+    for (const ArgSpec *seen : inputs)
+      if (seen->name == arg.name)
+        return;
+    inputs.push_back(&arg);
+  };
+  for (const ArgSpec &arg : spec.args)
+    add(arg);
+  for (const PipelineStage &stage : spec.stages)
+    for (const ArgSpec &arg : stage.args)
+      add(arg);
+  return inputs;
+}
+
+const ArgSpec *findInput(const std::vector<const ArgSpec *> &inputs,
+                         const std::string &name) {
+  for (const ArgSpec *input : inputs)
+    if (input->name == name)
+      return input;
+  return nullptr;
+}
+
+std::string inputList(const std::vector<const ArgSpec *> &inputs) {
+  if (inputs.empty())
+    return "none";
+  std::string list;
+  for (const ArgSpec *input : inputs)
+    list += (list.empty() ? "'" : ", '") + input->name + "'";
+  return list;
+}
+
+} // namespace
+
+TokenInputs rtxrt::program::findTokenInputs(const ProgramSpec &spec,
+                                            const TokenInputs &named) {
+  std::vector<const ArgSpec *> inputs = programInputs(spec);
+  if (!named.tokens.empty()) {
+    for (const std::string &name : {named.tokens, named.labels})
+      if (!findInput(inputs, name))
+        throw Error("--data-inputs names '" + name +
+                    "', which is no input of this program; its inputs are " +
+                    inputList(inputs));
+    return named;
+  }
+  std::vector<TokenInputs> matches;
+  for (const TokenInputs &convention : kConventions)
+    if (findInput(inputs, convention.tokens) &&
+        findInput(inputs, convention.labels))
+      matches.push_back(convention);
+  if (matches.size() == 1)
+    return matches.front();
+  std::string why =
+      matches.empty()
+          ? "--data feeds a token file into the program's token and label "
+            "inputs, found by their names: tokens and labels, idx and "
+            "targets, or input_ids and labels; this program's inputs are "
+          : "--data finds more than one pair of token and label inputs ('" +
+                matches[0].tokens + "' and '" + matches[0].labels + "', '" +
+                matches[1].tokens + "' and '" + matches[1].labels +
+                "') among this program's inputs, ";
+  throw Error(why + inputList(inputs) +
+              ": name them with --data-inputs TOKENS,LABELS");
+}
+
+TokenData::TokenData(const std::string &path, const std::string &flag,
+                     const ProgramSpec &spec, const TokenInputs &inputs,
                      int64_t rank)
-    : path_(path), spec_(spec), rank_(rank), tokens_(readTokens(path)) {
+    : path_(path), flag_(flag), spec_(spec), rank_(rank),
+      tokens_(readTokens(path)), inputs_(inputs) {
   for (size_t i = 0; i < spec.args.size(); ++i) {
     if (spec.args[i].kind != ArgSpec::Input)
       continue;
-    if (spec.args[i].name == "tokens")
+    if (spec.args[i].name == inputs.tokens)
       tokensArg_ = i;
-    if (spec.args[i].name == "labels")
+    if (spec.args[i].name == inputs.labels)
       labelsArg_ = i;
   }
   // A pipelined program's first stage takes the tokens and its last the
-  // labels: each rank loads the ones it has, the whole program needs both.
-  bool tokens = tokensArg_ >= 0, labels = labelsArg_ >= 0;
-  for (const PipelineStage &stage : spec.stages)
-    for (const ArgSpec &arg : stage.args)
-      if (arg.kind == ArgSpec::Input) {
-        tokens = tokens || arg.name == "tokens";
-        labels = labels || arg.name == "labels";
-      }
-  if (!tokens || !labels)
-    throw Error("--data needs inputs named 'tokens' and 'labels'; this "
-                "program has other inputs");
+  // labels: each rank loads the ones it has. The batch's shape is the
+  // program's, known on every rank (a middle stage checks it too).
+  std::vector<const ArgSpec *> all = programInputs(spec);
+  const ArgSpec *tokensSpec = findInput(all, inputs.tokens);
+  const ArgSpec *labelsSpec = findInput(all, inputs.labels);
+  if (!tokensSpec || !labelsSpec)
+    throw Error(flag + " needs the inputs '" + inputs.tokens + "' and '" +
+                inputs.labels + "'; this program's inputs are " +
+                inputList(all));
+  Shape shape =
+      localBlock(tokensSpec->sharding, tokensSpec->shape, spec.mesh, 0)
+          .globalShape;
+  if (shape.size() != 2)
+    throw Error(flag + " needs [batch, seq] tokens, got " +
+                shapeToString(shape) + " for input '" + inputs.tokens + "'");
+  rows_ = shape[0];
+  seq_ = shape[1];
+  tokensBound_ = tokensSpec->bound;
+  labelsBound_ = labelsSpec->bound;
 }
 
-void TokenData::loadBatch(int64_t step, std::vector<Tensor> &args,
+void TokenData::checkBatches(int64_t batches) const {
+  int64_t n = static_cast<int64_t>(tokens_.size());
+  int64_t batchTokens = rows_ * seq_;
+  std::string windows = std::to_string(rows_) + " windows of " +
+                        std::to_string(seq_ + 1) + " tokens";
+  if (n < batchTokens + 1)
+    throw Error(flag_ + " " + path_ + " holds " + std::to_string(n) +
+                " tokens, too few for one batch of " + windows + " (" +
+                std::to_string(batchTokens + 1) + " tokens)");
+  if (n < batches * batchTokens + 1)
+    throw Error(flag_ + " " + path_ + " holds " + std::to_string(n) +
+                " tokens: " + std::to_string(batches) + " batches of " +
+                windows + " need " + std::to_string(batches * batchTokens + 1) +
+                "; at most " + std::to_string((n - 1) / batchTokens) + " fit");
+  // Ids outside the vocabulary would stop the run at the first evaluation,
+  // after the training before it; found here, before the first step. (A
+  // bound of 2 is the default of an input no embedding or loss reads.)
+  auto check = [&](int64_t bound, int64_t shift, const std::string &name) {
+    if (bound <= 2)
+      return;
+    for (int64_t i = shift; i < batches * batchTokens + shift; ++i)
+      if (tokens_[i] >= bound)
+        throw Error(flag_ + " " + path_ + ": token " +
+                    std::to_string(tokens_[i]) + " at position " +
+                    std::to_string(i) +
+                    " is outside the vocabulary of input '" + name + "' ([0, " +
+                    std::to_string(bound) + "))");
+  };
+  check(tokensBound_, 0, inputs_.tokens);
+  check(labelsBound_, 1, inputs_.labels);
+}
+
+void TokenData::loadBatch(int64_t batchIndex, std::vector<Tensor> &args,
                           const ProgramDevice &device) const {
   if (tokensArg_ < 0 && labelsArg_ < 0)
     return; // a middle pipeline stage
-  const ArgSpec &shapeSpec =
-      spec_.args[tokensArg_ >= 0 ? tokensArg_ : labelsArg_];
-  LocalBlock block =
-      localBlock(shapeSpec.sharding, shapeSpec.shape, spec_.mesh, rank_);
-  if (block.globalShape.size() != 2)
-    throw Error("--data needs [batch, seq] tokens, got " +
-                shapeToString(block.globalShape));
-  int64_t batch = block.globalShape[0], seq = block.globalShape[1];
+  int64_t batch = rows_, seq = seq_;
   int64_t n = static_cast<int64_t>(tokens_.size());
   if (n < seq + 1)
     throw Error("token file " + path_ + " holds " + std::to_string(n) +
@@ -135,15 +247,19 @@ void TokenData::loadBatch(int64_t step, std::vector<Tensor> &args,
     if (arg < 0)
       return;
     const ArgSpec &spec = spec_.args[arg];
+    LocalBlock block = localBlock(spec.sharding, spec.shape, spec_.mesh, rank_);
+    if (block.globalShape != Shape{batch, seq})
+      throw Error(flag_ + ": input '" + spec.name + "' is " +
+                  shapeToString(block.globalShape) + ", input '" +
+                  inputs_.tokens + "' " + shapeToString({batch, seq}) +
+                  ": the labels need the tokens' shape");
     Tensor whole(block.globalShape, spec.dtype);
     for (int64_t b = 0; b < batch; ++b) {
-      int64_t start = ((step * batch + b) * seq) % (n - seq);
+      int64_t start = ((batchIndex * batch + b) * seq) % (n - seq);
       for (int64_t t = 0; t < seq; ++t)
         whole.setFromDouble(b * seq + t, tokens_[start + t + shift]);
     }
-    args[arg] = device.toDevice(sliceBlock(
-        whole, spec.shape,
-        localBlock(spec.sharding, spec.shape, spec_.mesh, rank_).offsets));
+    args[arg] = device.toDevice(sliceBlock(whole, spec.shape, block.offsets));
   };
   place(tokensArg_, 0);
   place(labelsArg_, 1);

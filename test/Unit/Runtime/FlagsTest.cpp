@@ -105,6 +105,41 @@ TEST(FlagsTest, CombinationsAreRefusedByName) {
             "--timeout auto)");
 }
 
+TEST(FlagsTest, HeldOutEvaluationAndTokenInputs) {
+  Flags flags =
+      parse({"--data", "t.bin", "--eval-data", "h.bin", "--eval-every", "5",
+             "--eval-batches=2", "--data-inputs", "idx,targets"});
+  EXPECT_EQ(flags.eval.data, "h.bin");
+  EXPECT_EQ(flags.eval.every, 5);
+  EXPECT_EQ(flags.eval.batches, 2);
+  EXPECT_EQ(flags.dataTokens, "idx");
+  EXPECT_EQ(flags.dataLabels, "targets");
+  // Without --eval-every: after the last step only, 4 batches.
+  Flags defaults = parse({"--data", "t.bin", "--eval-data", "h.bin"});
+  EXPECT_EQ(defaults.eval.every, 0);
+  EXPECT_EQ(defaults.eval.batches, 4);
+  EXPECT_EQ(refusal({"--data", "t.bin", "--eval-every", "2"}),
+            "--eval-every needs --eval-data FILE.bin");
+  EXPECT_EQ(refusal({"--data", "t.bin", "--eval-batches", "2"}),
+            "--eval-batches needs --eval-data FILE.bin");
+  EXPECT_EQ(refusal({"--eval-data", "h.bin"}),
+            "--eval-data needs --data FILE.bin");
+  EXPECT_EQ(refusal({"--data", "t.bin", "--eval-data", "h.bin",
+                     "--eval-batches", "0"}),
+            "--eval-batches needs a whole number of batches >= 1, got '0'");
+  EXPECT_EQ(refusal({"--data-inputs", "idx,targets"}),
+            "--data-inputs needs --data FILE.bin");
+  EXPECT_EQ(refusal({"--data", "t.bin", "--data-inputs", "idx"}),
+            "--data-inputs needs two input names, TOKENS,LABELS (the inputs "
+            "that get the windows and the windows shifted by one), got "
+            "'idx'");
+  EXPECT_EQ(refusal({"--data", "t.bin", "--data-inputs", "a,b,c"}).empty(),
+            false);
+  EXPECT_EQ(refusal({"--data", "t.bin", "--data-inputs", "idx,idx"}),
+            "--data-inputs names 'idx' twice: the tokens and the labels are "
+            "two inputs");
+}
+
 TEST(FlagsTest, PeaksForTheRooflineNeedATrace) {
   Flags flags =
       parse({"--trace", "run", "--peak-tflops", "989.4", "--peak-gbps=4800"});
@@ -121,13 +156,30 @@ TEST(FlagsTest, HelpListsEveryFlag) {
   testing::internal::CaptureStdout();
   printHelp("prog", spec);
   std::string help = testing::internal::GetCapturedStdout();
-  for (const char *flag :
-       {"--steps N", "--until-step N", "--inputs DIR", "--params-partial",
-        "--tf32", "--portable-kernels", "--data FILE.bin", "--timeout S|auto",
-        "--rendezvous-timeout S", "--trace-max-events N", "--metrics-linger S",
-        "--checkpoint-every N", "--wal-sync-every N", "--preempt save|fail",
-        "--offload-dir DIR", "--peak-tflops X", "--peak-gbps Y",
-        "--no-step-arena", "--no-cuda-graph", "--help, -h"})
+  for (const char *flag : {"--steps N",
+                           "--until-step N",
+                           "--inputs DIR",
+                           "--params-partial",
+                           "--tf32",
+                           "--portable-kernels",
+                           "--data FILE.bin",
+                           "--data-inputs TOKENS,LABELS",
+                           "--eval-data FILE.bin",
+                           "--eval-every N",
+                           "--eval-batches K",
+                           "--timeout S|auto",
+                           "--rendezvous-timeout S",
+                           "--trace-max-events N",
+                           "--metrics-linger S",
+                           "--checkpoint-every N",
+                           "--wal-sync-every N",
+                           "--preempt save|fail",
+                           "--offload-dir DIR",
+                           "--peak-tflops X",
+                           "--peak-gbps Y",
+                           "--no-step-arena",
+                           "--no-cuda-graph",
+                           "--help, -h"})
     EXPECT_NE(help.find(std::string("  ") + flag + " "), std::string::npos)
         << flag << " is not in --help:\n"
         << help;

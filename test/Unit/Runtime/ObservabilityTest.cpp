@@ -138,6 +138,14 @@ TEST(ObservabilityTest, PrometheusText) {
   EXPECT_NE(text.find("net_bw_gbps" + labels + "} NaN\n"), std::string::npos);
   EXPECT_NE(text.find("oom_count" + labels + ",device=\"host\"} 0\n"),
             std::string::npos);
+  // The held-out loss appears with the first evaluation (--eval-data).
+  EXPECT_EQ(text.find("eval_loss"), std::string::npos);
+  metrics.evaluation(40, 2.5);
+  text = metrics.exposition();
+  EXPECT_NE(text.find("# TYPE eval_loss gauge"), std::string::npos);
+  EXPECT_NE(text.find("eval_loss" + labels + "} 2.5\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("eval_step" + labels + "} 40\n"), std::string::npos);
 }
 
 TEST(ObservabilityTest, MetricsEndpointServesTheText) {

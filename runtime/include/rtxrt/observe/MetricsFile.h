@@ -48,6 +48,15 @@ struct StepRecord {
   std::optional<double> offloadWaitMs;
 };
 
+/// One held-out evaluation (--eval-data): the mean loss over its batches.
+struct EvalRecord {
+  /// The steps done in all when it ran (as StepRecord::globalStep).
+  int64_t globalStep = 0;
+  double loss = 0;
+  int64_t batches = 0; ///< global batches evaluated
+  int64_t tokens = 0;  ///< label tokens in them
+};
+
 /// --metrics FILE: one JSON object per line and step (step, loss,
 /// step_time_ms, tokens_per_s, collective_ms, collective_pct, and where
 /// measured allreduce_pct, overlap_pct, net_bw_gbps, peak_bytes). A step
@@ -65,14 +74,18 @@ public:
 
   /// `tokensPerSecond`: NaN when the step has no token count.
   void step(const StepRecord &record, double tokensPerSecond);
+  /// An evaluation's own line: {"eval_step": S, "eval_loss": X,
+  /// "eval_batches": K, "eval_tokens": N}.
+  void evaluation(const EvalRecord &record);
 
 private:
   std::FILE *file_ = nullptr;
 };
 
-/// The global number of elements of the input named 'tokens' (0 without
+/// The global number of elements of the input named `name` (0 without
 /// one): the throughput figure counts it.
-int64_t tokensPerStep(const std::vector<ArgSpec> &args, const MeshLayout &mesh);
+int64_t tokensPerStep(const std::vector<ArgSpec> &args, const MeshLayout &mesh,
+                      const std::string &name = "tokens");
 
 /// Tokens per second of a step of `ms` milliseconds; NaN without tokens.
 double tokensPerSecond(int64_t tokensPerStep, double ms);
