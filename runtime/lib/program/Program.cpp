@@ -28,7 +28,7 @@ int rtxrt::runProgram(const ProgramSpec &whole, int argc, char **argv) {
     TrainState state(run);
     state.resume(run.flags.checkpoint);
     state.endAfterSteps();
-    run.startProgress(state.stepsDone, state.untilStep);
+    run.startProgress(state.untilStep);
     for (int64_t epoch = run.recovery.epoch;; ++epoch) {
       Epoch::Outcome outcome = Epoch(run, state, epoch).run();
       if (outcome.ended || !awaitNextEpoch(run, state, epoch, outcome.lost))

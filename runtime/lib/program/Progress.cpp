@@ -20,9 +20,9 @@ static MetricLabels labelsOf(const ProgramSpec &spec,
 }
 
 Progress::Progress(const ProgramSpec &spec, const MetricsPlace &place,
-                   int64_t steps, const Flags &flags,
+                   int64_t lastStep, const Flags &flags,
                    const std::string &tokensInput)
-    : rank_(place.rank), steps_(steps), world_(spec.mesh.numRanks()),
+    : rank_(place.rank), lastStep_(lastStep), world_(spec.mesh.numRanks()),
       tokensPerStep_(tokensPerStep(spec.args, spec.mesh, tokensInput)),
       // A resumed run (a restart round) adds its lines to the file of the
       // run it continues: global_step tells the steps apart.
@@ -86,7 +86,8 @@ void Progress::step(StepRecord r, const CommunicationStats &comm) {
     return;
   if (rank_ == 0) {
     std::printf("step %lld/%lld: loss=%.6e time=%.1fms",
-                static_cast<long long>(r.step), static_cast<long long>(steps_),
+                static_cast<long long>(r.globalStep),
+                static_cast<long long>(lastStep_),
                 r.loss, r.ms);
     if (std::isfinite(perSecond))
       std::printf(" tokens/s=%.0f", perSecond);

@@ -31,8 +31,11 @@ struct MetricsPlace {
 /// for, and DIR/rank-R.metrics.jsonl next to a trace.
 class Progress {
 public:
-  /// `tokensInput`: the input whose size the throughput counts.
-  Progress(const ProgramSpec &spec, const MetricsPlace &place, int64_t steps,
+  /// `lastStep`: the global step the run ends after (its progress lines
+  /// count global steps, so that a resumed or recovered run goes on from
+  /// where it was: "step 21/60"). `tokensInput`: the input whose size the
+  /// throughput counts.
+  Progress(const ProgramSpec &spec, const MetricsPlace &place, int64_t lastStep,
            const Flags &flags, const std::string &tokensInput = "tokens");
   ~Progress();
   /// Completes `record` with the step's communication and memory figures
@@ -50,7 +53,7 @@ public:
 
 private:
   void linger();
-  int64_t rank_, steps_, world_;
+  int64_t rank_, lastStep_, world_;
   /// The global size of the token input (0 without one): the throughput
   /// figure counts it.
   int64_t tokensPerStep_ = 0;

@@ -56,7 +56,7 @@ bool Run::start(int argc, char **argv) {
   return true;
 }
 
-void Run::startProgress(int64_t stepsDone, int64_t untilStep) {
+void Run::startProgress(int64_t untilStep) {
   // A token file (--data) replaces the batch at every step. It is opened
   // after the arguments are loaded, as the steps read it.
   TokenInputs inputs{"tokens", "labels"};
@@ -71,7 +71,7 @@ void Run::startProgress(int64_t stepsDone, int64_t untilStep) {
   if (!flags.checkpoint.dir.empty() && flags.checkpoint.saveOnPreemption)
     installPreemptionHandler();
   progress.emplace(spec, MetricsPlace{self.rank, self.localRank, id},
-                   std::max<int64_t>(0, untilStep - stepsDone), flags,
+                   untilStep, flags,
                    inputs.tokens);
   tracer.setRunInfo(spec.mesh.spec(), id);
   if (recovery.inJob)

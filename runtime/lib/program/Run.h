@@ -37,10 +37,10 @@ public:
   /// rank's place and takes its part of the program. False for --help
   /// (printed). Throws rtxrt::Error on bad input.
   bool start(int argc, char **argv);
-  /// Opens the data and starts the progress report for the steps from
-  /// `stepsDone` to `untilStep` (known once the state is resumed), and the
+  /// Opens the data and starts the progress report of the steps up to the
+  /// global step `untilStep` (known once the state is resumed), and the
   /// recovery board under in-job recovery.
-  void startProgress(int64_t stepsDone, int64_t untilStep);
+  void startProgress(int64_t untilStep);
   /// --eval-data, feeding `inputs`; refused for a program that offloads.
   void openEvalData(const TokenInputs &inputs);
   /// Where epoch `epoch` meets: the store, under the epoch's run id.
