@@ -119,6 +119,10 @@ std::string RunMetrics::exposition() const {
   }
   sample("step_time_ms_sum", "", sumMs_);
   sample("step_time_ms_count", "", double(count_));
+  family("loss", "gauge",
+         "Training loss of the last step (NaN on ranks that do not compute "
+         "it, such as pipeline stages before the last).");
+  sample("loss", "", count_ ? last_.loss : std::nan(""));
   family("tokens_per_s", "gauge", "Tokens per second of the last step.");
   sample("tokens_per_s", "", count_ ? last_.tokensPerSecond : std::nan(""));
   family("allreduce_pct", "gauge",

@@ -35,6 +35,7 @@ struct MetricLabels {
 struct StepFigures {
   double ms = 0;
   double tokensPerSecond = 0; // NaN without tokens
+  double loss = 0;            // NaN: the step gave no loss (a pipeline stage)
   CommunicationStats comm;
   AllocatorStats host;
   std::optional<AllocatorStats> device; // GPU programs

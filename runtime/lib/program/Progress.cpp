@@ -59,6 +59,7 @@ void Progress::step(StepRecord r, const CommunicationStats &comm) {
   StepFigures figures;
   figures.ms = r.ms;
   figures.tokensPerSecond = tokensPerSecond(tokensPerStep_, r.ms);
+  figures.loss = r.hasLoss ? r.loss : std::nan("");
   figures.comm = comm;
   figures.host = hostAllocatorStats();
   if (device_ && device_->allocatorStats)

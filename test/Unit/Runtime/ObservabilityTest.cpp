@@ -117,6 +117,7 @@ TEST(ObservabilityTest, PrometheusText) {
     StepFigures f;
     f.ms = ms;
     f.tokensPerSecond = 1000.0 * 64 / ms;
+    f.loss = 7.0 - ms / 50.0;
     metrics.step(f);
   }
   EXPECT_EQ(metrics.stepTimeQuantile(0.5), 50.0);
@@ -133,6 +134,8 @@ TEST(ObservabilityTest, PrometheusText) {
   EXPECT_NE(text.find("step_time_ms_count" + labels + "} 100\n"),
             std::string::npos);
   EXPECT_NE(text.find("tokens_per_s" + labels + "} 640\n"), std::string::npos);
+  // The last step's loss (7 - 100 / 50).
+  EXPECT_NE(text.find("loss" + labels + "} 5\n"), std::string::npos) << text;
   // No communication: overlap and bandwidth are not numbers, not 0.
   EXPECT_NE(text.find("overlap_pct" + labels + "} NaN\n"), std::string::npos);
   EXPECT_NE(text.find("net_bw_gbps" + labels + "} NaN\n"), std::string::npos);
