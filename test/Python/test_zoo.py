@@ -181,6 +181,13 @@ MESHES = {
 }
 ROWS = 2   # sequences (images) per micro-batch
 
+# The suite runs the zoo under both PyTorch versions (scripts/test.sh). What
+# PyTorch 2 changes is the capture (torch.export), which tp=2 and dp x tp x pp
+# exercise; tp=3 and tp=4 exercise the compiler's splits, the same whichever
+# PyTorch captured the model, so they run under PyTorch 1.13 only (the suite's
+# time budget: docs/testing.md).
+CAPTURE_MESHES = ["tp2", "dp2-tp2-pp2"] if HAS_SDPA else list(MESHES)
+
 # --- what does not hold yet (observed under PyTorch 1.13 and 2.11) -------------------------------
 # Fewer key/value heads than tp ranks (hf-llama's 2 on tp=4): rtx-repeat-kv-heads
 # keeps every key/value head on every rank and gathers their gradients in the
@@ -388,7 +395,7 @@ def test_single_device_trains_as_pytorch(family_name):
         assert rel_err(got.params[name], value) <= PARAM_TOL, name
 
 
-@pytest.mark.parametrize("family_name, mesh", _cases("train", list(MESHES)))
+@pytest.mark.parametrize("family_name, mesh", _cases("train", CAPTURE_MESHES))
 def test_trains_as_one_device(family_name, mesh):
     program = _program(family_name, mesh)
     family = FAMILIES[family_name]
@@ -397,7 +404,7 @@ def test_trains_as_one_device(family_name, mesh):
     _assert_same(program.train(batch, steps=STEPS), _single_device(family_name, parallel.tp, parallel.micro_batch))
 
 
-@pytest.mark.parametrize("family_name, mesh", _cases("heads", list(MESHES)))
+@pytest.mark.parametrize("family_name, mesh", _cases("heads", CAPTURE_MESHES))
 def test_attention_runs_on_local_heads(family_name, mesh):
     family, tp = FAMILIES[family_name], _tp_of(mesh)
     shapes = attention_types(_program(family_name, mesh).train_ir)
@@ -409,7 +416,7 @@ def test_attention_runs_on_local_heads(family_name, mesh):
             f"{family.heads // tp} and {local_kv}"
 
 
-@pytest.mark.parametrize("family_name, mesh", _cases("params", list(MESHES)))
+@pytest.mark.parametrize("family_name, mesh", _cases("params", CAPTURE_MESHES))
 def test_attention_parameters_are_split_on_tp(family_name, mesh):
     """Each rank holds 1/tp of q, o and a fused qkv, and max(1, kv/tp) of
     the kv key/value heads of k and v: of one user parameter, whole or in
@@ -431,7 +438,8 @@ def test_attention_parameters_are_split_on_tp(family_name, mesh):
                 f"{held} of {whole} elements; expected {whole * share:g}"
 
 
-@pytest.mark.parametrize("family_name, mesh", _cases("collectives", ["tp2", "tp3", "tp4"]))
+@pytest.mark.parametrize("family_name, mesh", _cases("collectives", [m for m in ("tp2", "tp3", "tp4")
+                                                                     if m in CAPTURE_MESHES]))
 def test_collectives_per_layer_are_megatrons(family_name, mesh):
     """One layer more adds 2 all-reduces on tp forward and 2 backward, and
     no other tp collective (no sequence parallelism)."""
