@@ -13,6 +13,7 @@
 #include "rtx/Dialect/RTX/IR/RTXDialect.h"
 
 #include <map>
+#include <optional>
 
 using namespace mlir;
 using namespace mlir::rtx;
@@ -157,8 +158,7 @@ static void emitLrSchedule(ArrayRef<func::FuncOp> functions, raw_ostream &os) {
         see(sgd.getLr().convertToDouble(), 0, 0, 0.0);
     });
   if (schedule && agree)
-    os << "  spec.lrSchedule = " << *schedule << ";
-";
+    os << "  spec.lrSchedule = " << *schedule << ";\n";
 }
 
 /// main()'s end: the groups to create, the device, the step, the run.
