@@ -86,3 +86,22 @@ def test_pass_options_carry_the_schedule_only_when_set():
     assert "warmup-steps" not in rtx.AdamW().pass_options()
     options = rtx.AdamW(lr=6e-4, warmup_steps=100, decay_steps=5000, min_lr=6e-5).pass_options()
     assert options.endswith(" warmup-steps=100 decay-steps=5000 min-lr=6e-05"), options
+
+
+def test_cli_takes_the_schedule(tmp_path):
+    """python -m rtx opt --train: the schedule reaches every update; SGD
+    refuses it."""
+    import subprocess
+    import sys
+    from util import ROOT
+    out = tmp_path / "train.mlir"
+    model = str(ROOT / "examples" / "mlp.mlir")
+    done = subprocess.run([sys.executable, "-m", "rtx", "opt", model, "--train", "--warmup-steps", "2",
+                           "--decay-steps", "5", "--min-lr", "1e-4", "-o", str(out)],
+                          capture_output=True, text=True, cwd=ROOT / "python")
+    assert done.returncode == 0, done.stderr
+    text = out.read_text()
+    assert text.count("rtx.adamw_update") == text.count("warmup_steps 2 decay_steps 5 min_lr 1.000000e-04") > 0
+    bad = subprocess.run([sys.executable, "-m", "rtx", "opt", model, "--train", "--optimizer", "sgd",
+                          "--warmup-steps", "2"], capture_output=True, text=True, cwd=ROOT / "python")
+    assert bad.returncode != 0 and "--optimizer sgd has no step count" in bad.stderr
