@@ -221,8 +221,8 @@ void adamwP(DType momentType, const Tensor &p, const Tensor &g, const Tensor &m,
     adamwT<P, double>(p, g, m, v, step, newP, newM, newV, schedule, beta1,
                       beta2, eps, wd);
   else
-    adamwT<P, float>(p, g, m, v, step, newP, newM, newV, schedule, beta1,
-                     beta2, eps, wd);
+    adamwT<P, float>(p, g, m, v, step, newP, newM, newV, schedule, beta1, beta2,
+                     eps, wd);
 }
 
 } // namespace
@@ -423,13 +423,11 @@ Tensor gpu::unaryGrad(UnaryFn fn, const Tensor &input,
   return dx;
 }
 
-std::vector<Tensor> gpu::adamwUpdate(const Tensor &param, const Tensor &grad,
-                                     const Tensor &expAvg,
-                                     const Tensor &expAvgSq, const Tensor &step,
-                                     double lr, double beta1, double beta2,
-                                     double eps, double weightDecay,
-                                     int64_t warmupSteps, int64_t decaySteps,
-                                     double minLr) {
+std::vector<Tensor>
+gpu::adamwUpdate(const Tensor &param, const Tensor &grad, const Tensor &expAvg,
+                 const Tensor &expAvgSq, const Tensor &step, double lr,
+                 double beta1, double beta2, double eps, double weightDecay,
+                 int64_t warmupSteps, int64_t decaySteps, double minLr) {
   const std::string op = "rtx.adamw_update";
   const LrSchedule schedule{lr, warmupSteps, decaySteps, minLr};
   rtxrt::detail::checkAdamWArguments(op, param, grad, expAvg, expAvgSq, step,

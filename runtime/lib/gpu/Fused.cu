@@ -216,8 +216,8 @@ void adamwTensorP(DType momentType, const Tensor &p, const Tensor &g,
     adamwTensorPM<P, double>(p, g, m, v, step, newP, newM, newV, schedule,
                              beta1, beta2, eps, wd);
   else
-    adamwTensorPM<P, float>(p, g, m, v, step, newP, newM, newV, schedule,
-                            beta1, beta2, eps, wd);
+    adamwTensorPM<P, float>(p, g, m, v, step, newP, newM, newV, schedule, beta1,
+                            beta2, eps, wd);
 }
 
 /// rtx.reduce's blocks of the f32 squares of x, each summed in double in
@@ -315,15 +315,11 @@ std::vector<Tensor> gpu::crossEntropyWithGrad(const Tensor &logits,
           fromCompute(dx, logits.dtype())};
 }
 
-std::vector<Tensor> gpu::multiAdamwUpdate(const std::vector<Tensor> &params,
-                                          const std::vector<Tensor> &grads,
-                                          const std::vector<Tensor> &expAvgs,
-                                          const std::vector<Tensor> &expAvgSqs,
-                                          const Tensor &step, double lr,
-                                          double beta1, double beta2,
-                                          double eps, double weightDecay,
-                                          int64_t warmupSteps,
-                                          int64_t decaySteps, double minLr) {
+std::vector<Tensor> gpu::multiAdamwUpdate(
+    const std::vector<Tensor> &params, const std::vector<Tensor> &grads,
+    const std::vector<Tensor> &expAvgs, const std::vector<Tensor> &expAvgSqs,
+    const Tensor &step, double lr, double beta1, double beta2, double eps,
+    double weightDecay, int64_t warmupSteps, int64_t decaySteps, double minLr) {
   const std::string op = "rtx.multi_adamw_update";
   const LrSchedule schedule{lr, warmupSteps, decaySteps, minLr};
   rtxrt::detail::checkMultiAdamWArguments(op, params, grads, expAvgs, expAvgSqs,

@@ -242,10 +242,9 @@ std::vector<Tensor> rtxrt::multiAdamwUpdate(
   size_t n = params.size();
   std::vector<Tensor> results(3 * n);
   for (size_t i = 0; i < n; ++i) {
-    std::vector<Tensor> one =
-        adamwUpdate(params[i], grads[i], expAvgs[i], expAvgSqs[i], step, lr,
-                    beta1, beta2, eps, weightDecay, warmupSteps, decaySteps,
-                    minLr);
+    std::vector<Tensor> one = adamwUpdate(
+        params[i], grads[i], expAvgs[i], expAvgSqs[i], step, lr, beta1, beta2,
+        eps, weightDecay, warmupSteps, decaySteps, minLr);
     results[i] = one[0];
     results[n + i] = one[1];
     results[2 * n + i] = one[2];

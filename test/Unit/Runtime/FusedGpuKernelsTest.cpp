@@ -97,8 +97,8 @@ TEST(FusedGpuKernelsTest, MultiAdamWMatchesTheCpu) {
     }
     // Step 5 of a warm-up over 2 and a decay to step 9: mid-cosine.
     Tensor step = Tensor::scalar(5.0, DType::F32);
-    std::vector<Tensor> cpu = multiAdamwUpdate(params, grads, m, v, step, 1e-3,
-                                               0.9, 0.95, 1e-8, 0.1, 2, 9, 1e-4);
+    std::vector<Tensor> cpu = multiAdamwUpdate(
+        params, grads, m, v, step, 1e-3, 0.9, 0.95, 1e-8, 0.1, 2, 9, 1e-4);
     std::vector<Tensor> gpu = gpu::multiAdamwUpdate(
         devs(params), devs(grads), devs(m), devs(v), dev(step), 1e-3, 0.9, 0.95,
         1e-8, 0.1, 2, 9, 1e-4);

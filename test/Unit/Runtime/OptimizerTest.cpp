@@ -107,7 +107,7 @@ TEST(AdamW, ScheduleWarmsUpThenDecaysToItsFloor) {
   // lr 0.1, warm-up 4 steps, cosine to 0.02 at step 10: values by hand.
   const LrSchedule s{0.1, 4, 10, 0.02};
   EXPECT_DOUBLE_EQ(s.at(1), 0.025);
-  EXPECT_DOUBLE_EQ(s.at(4), 0.1);            // the peak, at the last warm-up step
+  EXPECT_DOUBLE_EQ(s.at(4), 0.1); // the peak, at the last warm-up step
   EXPECT_DOUBLE_EQ(s.at(7), 0.02 + 0.5 * 0.08); // half way: cos(pi/2) = 0
   EXPECT_DOUBLE_EQ(s.at(10), 0.02);
   EXPECT_DOUBLE_EQ(s.at(11), 0.02);

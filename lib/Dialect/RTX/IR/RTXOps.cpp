@@ -1002,8 +1002,9 @@ static LogicalResult verifyLrSchedule(Operation *op, double lr, int64_t warmup,
     return op->emitOpError()
            << "min_lr must be in [0, lr] = [0, " << lr << "], got " << minLr;
   if (minLr != 0 && decay == 0)
-    return op->emitOpError() << "min_lr " << minLr
-                             << " needs decay_steps (the step it is reached at)";
+    return op->emitOpError()
+           << "min_lr " << minLr
+           << " needs decay_steps (the step it is reached at)";
   return success();
 }
 
@@ -1019,9 +1020,8 @@ static LogicalResult verifyAdamWHyperParameters(AdamWOp op) {
                                   0, 0.999999999)) ||
       failed(verifyHyperParameter(op, "eps", op.getEps().convertToDouble(), 0,
                                   1)) ||
-      failed(verifyHyperParameter(op, "weight_decay",
-                                  op.getWeightDecay().convertToDouble(), 0,
-                                  1e9)))
+      failed(verifyHyperParameter(
+          op, "weight_decay", op.getWeightDecay().convertToDouble(), 0, 1e9)))
     return failure();
   return verifyLrSchedule(op, lr, op.getWarmupSteps(), op.getDecaySteps(),
                           op.getMinLr().convertToDouble());

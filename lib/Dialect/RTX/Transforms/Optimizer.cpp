@@ -77,8 +77,8 @@ struct RTXOptimizerPass : mlir::rtx::impl::RTXOptimizerBase<RTXOptimizerPass> {
                     << " must be 0 (no decay) or greater than warmup-steps="
                     << int64_t(warmupSteps);
     if (!(minLr >= 0.0 && minLr <= lr))
-      return fail() << "min-lr=" << asWritten(minLr) << " must be in [0, lr="
-                    << asWritten(lr) << "]";
+      return fail() << "min-lr=" << asWritten(minLr)
+                    << " must be in [0, lr=" << asWritten(lr) << "]";
     if (minLr != 0.0 && decaySteps == 0)
       return fail() << "min-lr=" << asWritten(minLr)
                     << " needs decay-steps (the step it is reached at)";

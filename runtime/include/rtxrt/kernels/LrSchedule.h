@@ -1,4 +1,4 @@
-//===- LrSchedule.h - warm-up and cosine decay of the learning rate -*- C++ -*-===//
+//===- LrSchedule.h - warm-up, then cosine decay of the rate ---*- C++ -*-===//
 //
 // The learning rate of one optimizer step, written once for every place that
 // computes it: the CPU AdamW kernel, the portable GPU bodies and the fast
@@ -30,21 +30,22 @@ struct LrSchedule {
   int64_t decaySteps = 0;  ///< 0: no decay; otherwise > warmupSteps
   double minLr = 0.0;      ///< the rate from step decaySteps on
 
-  /// The rate of step `step` (1-based, the optimizer's step count):
-  ///   step <= W:      lr * step / W
-  ///   W < step <= D:  minLr + (lr - minLr) * (1 + cos(pi (step - W) / (D - W))) / 2
-  ///   step > D:       minLr
+  /// The rate of step `t` (1-based, the optimizer's step count), with
+  /// W = warmupSteps, D = decaySteps, p = (t - W) / (D - W):
+  ///   t <= W:      lr * t / W
+  ///   W < t <= D:  minLr + (lr - minLr) * (1 + cos(pi * p)) / 2
+  ///   t > D:       minLr
   /// Without a schedule it is `lr` itself, bit for bit.
-  RTXRT_HOST_DEVICE double at(double step) const {
-    if (warmupSteps > 0 && step <= double(warmupSteps))
-      return lr * step / double(warmupSteps);
+  RTXRT_HOST_DEVICE double at(double t) const {
+    if (warmupSteps > 0 && t <= double(warmupSteps))
+      return lr * t / double(warmupSteps);
     if (decaySteps <= 0)
       return lr;
-    if (step > double(decaySteps))
+    if (t > double(decaySteps))
       return minLr;
     const double pi = 3.14159265358979323846;
     double progress =
-        (step - double(warmupSteps)) / double(decaySteps - warmupSteps);
+        (t - double(warmupSteps)) / double(decaySteps - warmupSteps);
     return minLr + 0.5 * (1.0 + cos(pi * progress)) * (lr - minLr);
   }
 };

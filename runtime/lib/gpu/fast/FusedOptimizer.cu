@@ -240,14 +240,11 @@ bool multiAdamwCovers(const std::vector<Tensor> &params,
   return params[0].dtype() != DType::F64 && grads[0].dtype() == DType::F32;
 }
 
-std::vector<Tensor> multiAdamwUpdate(const std::vector<Tensor> &params,
-                                     const std::vector<Tensor> &grads,
-                                     const std::vector<Tensor> &expAvgs,
-                                     const std::vector<Tensor> &expAvgSqs,
-                                     const Tensor &step,
-                                     const LrSchedule &schedule, double beta1,
-                                     double beta2, double eps,
-                                     double weightDecay) {
+std::vector<Tensor> multiAdamwUpdate(
+    const std::vector<Tensor> &params, const std::vector<Tensor> &grads,
+    const std::vector<Tensor> &expAvgs, const std::vector<Tensor> &expAvgSqs,
+    const Tensor &step, const LrSchedule &schedule, double beta1, double beta2,
+    double eps, double weightDecay) {
   size_t n = params.size();
   std::vector<Tensor> results(3 * n);
   std::vector<AdamWTensor> table(n);
