@@ -294,10 +294,11 @@ def RTX_AdamWUpdateOp : RTX_ModelOp<"adamw_update", [Pure,
     t > D:       lr_t = min_lr
     ```
 
-    Step W runs at the full `lr` and step D at `min_lr`: nanoGPT's
+    Step W runs at the full `lr` and step D at `min_lr`: nanoGPT's original
     `get_lr(it)` and Megatron's cosine schedule at `it = t`, the number of
     steps done once this one is (they call it with the steps done before
-    it, t - 1, so their first step runs at rate 0). The weight decay uses
+    it, t - 1, so their first step runs at rate 0; docs/training.md
+    compares them). The weight decay uses
     `lr_t` too, as `torch.optim.AdamW` under an `lr_scheduler` does.
     Without a schedule the attributes are not printed.
 
