@@ -27,6 +27,9 @@ RTXOptimizerOptions DistributeOptions::optimizerOptions() const {
   o.eps = eps;
   o.weightDecay = weightDecay;
   o.clipNorm = clipNorm;
+  o.warmupSteps = warmupSteps;
+  o.decaySteps = decaySteps;
+  o.minLr = minLr;
   return o;
 }
 

@@ -13,6 +13,7 @@
 #include "rtx/Dialect/RTX/IR/RTXDialect.h"
 
 #include <map>
+#include <optional>
 
 using namespace mlir;
 using namespace mlir::rtx;
@@ -131,6 +132,35 @@ static void emitBegin(const ProgramDescription &program, raw_ostream &os) {
   }
 }
 
+/// The optimizer's learning-rate schedule, for the metrics' `lr`: that of
+/// every update of the step's functions (an SGD rate is constant); none
+/// when they have none or disagree (the program then writes no rate).
+static void emitLrSchedule(ArrayRef<func::FuncOp> functions, raw_ostream &os) {
+  std::optional<std::string> schedule;
+  bool agree = true;
+  auto see = [&](double lr, int64_t warmup, int64_t decay, double minLr) {
+    std::string text = "LrSchedule{" + number(lr) + ", " +
+                       std::to_string(warmup) + ", " + std::to_string(decay) +
+                       ", " + number(minLr) + "}";
+    if (schedule && *schedule != text)
+      agree = false;
+    schedule = text;
+  };
+  for (func::FuncOp function : functions)
+    function.walk([&](Operation *op) {
+      if (auto adam = dyn_cast<AdamWUpdateOp>(op))
+        see(adam.getLr().convertToDouble(), adam.getWarmupSteps(),
+            adam.getDecaySteps(), adam.getMinLr().convertToDouble());
+      else if (auto multi = dyn_cast<MultiAdamWUpdateOp>(op))
+        see(multi.getLr().convertToDouble(), multi.getWarmupSteps(),
+            multi.getDecaySteps(), multi.getMinLr().convertToDouble());
+      else if (auto sgd = dyn_cast<SGDUpdateOp>(op))
+        see(sgd.getLr().convertToDouble(), 0, 0, 0.0);
+    });
+  if (schedule && agree)
+    os << "  spec.lrSchedule = " << *schedule << ";\n";
+}
+
 /// main()'s end: the groups to create, the device, the step, the run.
 static void emitEnd(const std::vector<std::string> &collectiveAxes, bool cuda,
                     StringRef step, raw_ostream &os) {
@@ -150,6 +180,7 @@ void mlir::rtx::emitProgramMain(const ProgramDescription &program,
   for (const ProgramResult &result : program.results)
     emitResult(result, "spec.results", os);
   os << "  spec.lossResult = " << program.lossResult << ";\n";
+  emitLrSchedule({func::FuncOp(program.function)}, os);
   if (int64_t slots =
           offloadSlots(func::FuncOp(program.function).getBody().front()))
     os << "  spec.offloadSlots = " << slots << ";\n";
@@ -192,6 +223,10 @@ void mlir::rtx::emitPipelinedMain(
   for (auto [index, result] : stepResults)
     emitResult(*result, "spec.results", os);
   os << "  spec.lossResult = " << loss << ";\n";
+  SmallVector<func::FuncOp> functions;
+  for (const ProgramDescription &stage : stages)
+    functions.push_back(stage.function);
+  emitLrSchedule(functions, os);
   for (auto [c, stage] : llvm::enumerate(stages)) {
     os << "  {\n  PipelineStage s;\n";
     for (const ProgramArgument &argument : stage.arguments)

@@ -93,10 +93,14 @@ def build_model(spec: str, settings: Sequence[str]) -> Any:
 
 def _optimizer(args: argparse.Namespace) -> Any:
     if args.optimizer == "sgd":
+        if args.warmup_steps or args.decay_steps or args.min_lr:
+            raise CliError("--warmup-steps, --decay-steps and --min-lr schedule AdamW's learning rate; "
+                           "--optimizer sgd has no step count to schedule by")
         return SGD(lr=args.lr if args.lr is not None else 1e-2, weight_decay=args.weight_decay or 0.0,
                    clip_norm=args.clip_norm)
     return AdamW(lr=args.lr if args.lr is not None else 1e-3,
-                 weight_decay=args.weight_decay if args.weight_decay is not None else 1e-2, clip_norm=args.clip_norm)
+                 weight_decay=args.weight_decay if args.weight_decay is not None else 1e-2, clip_norm=args.clip_norm,
+                 warmup_steps=args.warmup_steps, decay_steps=args.decay_steps, min_lr=args.min_lr)
 
 
 def _add_optimizer_options(p: argparse.ArgumentParser) -> None:
@@ -104,6 +108,11 @@ def _add_optimizer_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--lr", type=float, help="learning rate (default 1e-3 for adamw, 1e-2 for sgd)")
     p.add_argument("--weight-decay", type=float, help="weight decay (default 0.01 for adamw, 0 for sgd)")
     p.add_argument("--clip-norm", type=float, default=0.0, help="clip the global gradient norm (0: off)")
+    p.add_argument("--warmup-steps", type=int, default=0,
+                   help="adamw: linear learning-rate warm-up over the first N steps (0: none)")
+    p.add_argument("--decay-steps", type=int, default=0,
+                   help="adamw: cosine decay of the learning rate to --min-lr at step N (0: none)")
+    p.add_argument("--min-lr", type=float, default=0.0, help="adamw: the learning rate after --decay-steps")
     p.add_argument("--micro-batches", type=int, default=1,
                    help="gradient accumulation: micro-batches per step (default 1)")
 

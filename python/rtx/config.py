@@ -572,12 +572,19 @@ class ElasticConfig:
 @dataclass(frozen=True)
 class AdamW:
     """torch.optim.AdamW, with its defaults; clip_norm clips the global
-    gradient norm first (0: no clipping)."""
+    gradient norm first (0: no clipping). warmup_steps, decay_steps and
+    min_lr schedule the learning rate as nanoGPT does (a linear warm-up to
+    lr, then a cosine decay to min_lr at step decay_steps; 0: none),
+    computed inside the compiled step (docs/training.md, "Learning-rate
+    schedules")."""
     lr: float = 1e-3
     betas: Tuple[float, float] = (0.9, 0.999)
     eps: float = 1e-8
     weight_decay: float = 1e-2
     clip_norm: float = 0.0
+    warmup_steps: int = 0
+    decay_steps: int = 0
+    min_lr: float = 0.0
 
     def __post_init__(self) -> None:
         _number("optimizer.lr", self.lr, 0.0, low_inclusive=False)
@@ -587,10 +594,30 @@ class AdamW:
         _number("optimizer.eps", self.eps, 0.0, low_inclusive=False)
         _number("optimizer.weight_decay", self.weight_decay)
         _number("optimizer.clip_norm", self.clip_norm)
+        self._check_schedule()
+
+    def _check_schedule(self) -> None:
+        for name in ("warmup_steps", "decay_steps"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ConfigError(f"optimizer.{name} must be an integer >= 0, got {value!r}")
+        if self.decay_steps and self.decay_steps <= self.warmup_steps:
+            raise ConfigError(f"optimizer.decay_steps={self.decay_steps} must be 0 (no decay) or greater "
+                              f"than warmup_steps={self.warmup_steps}")
+        _number("optimizer.min_lr", self.min_lr)
+        if self.min_lr > self.lr:
+            raise ConfigError(f"optimizer.min_lr={self.min_lr!r} must not exceed lr={self.lr!r}")
+        if self.min_lr and not self.decay_steps:
+            raise ConfigError(f"optimizer.min_lr={self.min_lr!r} needs decay_steps (the step it is reached at)")
 
     def pass_options(self) -> str:
+        schedule = ""
+        if self.warmup_steps or self.decay_steps:
+            schedule = (f" warmup-steps={self.warmup_steps} decay-steps={self.decay_steps} "
+                        f"min-lr={self.min_lr!r}")
         return (f"kind=adamw lr={self.lr!r} beta1={self.betas[0]!r} beta2={self.betas[1]!r} "
-                f"eps={self.eps!r} weight-decay={self.weight_decay!r} clip-norm={self.clip_norm!r}")
+                f"eps={self.eps!r} weight-decay={self.weight_decay!r} clip-norm={self.clip_norm!r}"
+                f"{schedule}")
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,9 @@ class StepMetrics:
     # The steps done in all after it (a resumed run's earlier steps
     # included); 0 when the file does not say.
     global_step: int = 0
+    # The optimizer's learning rate of the step (its schedule's, where the
+    # program has one; docs/training.md); NaN when the file does not say.
+    lr: float = float("nan")
 
 
 @dataclass
@@ -80,7 +83,7 @@ def read_metrics(path: Path) -> List[StepMetrics]:
                                     _number(row.get("collective_pct")),
                                     _number(row.get("allreduce_pct")), _number(row.get("overlap_pct")),
                                     _number(row.get("net_bw_gbps")), _number(row.get("peak_bytes")),
-                                    int(row.get("global_step", 0))))
+                                    int(row.get("global_step", 0)), _number(row.get("lr"))))
         except (ValueError, KeyError, TypeError) as error:
             raise ToolError(f"{path}:{number}: not a metrics line ({error}): {line[:200]}") from None
     return rows

@@ -2,6 +2,9 @@
 // and forward to theirs, in the order docs/passes.md gives.
 //
 // RUN: rtx-opt %s '-rtx-distribute=mesh=dp:2,tp:2 optimizer=sgd lr=0.1 micro-batches=2 overlap=true seed-hints=q_proj:column,o_proj:row' -dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=ALL
+// The learning-rate schedule reaches rtx-optimizer.
+// RUN: rtx-opt %s '-rtx-distribute=mesh=dp:2 warmup-steps=10 decay-steps=90 min-lr=1e-5' -dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=SCHEDULE
+// SCHEDULE: rtx-optimizer{{{.*}} decay-steps=90 {{.*}} min-lr=1.000000e-05 {{.*}} warmup-steps=10 {{.*}}}
 // ALL:      builtin.module(
 // ALL-NEXT:   rtx-add-mesh{mesh=dp:2,tp:2},
 // ALL-NEXT:   rtx-pad-vocabulary{axis=tp},
@@ -32,7 +35,7 @@
 // MIN-NEXT:   func.func(
 // MIN-NEXT:     rtx-autodiff
 // MIN-NEXT:   ),
-// MIN-NEXT:   rtx-optimizer{beta1=9.000000e-01 beta2=9.990000e-01 clip-norm=0.000000e+00 eps=1.000000e-08 kind=adamw lr=1.000000e-03 mixed-precision=false weight-decay=0.000000e+00},
+// MIN-NEXT:   rtx-optimizer{beta1=9.000000e-01 beta2=9.990000e-01 clip-norm=0.000000e+00 decay-steps=0 eps=1.000000e-08 kind=adamw lr=1.000000e-03 min-lr=0.000000e+00 mixed-precision=false warmup-steps=0 weight-decay=0.000000e+00},
 // MIN-NEXT:   rtx-seed-shardings{{{ ?}}sequence-parallel=true strict-tp=false vocab-parallel=false},
 // MIN-NEXT:   rtx-propagate-sharding{{.*}},
 // MIN-NEXT:   rtx-partition,

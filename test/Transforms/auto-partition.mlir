@@ -9,6 +9,12 @@
 // RUN: rtx-opt %s '-rtx-auto-partition=profile=cpu-host devices=4 pp=2 tp=1 global-batch=8 schedule=1f1b remarks=false' | FileCheck %s --check-prefix=PP
 // RUN: rtx-opt %s '-rtx-auto-partition=profile=cpu-host devices=4 pp=2 tp=1 global-batch=8 schedule=1f1b remarks=false' '-rtx-distribute=from-plan=true optimizer=sgd lr=0.1' | FileCheck %s --check-prefix=BUILT
 
+// The planner's path keeps the learning-rate schedule: the options the plan
+// does not choose reach rtx-optimizer, so every update carries it.
+// RUN: rtx-opt %s '-rtx-auto-partition=profile=cpu-host devices=2 dp=2 zero=1 recompute=none remarks=false' '-rtx-distribute=from-plan=true warmup-steps=2 decay-steps=6 min-lr=1e-4' | FileCheck %s --check-prefix=SCHEDULE
+// SCHEDULE: rtx.adamw_update {{.*}} warmup_steps 2 decay_steps 6 min_lr 1.000000e-04 :
+// SCHEDULE-NOT: weight_decay {{[-+.e0-9]+}} :
+
 // The whole search on four devices: whatever it picks, rtx-distribute
 // builds it and the program verifies (rtx-distribute ends with
 // rtx-verify-distribution).

@@ -45,6 +45,23 @@ func.func @groups(%p0: tensor<4xf32>, %p1: tensor<4xf32>, %p2: tensor<4xf32>, %p
 
 // -----
 
+// Another learning-rate schedule: another group; the fused update carries
+// its group's schedule.
+// CHECK-LABEL: func.func @schedules
+func.func @schedules(%p0: tensor<4xf32>, %p1: tensor<4xf32>, %p2: tensor<4xf32>,
+                     %g: tensor<4xf32>, %m: tensor<4xf32>, %v: tensor<4xf32>, %step: tensor<f32>)
+    -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  // CHECK: rtx.multi_adamw_update(%arg0, %arg2) {{.*}} weight_decay 0.000000e+00 warmup_steps 3 decay_steps 20 min_lr 1.000000e-04 :
+  // CHECK: rtx.adamw_update %arg1, {{.*}} weight_decay 0.000000e+00 warmup_steps 3 decay_steps 30 min_lr 1.000000e-04 :
+  // CHECK-NOT: rtx.multi_adamw_update
+  %a:3 = rtx.adamw_update %p0, %g, %m, %v, %step lr 1.0e-03 betas(9.0e-01, 9.99e-01) eps 1.0e-08 weight_decay 0.0 warmup_steps 3 decay_steps 20 min_lr 1.0e-04 : tensor<4xf32>, tensor<4xf32>, tensor<f32>
+  %b:3 = rtx.adamw_update %p1, %g, %m, %v, %step lr 1.0e-03 betas(9.0e-01, 9.99e-01) eps 1.0e-08 weight_decay 0.0 warmup_steps 3 decay_steps 30 min_lr 1.0e-04 : tensor<4xf32>, tensor<4xf32>, tensor<f32>
+  %c:3 = rtx.adamw_update %p2, %g, %m, %v, %step lr 1.0e-03 betas(9.0e-01, 9.99e-01) eps 1.0e-08 weight_decay 0.0 warmup_steps 3 decay_steps 20 min_lr 1.0e-04 : tensor<4xf32>, tensor<4xf32>, tensor<f32>
+  return %a#0, %b#0, %c#0 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
 // An update whose gradient is computed after the first update: it cannot
 // join the group placed there (a ZeRO program interleaving reduce-scatters).
 rtx.mesh @mesh_dp2 ["dp"=2]

@@ -1,7 +1,11 @@
 // RUN: rtx-opt %s -split-input-file -rtx-autodiff '-rtx-optimizer=kind=adamw lr=0.01 weight-decay=0.1' | FileCheck %s --check-prefix=ADAMW
 // RUN: rtx-opt %s -split-input-file -rtx-autodiff '-rtx-optimizer=kind=sgd lr=0.5 clip-norm=1.0' | FileCheck %s --check-prefix=SGD
+// RUN: rtx-opt %s -split-input-file -rtx-autodiff '-rtx-optimizer=lr=0.01 warmup-steps=10 decay-steps=100 min-lr=0.001' | FileCheck %s --check-prefix=SCHEDULE
 
 // train_step(params, optimizer state, batch) -> (loss, params', state').
+// The schedule options become the updates' attributes.
+// SCHEDULE-LABEL: func.func @mlp
+// SCHEDULE: rtx.adamw_update {{.*}} lr 1.000000e-02 {{.*}} warmup_steps 10 decay_steps 100 min_lr 1.000000e-03 :
 // ADAMW-LABEL: func.func @mlp
 // ADAMW-SAME: (%[[W:.*]]: tensor<2x3xf32> {rtx.init = #rtx.init<normal(0.000000e+00, 1.000000e+00)>, rtx.param = "w", rtx.seed = 5 : i64, rtx.state = "param:w"}
 // ADAMW-SAME: %[[M:.*]]: tensor<2x3xf32> {rtx.state = "exp_avg:w"}, %[[V:.*]]: tensor<2x3xf32> {rtx.state = "exp_avg_sq:w"}

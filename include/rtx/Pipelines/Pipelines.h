@@ -47,6 +47,19 @@ struct DistributeOptions : public PassPipelineOptions<DistributeOptions> {
       *this, "clip-norm",
       llvm::cl::desc("Clip gradients to this global L2 norm (0: no clipping)"),
       llvm::cl::init(RTXOptimizerOptions{}.clipNorm)};
+  Option<int64_t> warmupSteps{
+      *this, "warmup-steps",
+      llvm::cl::desc("AdamW: steps of linear learning-rate warm-up (0: none)"),
+      llvm::cl::init(RTXOptimizerOptions{}.warmupSteps)};
+  Option<int64_t> decaySteps{
+      *this, "decay-steps",
+      llvm::cl::desc("AdamW: the step at which the cosine decay reaches "
+                     "min-lr (0: no decay)"),
+      llvm::cl::init(RTXOptimizerOptions{}.decaySteps)};
+  Option<double> minLr{
+      *this, "min-lr",
+      llvm::cl::desc("AdamW: the learning rate from decay-steps on"),
+      llvm::cl::init(RTXOptimizerOptions{}.minLr)};
   Option<int64_t> microBatches{
       *this, "micro-batches",
       llvm::cl::desc("Gradient accumulation: micro-batches per step "

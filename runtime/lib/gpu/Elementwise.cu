@@ -16,6 +16,7 @@
 #include "../kernels/KernelUtils.h"
 #include "rtxrt/core/Random.h"
 #include "rtxrt/core/detail/Philox.h"
+#include "rtxrt/kernels/LrSchedule.h"
 
 #if defined(__CUDACC__)
 #include "fast/MemoryBound.h"
@@ -179,7 +180,7 @@ void sgdT(const Tensor &p, const Tensor &g, Tensor &out, double lr,
 template <typename P, typename M>
 void adamwT(const Tensor &p, const Tensor &g, const Tensor &m, const Tensor &v,
             const Tensor &step, Tensor &newP, Tensor &newM, Tensor &newV,
-            double lr, double beta1, double beta2, double eps,
+            LrSchedule schedule, double beta1, double beta2, double eps,
             double weightDecay) {
   const P *pp = static_cast<const P *>(p.raw());
   const M *pg = static_cast<const M *>(g.raw());
@@ -189,12 +190,14 @@ void adamwT(const Tensor &p, const Tensor &g, const Tensor &m, const Tensor &v,
   P *pnp = static_cast<P *>(newP.raw());
   M *pnm = static_cast<M *>(newM.raw());
   M *pnv = static_cast<M *>(newV.raw());
-  double decay = 1.0 - lr * weightDecay;
   forEach(
       p.numel(), RTX_GPU_BODY(int64_t i) {
         // The step lives on the device: reading it on the host would wait for
-        // the whole step so far. Each element derives the same corrections.
+        // the whole step so far. Each element derives the same rate and
+        // corrections.
         double t = pt[0];
+        double lr = schedule.at(t);
+        double decay = 1.0 - lr * weightDecay;
         double stepSize = lr / (1.0 - pow(beta1, t));
         double invSqrtCorrection2 = 1.0 / sqrt(1.0 - pow(beta2, t));
         double gi = pg[i];
@@ -212,14 +215,14 @@ void adamwT(const Tensor &p, const Tensor &g, const Tensor &m, const Tensor &v,
 template <typename P>
 void adamwP(DType momentType, const Tensor &p, const Tensor &g, const Tensor &m,
             const Tensor &v, const Tensor &step, Tensor &newP, Tensor &newM,
-            Tensor &newV, double lr, double beta1, double beta2, double eps,
-            double wd) {
+            Tensor &newV, const LrSchedule &schedule, double beta1,
+            double beta2, double eps, double wd) {
   if (momentType == DType::F64)
-    adamwT<P, double>(p, g, m, v, step, newP, newM, newV, lr, beta1, beta2, eps,
-                      wd);
+    adamwT<P, double>(p, g, m, v, step, newP, newM, newV, schedule, beta1,
+                      beta2, eps, wd);
   else
-    adamwT<P, float>(p, g, m, v, step, newP, newM, newV, lr, beta1, beta2, eps,
-                     wd);
+    adamwT<P, float>(p, g, m, v, step, newP, newM, newV, schedule, beta1, beta2,
+                     eps, wd);
 }
 
 } // namespace
@@ -420,14 +423,15 @@ Tensor gpu::unaryGrad(UnaryFn fn, const Tensor &input,
   return dx;
 }
 
-std::vector<Tensor> gpu::adamwUpdate(const Tensor &param, const Tensor &grad,
-                                     const Tensor &expAvg,
-                                     const Tensor &expAvgSq, const Tensor &step,
-                                     double lr, double beta1, double beta2,
-                                     double eps, double weightDecay) {
+std::vector<Tensor>
+gpu::adamwUpdate(const Tensor &param, const Tensor &grad, const Tensor &expAvg,
+                 const Tensor &expAvgSq, const Tensor &step, double lr,
+                 double beta1, double beta2, double eps, double weightDecay,
+                 int64_t warmupSteps, int64_t decaySteps, double minLr) {
   const std::string op = "rtx.adamw_update";
+  const LrSchedule schedule{lr, warmupSteps, decaySteps, minLr};
   rtxrt::detail::checkAdamWArguments(op, param, grad, expAvg, expAvgSq, step,
-                                     lr, beta1, beta2, eps, weightDecay);
+                                     schedule, beta1, beta2, eps, weightDecay);
   if (step.dtype() != DType::F32) // the kernel reads it on the device
     fail(op, std::string("step must be f32, got ") + dtypeName(step.dtype()));
   for (const Tensor *t : {&param, &grad, &expAvg, &expAvgSq, &step})
@@ -438,11 +442,11 @@ std::vector<Tensor> gpu::adamwUpdate(const Tensor &param, const Tensor &grad,
   Tensor newM = empty(grad.shape(), m.dtype());
   Tensor newV = empty(grad.shape(), v.dtype());
   if (p.dtype() == DType::F64)
-    adamwP<double>(m.dtype(), p, g, m, v, step, newP, newM, newV, lr, beta1,
-                   beta2, eps, weightDecay);
+    adamwP<double>(m.dtype(), p, g, m, v, step, newP, newM, newV, schedule,
+                   beta1, beta2, eps, weightDecay);
   else
-    adamwP<float>(m.dtype(), p, g, m, v, step, newP, newM, newV, lr, beta1,
-                  beta2, eps, weightDecay);
+    adamwP<float>(m.dtype(), p, g, m, v, step, newP, newM, newV, schedule,
+                  beta1, beta2, eps, weightDecay);
   return {fromCompute(newP, param.dtype()), fromCompute(newM, grad.dtype()),
           fromCompute(newV, grad.dtype())};
 }

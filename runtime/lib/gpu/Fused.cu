@@ -13,6 +13,7 @@
 #include "Portable.h"
 
 #include "../kernels/KernelUtils.h"
+#include "rtxrt/kernels/LrSchedule.h"
 
 #if defined(__CUDACC__)
 #include "fast/FusedFast.h"
@@ -159,12 +160,12 @@ Tensor meanOfCounted(const Tensor &loss, int64_t tokens) {
 }
 
 /// rtx.adamw_update's element in the CPU kernel's arithmetic: C is f32
-/// unless a tensor is f64, the coefficients derived from the step on the
-/// device (reading it on the host would wait for the step so far).
+/// unless a tensor is f64, the rate and coefficients derived from the step
+/// on the device (reading it on the host would wait for the step so far).
 template <typename C, typename P, typename M>
 void adamwTensorT(const Tensor &p, const Tensor &g, const Tensor &m,
                   const Tensor &v, const Tensor &step, Tensor &newP,
-                  Tensor &newM, Tensor &newV, double lr, double beta1,
+                  Tensor &newM, Tensor &newV, LrSchedule schedule, double beta1,
                   double beta2, double eps, double weightDecay) {
   const P *pp = static_cast<const P *>(p.raw());
   const M *pg = static_cast<const M *>(g.raw());
@@ -174,10 +175,11 @@ void adamwTensorT(const Tensor &p, const Tensor &g, const Tensor &m,
   P *pnp = static_cast<P *>(newP.raw());
   M *pnm = static_cast<M *>(newM.raw());
   M *pnv = static_cast<M *>(newV.raw());
-  double decay = 1.0 - lr * weightDecay;
   forEach(
       p.numel(), RTX_GPU_BODY(int64_t i) {
         double t = pt[0];
+        double lr = schedule.at(t);
+        double decay = 1.0 - lr * weightDecay;
         C stepSize = C(lr / (1.0 - pow(beta1, t)));
         C invSqrtCorrection2 = C(1.0 / sqrt(1.0 - pow(beta2, t)));
         C gi = C(pg[i]);
@@ -195,25 +197,26 @@ void adamwTensorT(const Tensor &p, const Tensor &g, const Tensor &m,
 template <typename P, typename M>
 void adamwTensorPM(const Tensor &p, const Tensor &g, const Tensor &m,
                    const Tensor &v, const Tensor &step, Tensor &newP,
-                   Tensor &newM, Tensor &newV, double lr, double beta1,
-                   double beta2, double eps, double wd) {
+                   Tensor &newM, Tensor &newV, const LrSchedule &schedule,
+                   double beta1, double beta2, double eps, double wd) {
   constexpr bool wide =
       std::is_same<P, double>::value || std::is_same<M, double>::value;
   using C = typename std::conditional<wide, double, float>::type;
-  adamwTensorT<C, P, M>(p, g, m, v, step, newP, newM, newV, lr, beta1, beta2,
-                        eps, wd);
+  adamwTensorT<C, P, M>(p, g, m, v, step, newP, newM, newV, schedule, beta1,
+                        beta2, eps, wd);
 }
 
 template <typename P>
 void adamwTensorP(DType momentType, const Tensor &p, const Tensor &g,
                   const Tensor &m, const Tensor &v, const Tensor &step,
-                  Tensor &newP, Tensor &newM, Tensor &newV, double lr,
-                  double beta1, double beta2, double eps, double wd) {
+                  Tensor &newP, Tensor &newM, Tensor &newV,
+                  const LrSchedule &schedule, double beta1, double beta2,
+                  double eps, double wd) {
   if (momentType == DType::F64)
-    adamwTensorPM<P, double>(p, g, m, v, step, newP, newM, newV, lr, beta1,
-                             beta2, eps, wd);
+    adamwTensorPM<P, double>(p, g, m, v, step, newP, newM, newV, schedule,
+                             beta1, beta2, eps, wd);
   else
-    adamwTensorPM<P, float>(p, g, m, v, step, newP, newM, newV, lr, beta1,
+    adamwTensorPM<P, float>(p, g, m, v, step, newP, newM, newV, schedule, beta1,
                             beta2, eps, wd);
 }
 
@@ -312,16 +315,15 @@ std::vector<Tensor> gpu::crossEntropyWithGrad(const Tensor &logits,
           fromCompute(dx, logits.dtype())};
 }
 
-std::vector<Tensor> gpu::multiAdamwUpdate(const std::vector<Tensor> &params,
-                                          const std::vector<Tensor> &grads,
-                                          const std::vector<Tensor> &expAvgs,
-                                          const std::vector<Tensor> &expAvgSqs,
-                                          const Tensor &step, double lr,
-                                          double beta1, double beta2,
-                                          double eps, double weightDecay) {
+std::vector<Tensor> gpu::multiAdamwUpdate(
+    const std::vector<Tensor> &params, const std::vector<Tensor> &grads,
+    const std::vector<Tensor> &expAvgs, const std::vector<Tensor> &expAvgSqs,
+    const Tensor &step, double lr, double beta1, double beta2, double eps,
+    double weightDecay, int64_t warmupSteps, int64_t decaySteps, double minLr) {
   const std::string op = "rtx.multi_adamw_update";
+  const LrSchedule schedule{lr, warmupSteps, decaySteps, minLr};
   rtxrt::detail::checkMultiAdamWArguments(op, params, grads, expAvgs, expAvgSqs,
-                                          step, lr, beta1, beta2, eps,
+                                          step, schedule, beta1, beta2, eps,
                                           weightDecay);
   if (step.dtype() != DType::F32) // the kernels read it on the device
     fail(op, std::string("step must be f32, got ") + dtypeName(step.dtype()));
@@ -333,7 +335,8 @@ std::vector<Tensor> gpu::multiAdamwUpdate(const std::vector<Tensor> &params,
 #if defined(__CUDACC__)
   if (gpu::useFastKernels() && gpu::fast::multiAdamwCovers(params, grads))
     return gpu::fast::multiAdamwUpdate(params, grads, expAvgs, expAvgSqs, step,
-                                       lr, beta1, beta2, eps, weightDecay);
+                                       schedule, beta1, beta2, eps,
+                                       weightDecay);
 #endif
   // The reference: one body per element of each tensor, in the CPU
   // kernel's arithmetic.
@@ -345,11 +348,11 @@ std::vector<Tensor> gpu::multiAdamwUpdate(const std::vector<Tensor> &params,
     Tensor newM = empty(g.shape(), m.dtype());
     Tensor newV = empty(g.shape(), v.dtype());
     if (p.dtype() == DType::F64)
-      adamwTensorP<double>(m.dtype(), p, g, m, v, step, newP, newM, newV, lr,
-                           beta1, beta2, eps, weightDecay);
+      adamwTensorP<double>(m.dtype(), p, g, m, v, step, newP, newM, newV,
+                           schedule, beta1, beta2, eps, weightDecay);
     else
-      adamwTensorP<float>(m.dtype(), p, g, m, v, step, newP, newM, newV, lr,
-                          beta1, beta2, eps, weightDecay);
+      adamwTensorP<float>(m.dtype(), p, g, m, v, step, newP, newM, newV,
+                          schedule, beta1, beta2, eps, weightDecay);
     results[i] = fromCompute(newP, params[i].dtype());
     results[n + i] = fromCompute(newM, grads[i].dtype());
     results[2 * n + i] = fromCompute(newV, grads[i].dtype());

@@ -119,8 +119,9 @@ int64_t rtxrt::detail::checkAddNormArguments(const std::string &op,
 void rtxrt::detail::checkMultiAdamWArguments(
     const std::string &op, const std::vector<Tensor> &params,
     const std::vector<Tensor> &grads, const std::vector<Tensor> &expAvgs,
-    const std::vector<Tensor> &expAvgSqs, const Tensor &step, double lr,
-    double beta1, double beta2, double eps, double weightDecay) {
+    const std::vector<Tensor> &expAvgSqs, const Tensor &step,
+    const LrSchedule &schedule, double beta1, double beta2, double eps,
+    double weightDecay) {
   size_t n = params.size();
   if (n == 0)
     fail(op, "needs at least one parameter");
@@ -131,8 +132,8 @@ void rtxrt::detail::checkMultiAdamWArguments(
                  std::to_string(expAvgSqs.size()));
   for (size_t i = 0; i < n; ++i) {
     checkAdamWArguments(op + " (parameter " + std::to_string(i) + ")",
-                        params[i], grads[i], expAvgs[i], expAvgSqs[i], step, lr,
-                        beta1, beta2, eps, weightDecay);
+                        params[i], grads[i], expAvgs[i], expAvgSqs[i], step,
+                        schedule, beta1, beta2, eps, weightDecay);
     if (params[i].dtype() != params[0].dtype() ||
         grads[i].dtype() != grads[0].dtype())
       fail(op, "parameter " + std::to_string(i) + " is " +
@@ -231,17 +232,19 @@ std::vector<Tensor> rtxrt::multiAdamwUpdate(
     const std::vector<Tensor> &params, const std::vector<Tensor> &grads,
     const std::vector<Tensor> &expAvgs, const std::vector<Tensor> &expAvgSqs,
     const Tensor &step, double lr, double beta1, double beta2, double eps,
-    double weightDecay) {
+    double weightDecay, int64_t warmupSteps, int64_t decaySteps, double minLr) {
   checkMultiAdamWArguments("rtx.multi_adamw_update", params, grads, expAvgs,
-                           expAvgSqs, step, lr, beta1, beta2, eps, weightDecay);
+                           expAvgSqs, step,
+                           LrSchedule{lr, warmupSteps, decaySteps, minLr},
+                           beta1, beta2, eps, weightDecay);
   // On the CPU, each tensor's update is rtx.adamw_update's own kernel (bit
   // for bit by construction); one launch for all is what the GPU gains.
   size_t n = params.size();
   std::vector<Tensor> results(3 * n);
   for (size_t i = 0; i < n; ++i) {
-    std::vector<Tensor> one =
-        adamwUpdate(params[i], grads[i], expAvgs[i], expAvgSqs[i], step, lr,
-                    beta1, beta2, eps, weightDecay);
+    std::vector<Tensor> one = adamwUpdate(
+        params[i], grads[i], expAvgs[i], expAvgSqs[i], step, lr, beta1, beta2,
+        eps, weightDecay, warmupSteps, decaySteps, minLr);
     results[i] = one[0];
     results[n + i] = one[1];
     results[2 * n + i] = one[2];

@@ -14,6 +14,7 @@
 #define RTXRT_LIB_KERNELS_KERNELUTILS_H
 
 #include "rtxrt/core/Tensor.h"
+#include "rtxrt/kernels/LrSchedule.h"
 
 #include "../common/ElementMath.h"
 
@@ -247,12 +248,13 @@ checkGemmEpilogueArguments(const std::string &op, GemmEpilogue epilogue,
                            const Tensor &bias, const Tensor &preActivation);
 
 /// The operand and hyper-parameter checks of rtx.adamw_update (shared by
-/// the CPU and GPU kernels; the step's value is the caller's to check).
+/// the CPU and GPU kernels; the step's value is the caller's to check),
+/// its learning-rate schedule's included.
 void checkAdamWArguments(const std::string &op, const Tensor &param,
                          const Tensor &grad, const Tensor &expAvg,
-                         const Tensor &expAvgSq, const Tensor &step, double lr,
-                         double beta1, double beta2, double eps,
-                         double weightDecay);
+                         const Tensor &expAvgSq, const Tensor &step,
+                         const LrSchedule &schedule, double beta1, double beta2,
+                         double eps, double weightDecay);
 /// The operand checks of the fused ops (Fused.cpp), shared by the CPU and
 /// GPU kernels. addNorm: input and residual of one float dtype and shape,
 /// then checkNormArguments; returns the row length.
@@ -266,8 +268,9 @@ void checkMultiAdamWArguments(const std::string &op,
                               const std::vector<Tensor> &grads,
                               const std::vector<Tensor> &expAvgs,
                               const std::vector<Tensor> &expAvgSqs,
-                              const Tensor &step, double lr, double beta1,
-                              double beta2, double eps, double weightDecay);
+                              const Tensor &step, const LrSchedule &schedule,
+                              double beta1, double beta2, double eps,
+                              double weightDecay);
 /// rtx.sum_squares: at least one input, each f32, bf16 or f16.
 void checkSumSquaresArguments(const std::string &op,
                               const std::vector<Tensor> &inputs);

@@ -29,6 +29,23 @@ void checkHyperParameter(const std::string &op, const char *name, double value,
                  std::to_string(low) + ", " + std::to_string(high) + "]");
 }
 
+/// A schedule the ops' verifiers accept: warmup_steps >= 0, decay_steps 0 or
+/// past the warm-up, 0 <= min_lr <= lr, and min_lr only with a decay.
+void checkLrSchedule(const std::string &op, const LrSchedule &schedule) {
+  checkHyperParameter(op, "lr", schedule.lr, 0.0, 1e9);
+  if (schedule.warmupSteps < 0)
+    fail(op, "warmup_steps " + std::to_string(schedule.warmupSteps) +
+                 " must be >= 0");
+  if (schedule.decaySteps != 0 && schedule.decaySteps <= schedule.warmupSteps)
+    fail(op, "decay_steps " + std::to_string(schedule.decaySteps) +
+                 " must be 0 (no decay) or greater than warmup_steps " +
+                 std::to_string(schedule.warmupSteps));
+  checkHyperParameter(op, "min_lr", schedule.minLr, 0.0, schedule.lr);
+  if (schedule.minLr != 0.0 && schedule.decaySteps == 0)
+    fail(op, "min_lr " + std::to_string(schedule.minLr) +
+                 " needs decay_steps (the step from which it applies)");
+}
+
 /// AdamW's coefficients in the type C that the update computes in.
 template <typename C> struct AdamWCoefficients {
   C beta1, beta2, oneMinusBeta1, oneMinusBeta2, decay, stepSize,
@@ -61,8 +78,9 @@ void adamwRange(int64_t begin, int64_t end, const AdamWCoefficients<C> k,
 
 void rtxrt::detail::checkAdamWArguments(
     const std::string &op, const Tensor &param, const Tensor &grad,
-    const Tensor &expAvg, const Tensor &expAvgSq, const Tensor &step, double lr,
-    double beta1, double beta2, double eps, double weightDecay) {
+    const Tensor &expAvg, const Tensor &expAvgSq, const Tensor &step,
+    const LrSchedule &schedule, double beta1, double beta2, double eps,
+    double weightDecay) {
   checkFloat(op, param, "param");
   checkFloat(op, grad, "grad");
   checkFloat(op, expAvg, "exp_avg");
@@ -75,7 +93,7 @@ void rtxrt::detail::checkAdamWArguments(
   checkFloat(op, step, "step");
   if (step.rank() != 0)
     fail(op, "step must be a scalar, got " + shapeToString(step.shape()));
-  checkHyperParameter(op, "lr", lr, 0.0, 1e9);
+  checkLrSchedule(op, schedule);
   checkHyperParameter(op, "beta1", beta1, 0.0, 0.999999999);
   checkHyperParameter(op, "beta2", beta2, 0.0, 0.999999999);
   checkHyperParameter(op, "eps", eps, 0.0, 1.0);
@@ -97,18 +115,23 @@ std::vector<Tensor> rtxrt::adamwUpdate(const Tensor &param, const Tensor &grad,
                                        const Tensor &expAvgSq,
                                        const Tensor &step, double lr,
                                        double beta1, double beta2, double eps,
-                                       double weightDecay) {
+                                       double weightDecay, int64_t warmupSteps,
+                                       int64_t decaySteps, double minLr) {
   const std::string op = "rtx.adamw_update";
-  checkAdamWArguments(op, param, grad, expAvg, expAvgSq, step, lr, beta1, beta2,
-                      eps, weightDecay);
+  const LrSchedule schedule{lr, warmupSteps, decaySteps, minLr};
+  checkAdamWArguments(op, param, grad, expAvg, expAvgSq, step, schedule, beta1,
+                      beta2, eps, weightDecay);
   double t = step.getAsDouble(0);
   if (!(t >= 1.0) || !std::isfinite(t))
     fail(op, "step " + std::to_string(t) +
                  " must be a finite number >= 1 "
                  "(steps are 1-based)");
 
-  double decay = 1.0 - lr * weightDecay;
-  double stepSize = lr / (1.0 - std::pow(beta1, t));
+  // The weight decay follows the scheduled rate too, as torch.optim.AdamW's
+  // does under an lr_scheduler.
+  double rate = schedule.at(t);
+  double decay = 1.0 - rate * weightDecay;
+  double stepSize = rate / (1.0 - std::pow(beta1, t));
   // sqrt(v / c2) as sqrt(v) / sqrt(c2), as torch.optim.AdamW computes it:
   // one square root and one division per element instead of two divisions.
   double invSqrtCorrection2 = 1.0 / std::sqrt(1.0 - std::pow(beta2, t));

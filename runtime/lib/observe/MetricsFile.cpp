@@ -37,6 +37,7 @@ void MetricsFile::step(const StepRecord &r, double tokensPerSecond) {
       "{\"step\": " + std::to_string(r.step) +
       ", \"global_step\": " + std::to_string(r.globalStep) +
       ", \"loss\": " + jsonNumber(r.hasLoss ? r.loss : std::nan(""), "%.9g") +
+      (r.lr ? ", \"lr\": " + jsonNumber(*r.lr, "%.9g") : std::string()) +
       ", \"step_time_ms\": " + jsonNumber(r.ms, "%.3f") +
       ", \"tokens_per_s\": " + jsonNumber(tokensPerSecond, "%.1f");
   if (r.collectiveMs)

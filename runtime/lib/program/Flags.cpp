@@ -185,7 +185,7 @@ static void addRendezvousFlags(std::vector<FlagSpec> &t) {
 static void addObserveFlags(std::vector<FlagSpec> &t) {
   t.push_back(textFlag(
       "--metrics", "FILE", [](Flags &f) -> std::string & { return f.metrics; },
-      "rank 0 writes one JSON line per step: step, loss,\n"
+      "rank 0 writes one JSON line per step: step, loss, lr,\n"
       "step_time_ms, tokens_per_s, collective_ms, collective_pct,\n"
       "allreduce_pct, overlap_pct, net_bw_gbps, peak_bytes;\n"
       "and one per held-out evaluation: eval_step, eval_loss"));

@@ -186,6 +186,10 @@ std::vector<Tensor> StepLoop::run(std::vector<Tensor> &args,
     StepRecord record;
     record.step = step;
     record.globalStep = stepsBefore + step;
+    // The optimizer's step count is the global step (it is saved and
+    // restored with the state).
+    if (spec.lrSchedule)
+      record.lr = spec.lrSchedule->at(double(record.globalStep));
     record.ms = std::chrono::duration<double, std::milli>(
                     std::chrono::steady_clock::now() - start)
                     .count();

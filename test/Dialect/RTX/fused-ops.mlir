@@ -30,6 +30,14 @@ func.func @optimizer(%p0: tensor<4x3xbf16>, %p1: tensor<3xbf16>, %g0: tensor<4x3
       : (tensor<4x3xbf16>, tensor<3xbf16>) (tensor<4x3xf32>, tensor<3xf32>) (tensor<4x3xf32>, tensor<3xf32>)
         (tensor<4x3xf32>, tensor<3xf32>), tensor<f32>
       -> (tensor<4x3xbf16>, tensor<3xbf16>) (tensor<4x3xf32>, tensor<3xf32>) (tensor<4x3xf32>, tensor<3xf32>)
+  // A learning-rate schedule, printed when set.
+  // CHECK: rtx.multi_adamw_update(%arg0, %arg1) {{.*}} weight_decay 1.000000e-01 warmup_steps 2 decay_steps 9 min_lr 1.000000e-04 : (tensor<4x3xbf16>, tensor<3xbf16>)
+  %sp:2, %sm:2, %sv:2 = rtx.multi_adamw_update (%p0, %p1) (%g0, %g1) (%g0, %g1) (%g0, %g1) %step
+      lr 1.0e-03 betas(9.0e-01, 9.99e-01) eps 1.0e-08 weight_decay 1.0e-01
+      warmup_steps 2 decay_steps 9 min_lr 1.0e-04
+      : (tensor<4x3xbf16>, tensor<3xbf16>) (tensor<4x3xf32>, tensor<3xf32>) (tensor<4x3xf32>, tensor<3xf32>)
+        (tensor<4x3xf32>, tensor<3xf32>), tensor<f32>
+      -> (tensor<4x3xbf16>, tensor<3xbf16>) (tensor<4x3xf32>, tensor<3xf32>) (tensor<4x3xf32>, tensor<3xf32>)
   // CHECK: rtx.sum_squares %arg2, %arg1 : tensor<4x3xf32>, tensor<3xbf16> -> tensor<f32>
   %n = rtx.sum_squares %g0, %p1 : tensor<4x3xf32>, tensor<3xbf16> -> tensor<f32>
   return %p#0, %v#1, %n : tensor<4x3xbf16>, tensor<3xf32>, tensor<f32>

@@ -262,6 +262,21 @@ func.func @adamw_update(%p: tensor<65x13xf32>, %g: tensor<65x13xf32>, %m: tensor
 
 // -----
 
+// A learning-rate schedule: printed after the hyper-parameters, each of its
+// attributes only when set (a warm-up alone is constant after it).
+// CHECK-LABEL: func.func @adamw_update_schedule
+// CHECK: rtx.adamw_update {{.*}} weight_decay 1.000000e-01 warmup_steps 10 decay_steps 100 min_lr 6.000000e-05 : tensor<7xf32>
+// CHECK: rtx.adamw_update {{.*}} weight_decay 1.000000e-01 warmup_steps 10 : tensor<7xf32>
+// CHECK: rtx.adamw_update {{.*}} weight_decay 1.000000e-01 decay_steps 5 : tensor<7xf32>
+func.func @adamw_update_schedule(%p: tensor<7xf32>, %step: tensor<f32>) -> (tensor<7xf32>, tensor<7xf32>, tensor<7xf32>) {
+  %a:3 = rtx.adamw_update %p, %p, %p, %p, %step lr 6.0e-04 betas(9.0e-01, 9.5e-01) eps 1.0e-08 weight_decay 1.0e-01 warmup_steps 10 decay_steps 100 min_lr 6.0e-05 : tensor<7xf32>, tensor<7xf32>, tensor<f32>
+  %b:3 = rtx.adamw_update %p, %p, %p, %p, %step lr 6.0e-04 betas(9.0e-01, 9.5e-01) eps 1.0e-08 weight_decay 1.0e-01 warmup_steps 10 : tensor<7xf32>, tensor<7xf32>, tensor<f32>
+  %c:3 = rtx.adamw_update %p, %p, %p, %p, %step lr 6.0e-04 betas(9.0e-01, 9.5e-01) eps 1.0e-08 weight_decay 1.0e-01 decay_steps 5 : tensor<7xf32>, tensor<7xf32>, tensor<f32>
+  return %a#0, %b#0, %c#0 : tensor<7xf32>, tensor<7xf32>, tensor<7xf32>
+}
+
+// -----
+
 // Mixed precision: an f32 master weight with bf16 gradient and moments. The
 // hyper-parameters at the ends of their ranges: all zero, and the largest lr,
 // eps and weight decay.

@@ -36,6 +36,17 @@ func.func @adamw_lists(%p: tensor<4xf32>, %q: tensor<4xbf16>, %step: tensor<f32>
 
 // -----
 
+func.func @adamw_schedule(%p: tensor<4xf32>, %step: tensor<f32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'rtx.multi_adamw_update' op decay_steps must be 0 (no decay) or greater than warmup_steps (8), got 4}}
+  %a:1, %m:1, %v:1 = rtx.multi_adamw_update (%p) (%p) (%p) (%p) %step
+      lr 1.0e-03 betas(9.0e-01, 9.99e-01) eps 1.0e-08 weight_decay 0.0 warmup_steps 8 decay_steps 4
+      : (tensor<4xf32>) (tensor<4xf32>) (tensor<4xf32>) (tensor<4xf32>), tensor<f32>
+      -> (tensor<4xf32>) (tensor<4xf32>) (tensor<4xf32>)
+  return %a#0 : tensor<4xf32>
+}
+
+// -----
+
 func.func @adamw_counts(%p: tensor<4xf32>, %step: tensor<f32>) -> tensor<4xf32> {
   // expected-error @+1 {{'rtx.multi_adamw_update' op needs as many gradients, moments and results as parameters (2)}}
   %a:2, %m:2, %v:2 = rtx.multi_adamw_update (%p, %p) (%p) (%p, %p) (%p, %p) %step

@@ -477,6 +477,46 @@ func.func @adamw_update_shapes(%p: tensor<65x13xf32>, %g: tensor<13x65xf32>, %s:
 
 // -----
 
+func.func @adamw_update_negative_warmup(%p: tensor<7xf32>, %s: tensor<f32>) {
+  // expected-error @+1 {{'rtx.adamw_update' op warmup_steps must be >= 0, got -1}}
+  %0:3 = rtx.adamw_update %p, %p, %p, %p, %s lr 1.0e-03 betas(9.0e-01, 9.99e-01) eps 1.0e-08 weight_decay 0.0 warmup_steps -1 : tensor<7xf32>, tensor<7xf32>, tensor<f32>
+  return
+}
+
+// -----
+
+func.func @adamw_update_decay_inside_warmup(%p: tensor<7xf32>, %s: tensor<f32>) {
+  // expected-error @+1 {{'rtx.adamw_update' op decay_steps must be 0 (no decay) or greater than warmup_steps (10), got 10}}
+  %0:3 = rtx.adamw_update %p, %p, %p, %p, %s lr 1.0e-03 betas(9.0e-01, 9.99e-01) eps 1.0e-08 weight_decay 0.0 warmup_steps 10 decay_steps 10 : tensor<7xf32>, tensor<7xf32>, tensor<f32>
+  return
+}
+
+// -----
+
+func.func @adamw_update_min_lr_above_lr(%p: tensor<7xf32>, %s: tensor<f32>) {
+  // expected-error @+1 {{'rtx.adamw_update' op min_lr must be in [0, lr] = [0, 1.000000e-03], got 2.000000e-03}}
+  %0:3 = rtx.adamw_update %p, %p, %p, %p, %s lr 1.0e-03 betas(9.0e-01, 9.99e-01) eps 1.0e-08 weight_decay 0.0 decay_steps 10 min_lr 2.0e-03 : tensor<7xf32>, tensor<7xf32>, tensor<f32>
+  return
+}
+
+// -----
+
+func.func @adamw_update_negative_min_lr(%p: tensor<7xf32>, %s: tensor<f32>) {
+  // expected-error @+1 {{'rtx.adamw_update' op min_lr must be in [0, lr] = [0, 1.000000e-03], got -1.000000e-04}}
+  %0:3 = rtx.adamw_update %p, %p, %p, %p, %s lr 1.0e-03 betas(9.0e-01, 9.99e-01) eps 1.0e-08 weight_decay 0.0 decay_steps 10 min_lr -1.0e-04 : tensor<7xf32>, tensor<7xf32>, tensor<f32>
+  return
+}
+
+// -----
+
+func.func @adamw_update_min_lr_without_decay(%p: tensor<7xf32>, %s: tensor<f32>) {
+  // expected-error @+1 {{'rtx.adamw_update' op min_lr 1.000000e-04 needs decay_steps (the step it is reached at)}}
+  %0:3 = rtx.adamw_update %p, %p, %p, %p, %s lr 1.0e-03 betas(9.0e-01, 9.99e-01) eps 1.0e-08 weight_decay 0.0 warmup_steps 5 min_lr 1.0e-04 : tensor<7xf32>, tensor<7xf32>, tensor<f32>
+  return
+}
+
+// -----
+
 func.func @adamw_update_negative_lr(%p: tensor<7xf32>, %s: tensor<f32>) {
   // expected-error @+1 {{'rtx.adamw_update' op lr must be in [0.000000e+00, 1.000000e+09], got -1.000000e-03}}
   %0:3 = rtx.adamw_update %p, %p, %p, %p, %s lr -1.0e-03 betas(9.0e-01, 9.99e-01) eps 1.0e-08 weight_decay 1.0e-02 : tensor<7xf32>, tensor<7xf32>, tensor<f32>

@@ -144,6 +144,16 @@ TEST(FusedKernelsFastTest, MultiAdamWMatchesPortable) {
         },
         paramType == DType::BF16 ? 1e-2 : 1e-5,
         std::string("multi_adamw_update, ") + dtypeName(paramType) + " params");
+    // Step 5 of a warm-up over 2 and a cosine to step 9 (the rate on the
+    // device, from the step tensor).
+    expectFastMatchesPortable(
+        [&] {
+          return gpu::multiAdamwUpdate(dp, dg, dm, dv, step, 1e-3, 0.9, 0.95,
+                                       1e-8, 0.1, 2, 9, 1e-4);
+        },
+        paramType == DType::BF16 ? 1e-2 : 1e-5,
+        std::string("scheduled multi_adamw_update, ") + dtypeName(paramType) +
+            " params");
   }
 }
 

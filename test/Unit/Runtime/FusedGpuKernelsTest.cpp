@@ -95,12 +95,13 @@ TEST(FusedGpuKernelsTest, MultiAdamWMatchesTheCpu) {
       m.push_back(randomTensor(shapes[i], DType::F32, s + 3, -0.1, 0.1));
       v.push_back(randomTensor(shapes[i], DType::F32, s + 4, 0.0, 0.01));
     }
-    Tensor step = Tensor::scalar(2.0, DType::F32);
-    std::vector<Tensor> cpu =
-        multiAdamwUpdate(params, grads, m, v, step, 1e-3, 0.9, 0.95, 1e-8, 0.1);
-    std::vector<Tensor> gpu =
-        gpu::multiAdamwUpdate(devs(params), devs(grads), devs(m), devs(v),
-                              dev(step), 1e-3, 0.9, 0.95, 1e-8, 0.1);
+    // Step 5 of a warm-up over 2 and a decay to step 9: mid-cosine.
+    Tensor step = Tensor::scalar(5.0, DType::F32);
+    std::vector<Tensor> cpu = multiAdamwUpdate(
+        params, grads, m, v, step, 1e-3, 0.9, 0.95, 1e-8, 0.1, 2, 9, 1e-4);
+    std::vector<Tensor> gpu = gpu::multiAdamwUpdate(
+        devs(params), devs(grads), devs(m), devs(v), dev(step), 1e-3, 0.9, 0.95,
+        1e-8, 0.1, 2, 9, 1e-4);
     ASSERT_EQ(gpu.size(), cpu.size());
     for (size_t i = 0; i < cpu.size(); ++i)
       expectSame(gpu[i], cpu[i], 1e-6,

@@ -388,6 +388,12 @@ TEST(GpuKernelsTest, Optimizers) {
   ASSERT_EQ(a.size(), 3u);
   for (size_t i = 0; i < 3; ++i)
     expectSame(a[i], c[i], 1e-6);
+  // With a schedule: the rate of step 3 of a warm-up over 8.
+  a = gpu::adamwUpdate(dev(p), dev(g), dev(m), dev(v), dev(step), 1e-3, 0.9,
+                       0.999, 1e-8, 0.01, 8, 20, 1e-4);
+  c = adamwUpdate(p, g, m, v, step, 1e-3, 0.9, 0.999, 1e-8, 0.01, 8, 20, 1e-4);
+  for (size_t i = 0; i < 3; ++i)
+    expectSame(a[i], c[i], 1e-6);
   expectSame(gpu::sgdUpdate(dev(p), dev(g), 0.1, 0.01),
              sgdUpdate(p, g, 0.1, 0.01));
 }

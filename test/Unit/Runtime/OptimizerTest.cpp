@@ -7,6 +7,8 @@
 
 #include "TestUtil.h"
 
+#include "rtxrt/kernels/LrSchedule.h"
+
 using namespace rtxrt;
 using namespace rtxrt::test;
 
@@ -99,6 +101,57 @@ TEST(AdamW, WeightDecayIsDecoupled) {
   expectClose(out[0], {5, 3}, expected, 1e-15);
   EXPECT_EQ(toDoubles(out[1]), std::vector<double>(15, 0.0));
   EXPECT_EQ(toDoubles(out[2]), std::vector<double>(15, 0.0));
+}
+
+TEST(AdamW, ScheduleWarmsUpThenDecaysToItsFloor) {
+  // lr 0.1, warm-up 4 steps, cosine to 0.02 at step 10: values by hand.
+  const LrSchedule s{0.1, 4, 10, 0.02};
+  EXPECT_DOUBLE_EQ(s.at(1), 0.025);
+  EXPECT_DOUBLE_EQ(s.at(4), 0.1); // the peak, at the last warm-up step
+  EXPECT_DOUBLE_EQ(s.at(7), 0.02 + 0.5 * 0.08); // half way: cos(pi/2) = 0
+  EXPECT_DOUBLE_EQ(s.at(10), 0.02);
+  EXPECT_DOUBLE_EQ(s.at(11), 0.02);
+  EXPECT_DOUBLE_EQ(s.at(1e6), 0.02);
+  // Monotone after the peak.
+  for (int t = 5; t <= 10; ++t)
+    EXPECT_LT(s.at(t), s.at(t - 1)) << t;
+  // A warm-up alone stays at lr; no schedule is lr itself, bit for bit.
+  EXPECT_EQ(LrSchedule({0.1, 4, 0, 0.0}).at(5), 0.1);
+  EXPECT_EQ(LrSchedule({0.1, 4, 0, 0.0}).at(2), 0.05);
+  EXPECT_EQ(LrSchedule({1e-3, 0, 0, 0.0}).at(123), 1e-3);
+  // A decay without warm-up starts from lr at step 0.
+  EXPECT_DOUBLE_EQ(LrSchedule({0.1, 0, 4, 0.0}).at(2), 0.05);
+}
+
+TEST(AdamW, WeightDecayFollowsTheScheduledRate) {
+  // Zero gradients: p * (1 - lr_t * wd), lr_t from the schedule of the step.
+  Tensor p = randomTensor({5, 3}, DType::F64, 2);
+  Tensor zero({5, 3}, DType::F64);
+  for (auto [step, factor] : {std::pair<double, double>{2, 1 - 0.05 * 2.0},
+                              {7, 1 - 0.06 * 2.0},
+                              {12, 1 - 0.02 * 2.0}}) {
+    std::vector<Tensor> out =
+        adamwUpdate(p, zero, zero, zero, Tensor::scalar(step, DType::F32), 0.1,
+                    0.9, 0.999, 1e-8, 2.0, 4, 10, 0.02);
+    std::vector<double> expected = toDoubles(p);
+    for (double &x : expected)
+      x *= factor;
+    expectClose(out[0], {5, 3}, expected, 1e-15);
+  }
+}
+
+TEST(AdamW, ScheduleErrors) {
+  Tensor p({7}, DType::F32);
+  Tensor step = Tensor::scalar(1, DType::F32);
+  auto update = [&](int64_t warmup, int64_t decay, double minLr) {
+    adamwUpdate(p, p, p, p, step, 1e-3, 0.9, 0.999, 1e-8, 0, warmup, decay,
+                minLr);
+  };
+  expectError([&] { update(-1, 0, 0); }, {"rtx.adamw_update", "warmup_steps"});
+  expectError([&] { update(5, 5, 0); }, {"rtx.adamw_update", "decay_steps"});
+  expectError([&] { update(0, 5, 1e-2); }, {"rtx.adamw_update", "min_lr"});
+  expectError([&] { update(5, 0, 1e-4); },
+              {"rtx.adamw_update", "min_lr", "needs decay_steps"});
 }
 
 TEST(AdamW, FirstStepMovesByLrTimesSign) {

@@ -405,7 +405,10 @@ KernelCall AdamWUpdateOp::getKernelCall() {
       .real(getBeta1())
       .real(getBeta2())
       .real(getEps())
-      .real(getWeightDecay());
+      .real(getWeightDecay())
+      .integer(getWarmupSteps())
+      .integer(getDecaySteps())
+      .real(getMinLr());
 }
 
 KernelCall SGDUpdateOp::getKernelCall() {
@@ -456,7 +459,10 @@ KernelCall MultiAdamWUpdateOp::getKernelCall() {
       .real(getBeta1())
       .real(getBeta2())
       .real(getEps())
-      .real(getWeightDecay());
+      .real(getWeightDecay())
+      .integer(getWarmupSteps())
+      .integer(getDecaySteps())
+      .real(getMinLr());
 }
 
 KernelCall SumSquaresOp::getKernelCall() {

@@ -987,21 +987,50 @@ static LogicalResult verifyHyperParameter(Operation *op, StringRef name,
   return success();
 }
 
+/// The learning-rate schedule of an AdamW update: a warm-up of >= 0 steps,
+/// a decay that ends after it (or none), and a final rate in [0, lr] that
+/// only a decay reaches.
+static LogicalResult verifyLrSchedule(Operation *op, double lr, int64_t warmup,
+                                      int64_t decay, double minLr) {
+  if (warmup < 0)
+    return op->emitOpError() << "warmup_steps must be >= 0, got " << warmup;
+  if (decay != 0 && decay <= warmup)
+    return op->emitOpError()
+           << "decay_steps must be 0 (no decay) or greater than warmup_steps ("
+           << warmup << "), got " << decay;
+  if (!(minLr >= 0 && minLr <= lr))
+    return op->emitOpError()
+           << "min_lr must be in [0, lr] = [0, " << lr << "], got " << minLr;
+  if (minLr != 0 && decay == 0)
+    return op->emitOpError()
+           << "min_lr " << minLr
+           << " needs decay_steps (the step it is reached at)";
+  return success();
+}
+
+/// The hyper-parameters that rtx.adamw_update and rtx.multi_adamw_update
+/// share.
+template <typename AdamWOp>
+static LogicalResult verifyAdamWHyperParameters(AdamWOp op) {
+  double lr = op.getLr().convertToDouble();
+  if (failed(verifyHyperParameter(op, "lr", lr, 0, 1e9)) ||
+      failed(verifyHyperParameter(op, "beta1", op.getBeta1().convertToDouble(),
+                                  0, 0.999999999)) ||
+      failed(verifyHyperParameter(op, "beta2", op.getBeta2().convertToDouble(),
+                                  0, 0.999999999)) ||
+      failed(verifyHyperParameter(op, "eps", op.getEps().convertToDouble(), 0,
+                                  1)) ||
+      failed(verifyHyperParameter(
+          op, "weight_decay", op.getWeightDecay().convertToDouble(), 0, 1e9)))
+    return failure();
+  return verifyLrSchedule(op, lr, op.getWarmupSteps(), op.getDecaySteps(),
+                          op.getMinLr().convertToDouble());
+}
+
 LogicalResult AdamWUpdateOp::verify() {
   if (tensorOf(getParam()).getShape() != tensorOf(getGrad()).getShape())
     return emitOpError() << "parameter and gradient shapes differ";
-  if (failed(verifyHyperParameter(*this, "lr", getLr().convertToDouble(), 0,
-                                  1e9)) ||
-      failed(verifyHyperParameter(*this, "beta1", getBeta1().convertToDouble(),
-                                  0, 0.999999999)) ||
-      failed(verifyHyperParameter(*this, "beta2", getBeta2().convertToDouble(),
-                                  0, 0.999999999)) ||
-      failed(verifyHyperParameter(*this, "eps", getEps().convertToDouble(), 0,
-                                  1)) ||
-      failed(verifyHyperParameter(*this, "weight_decay",
-                                  getWeightDecay().convertToDouble(), 0, 1e9)))
-    return failure();
-  return success();
+  return verifyAdamWHyperParameters(*this);
 }
 
 LogicalResult SGDUpdateOp::verify() {
@@ -1072,19 +1101,9 @@ static LogicalResult verifyAdamWGroups(MultiAdamWUpdateOp op) {
 }
 
 LogicalResult MultiAdamWUpdateOp::verify() {
-  if (failed(verifyAdamWGroups(*this)) ||
-      failed(verifyHyperParameter(*this, "lr", getLr().convertToDouble(), 0,
-                                  1e9)) ||
-      failed(verifyHyperParameter(*this, "beta1", getBeta1().convertToDouble(),
-                                  0, 0.999999999)) ||
-      failed(verifyHyperParameter(*this, "beta2", getBeta2().convertToDouble(),
-                                  0, 0.999999999)) ||
-      failed(verifyHyperParameter(*this, "eps", getEps().convertToDouble(), 0,
-                                  1)) ||
-      failed(verifyHyperParameter(*this, "weight_decay",
-                                  getWeightDecay().convertToDouble(), 0, 1e9)))
+  if (failed(verifyAdamWGroups(*this)))
     return failure();
-  return success();
+  return verifyAdamWHyperParameters(*this);
 }
 
 LogicalResult SumSquaresOp::verify() {

@@ -27,7 +27,8 @@ Type elementOf(Value v) {
 }
 
 /// Updates that one multi-tensor update may run together: one step, one set
-/// of hyper-parameters, one parameter and one moment element type.
+/// of hyper-parameters and learning-rate schedule, one parameter and one
+/// moment element type.
 bool sameGroup(AdamWUpdateOp a, AdamWUpdateOp b) {
   return a->getBlock() == b->getBlock() && a.getStep() == b.getStep() &&
          a.getLrAttr() == b.getLrAttr() &&
@@ -35,6 +36,9 @@ bool sameGroup(AdamWUpdateOp a, AdamWUpdateOp b) {
          a.getBeta2Attr() == b.getBeta2Attr() &&
          a.getEpsAttr() == b.getEpsAttr() &&
          a.getWeightDecayAttr() == b.getWeightDecayAttr() &&
+         a.getWarmupSteps() == b.getWarmupSteps() &&
+         a.getDecaySteps() == b.getDecaySteps() &&
+         a.getMinLr().bitwiseIsEqual(b.getMinLr()) &&
          elementOf(a.getParam()) == elementOf(b.getParam()) &&
          elementOf(a.getGrad()) == elementOf(b.getGrad());
 }
@@ -86,7 +90,8 @@ void fuseUpdates(ArrayRef<AdamWUpdateOp> group) {
       b, first.getLoc(), paramTypes, momentTypes, momentTypes, params, grads,
       expAvgs, expAvgSqs, first.getStep(), first.getLrAttr(),
       first.getBeta1Attr(), first.getBeta2Attr(), first.getEpsAttr(),
-      first.getWeightDecayAttr());
+      first.getWeightDecayAttr(), first.getWarmupStepsAttr(),
+      first.getDecayStepsAttr(), first.getMinLrAttr());
   copyDiscardableAttrs(first, fused);
   for (auto [i, constOp] : llvm::enumerate(group)) {
     AdamWUpdateOp op = constOp;

@@ -10,6 +10,8 @@
 
 #include "mlir/IR/Builders.h"
 
+#include <cstdio>
+
 namespace mlir::rtx {
 #define GEN_PASS_DEF_RTXOPTIMIZER
 #include "rtx/Dialect/RTX/Transforms/Passes.h.inc"
@@ -39,6 +41,8 @@ struct RTXOptimizerPass : mlir::rtx::impl::RTXOptimizerBase<RTXOptimizerPass> {
           << "'; expected sgd or adamw";
       return signalPassFailure();
     }
+    if (failed(checkSchedule()))
+      return signalPassFailure();
     for (auto function : getOperation().getOps<func::FuncOp>())
       if (!function.isExternal() && hasGradients(function) &&
           failed(buildTrainStep(function)))
@@ -53,6 +57,40 @@ struct RTXOptimizerPass : mlir::rtx::impl::RTXOptimizerBase<RTXOptimizerPass> {
   }
 
   LogicalResult buildTrainStep(func::FuncOp function);
+
+  /// The schedule options, checked here to name the flags (the updates'
+  /// verifier would name their attributes).
+  LogicalResult checkSchedule() {
+    bool scheduled = warmupSteps != 0 || decaySteps != 0 || minLr != 0.0;
+    auto fail = [&]() {
+      return getOperation().emitError() << "rtx-optimizer: ";
+    };
+    if (scheduled && kind == "sgd")
+      return fail() << "warmup-steps, decay-steps and min-lr schedule AdamW's "
+                       "learning rate; kind=sgd has no step count to "
+                       "schedule by";
+    if (warmupSteps < 0)
+      return fail() << "warmup-steps=" << int64_t(warmupSteps)
+                    << " must be >= 0";
+    if (decaySteps != 0 && decaySteps <= warmupSteps)
+      return fail() << "decay-steps=" << int64_t(decaySteps)
+                    << " must be 0 (no decay) or greater than warmup-steps="
+                    << int64_t(warmupSteps);
+    if (!(minLr >= 0.0 && minLr <= lr))
+      return fail() << "min-lr=" << asWritten(minLr)
+                    << " must be in [0, lr=" << asWritten(lr) << "]";
+    if (minLr != 0.0 && decaySteps == 0)
+      return fail() << "min-lr=" << asWritten(minLr)
+                    << " needs decay-steps (the step it is reached at)";
+    return success();
+  }
+
+  /// A number as an option is usually written (0.001, not 1.000000e-03).
+  static std::string asWritten(double value) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", value);
+    return text;
+  }
 };
 } // namespace
 
@@ -229,7 +267,8 @@ LogicalResult RTXOptimizerPass::buildTrainStep(func::FuncOp function) {
         b, loc, slot.arg, grad, moments[2 * i].arg, moments[2 * i + 1].arg,
         stepNext, b.getF64FloatAttr(lr), b.getF64FloatAttr(beta1),
         b.getF64FloatAttr(beta2), b.getF64FloatAttr(eps),
-        b.getF64FloatAttr(weightDecay));
+        b.getF64FloatAttr(weightDecay), b.getI64IntegerAttr(warmupSteps),
+        b.getI64IntegerAttr(decaySteps), b.getF64FloatAttr(minLr));
     slot.next = update.getNewParam();
     moments[2 * i].next = update.getNewExpAvg();
     moments[2 * i + 1].next = update.getNewExpAvgSq();

@@ -27,6 +27,9 @@ struct StepRecord {
   int64_t globalStep = 0;
   bool hasLoss = false;
   double loss = 0;
+  /// The optimizer's learning rate of this step, where the program knows
+  /// it (ProgramSpec::lrSchedule).
+  std::optional<double> lr;
   double ms = 0; // the step's time, its queued device work included
   /// Time the step waited in collectives; empty where the run cannot
   /// measure it (rtx-run's simulated ranks), and the file then has no
@@ -57,7 +60,7 @@ struct EvalRecord {
   int64_t tokens = 0;  ///< label tokens in them
 };
 
-/// --metrics FILE: one JSON object per line and step (step, loss,
+/// --metrics FILE: one JSON object per line and step (step, loss, lr,
 /// step_time_ms, tokens_per_s, collective_ms, collective_pct, and where
 /// measured allreduce_pct, overlap_pct, net_bw_gbps, peak_bytes). A step
 /// without a loss and non-finite numbers are written as null, which JSON can

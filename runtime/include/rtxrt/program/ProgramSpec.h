@@ -10,9 +10,11 @@
 
 #include "rtxrt/core/ArgSpec.h"
 #include "rtxrt/device/DeviceRuntime.h"
+#include "rtxrt/kernels/LrSchedule.h"
 #include "rtxrt/program/StepContext.h"
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -70,6 +72,10 @@ struct ProgramSpec {
   /// a pipelined program). GPU programs log it beside the step arena's
   /// size.
   int64_t staticPeakBytes = -1, staticArgumentBytes = -1;
+  /// The optimizer's learning-rate schedule (that of every update of the
+  /// step; empty when they disagree or there is none): the metrics' `lr`
+  /// of each step is its rate at the step's global number.
+  std::optional<LrSchedule> lrSchedule;
   /// Set by GPU programs: arguments live on the device during the steps.
   const DeviceRuntime *device = nullptr;
   /// A pipelined program: the ranks whose coordinate on `pipelineAxis` is c

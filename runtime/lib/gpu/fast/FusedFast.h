@@ -12,6 +12,7 @@
 #define RTXRT_LIB_GPU_FAST_FUSEDFAST_H
 
 #include "rtxrt/core/Tensor.h"
+#include "rtxrt/kernels/LrSchedule.h"
 
 #include <vector>
 
@@ -48,14 +49,12 @@ bool multiAdamwCovers(const std::vector<Tensor> &params,
                       const std::vector<Tensor> &grads);
 /// One launch (per 384 tensors) over a table of tensors and their chunks
 /// passed as kernel parameters, as apex's multi_tensor_apply: each block
-/// updates one chunk of one tensor.
-std::vector<Tensor> multiAdamwUpdate(const std::vector<Tensor> &params,
-                                     const std::vector<Tensor> &grads,
-                                     const std::vector<Tensor> &expAvgs,
-                                     const std::vector<Tensor> &expAvgSqs,
-                                     const Tensor &step, double lr,
-                                     double beta1, double beta2, double eps,
-                                     double weightDecay);
+/// updates one chunk of one tensor, at the rate `schedule` gives its step.
+std::vector<Tensor> multiAdamwUpdate(
+    const std::vector<Tensor> &params, const std::vector<Tensor> &grads,
+    const std::vector<Tensor> &expAvgs, const std::vector<Tensor> &expAvgSqs,
+    const Tensor &step, const LrSchedule &schedule, double beta1, double beta2,
+    double eps, double weightDecay);
 /// One launch over the chunks of every input (f32 squares, a block's sum in
 /// double), then one block adding each tensor's chunks in order.
 Tensor sumSquares(const std::vector<Tensor> &inputs);

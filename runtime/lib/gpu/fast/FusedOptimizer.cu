@@ -13,6 +13,7 @@
 #include "FusedFast.h"
 
 #include "../Portable.h"
+#include "rtxrt/kernels/LrSchedule.h"
 
 #include <algorithm>
 #include <vector>
@@ -89,11 +90,13 @@ __device__ __forceinline__ void adamwElement(const AdamWCoefficients &k,
 
 template <typename P>
 __global__ void multiAdamwKernel(const __grid_constant__ AdamWTable table,
-                                 const float *step, double lr, double beta1,
-                                 double beta2, double eps, double weightDecay) {
+                                 const float *step, LrSchedule schedule,
+                                 double beta1, double beta2, double eps,
+                                 double weightDecay) {
   __shared__ AdamWCoefficients k;
   if (threadIdx.x == 0) {
     double t = *step;
+    double lr = schedule.at(t);
     k = {float(beta1),
          float(beta2),
          float(1.0 - beta1),
@@ -237,13 +240,11 @@ bool multiAdamwCovers(const std::vector<Tensor> &params,
   return params[0].dtype() != DType::F64 && grads[0].dtype() == DType::F32;
 }
 
-std::vector<Tensor> multiAdamwUpdate(const std::vector<Tensor> &params,
-                                     const std::vector<Tensor> &grads,
-                                     const std::vector<Tensor> &expAvgs,
-                                     const std::vector<Tensor> &expAvgSqs,
-                                     const Tensor &step, double lr,
-                                     double beta1, double beta2, double eps,
-                                     double weightDecay) {
+std::vector<Tensor> multiAdamwUpdate(
+    const std::vector<Tensor> &params, const std::vector<Tensor> &grads,
+    const std::vector<Tensor> &expAvgs, const std::vector<Tensor> &expAvgSqs,
+    const Tensor &step, const LrSchedule &schedule, double beta1, double beta2,
+    double eps, double weightDecay) {
   size_t n = params.size();
   std::vector<Tensor> results(3 * n);
   std::vector<AdamWTensor> table(n);
@@ -288,15 +289,15 @@ std::vector<Tensor> multiAdamwUpdate(const std::vector<Tensor> &params,
     switch (params[0].dtype()) {
     case DType::BF16:
       multiAdamwKernel<__nv_bfloat16><<<blocks, kChunkThreads, 0, stream()>>>(
-          launch, ps, lr, beta1, beta2, eps, weightDecay);
+          launch, ps, schedule, beta1, beta2, eps, weightDecay);
       break;
     case DType::F16:
       multiAdamwKernel<__half><<<blocks, kChunkThreads, 0, stream()>>>(
-          launch, ps, lr, beta1, beta2, eps, weightDecay);
+          launch, ps, schedule, beta1, beta2, eps, weightDecay);
       break;
     default:
       multiAdamwKernel<float><<<blocks, kChunkThreads, 0, stream()>>>(
-          launch, ps, lr, beta1, beta2, eps, weightDecay);
+          launch, ps, schedule, beta1, beta2, eps, weightDecay);
     }
     check(cudaGetLastError(), "the multi-tensor AdamW kernel");
   }

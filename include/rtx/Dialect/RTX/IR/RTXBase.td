@@ -25,6 +25,14 @@ def RTX_IndexTensor : StaticShapeTensorOf<[I32, I64]>;
 def RTX_MaskTensor : StaticShapeTensorOf<[I1]>;
 def RTX_Tensor : StaticShapeTensorOf<[F32, BF16, F16, F64, I1, I32, I64]>;
 
+// The learning-rate schedule of the AdamW updates (rtx.adamw_update,
+// rtx.multi_adamw_update): warm-up steps, the step the cosine decay ends
+// at, the rate after it. The defaults keep the rate constant and are not
+// printed.
+def RTX_WarmupStepsAttr : DefaultValuedAttr<I64Attr, "0">;
+def RTX_DecayStepsAttr : DefaultValuedAttr<I64Attr, "0">;
+def RTX_MinLrAttr : DefaultValuedAttr<F64Attr, "0.0">;
+
 //===----------------------------------------------------------------------===//
 // Op base classes
 //===----------------------------------------------------------------------===//

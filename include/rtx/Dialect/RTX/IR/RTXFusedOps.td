@@ -128,8 +128,10 @@ def RTX_MultiAdamWUpdateOp : RTX_FusedOp<"multi_adamw_update", [
     parameter. All parameters share one element type, and all gradients and
     moments another (f32 moments with f32 or bf16 master weights, or the
     dtype of `rtx.adamw_update`'s rule). Created by `rtx-fuse-adamw` from the
-    `rtx.adamw_update` ops of a train step that share `step` and the
-    hyper-parameters (no sharding rule, no VJP). Cost: 12 FLOPs per element.
+    `rtx.adamw_update` ops of a train step that share `step`, the
+    hyper-parameters and the learning-rate schedule (`warmup_steps`,
+    `decay_steps`, `min_lr`, as `rtx.adamw_update` defines them; not printed
+    when constant) (no sharding rule, no VJP). Cost: 12 FLOPs per element.
 
     Example:
 
@@ -149,14 +151,20 @@ def RTX_MultiAdamWUpdateOp : RTX_FusedOp<"multi_adamw_update", [
                        Variadic<RTX_FloatTensor>:$exp_avgs,
                        Variadic<RTX_FloatTensor>:$exp_avg_sqs,
                        0DTensorOf<[F32]>:$step, F64Attr:$lr, F64Attr:$beta1,
-                       F64Attr:$beta2, F64Attr:$eps, F64Attr:$weight_decay);
+                       F64Attr:$beta2, F64Attr:$eps, F64Attr:$weight_decay,
+                       RTX_WarmupStepsAttr:$warmup_steps,
+                       RTX_DecayStepsAttr:$decay_steps,
+                       RTX_MinLrAttr:$min_lr);
   let results = (outs Variadic<RTX_FloatTensor>:$new_params,
                       Variadic<RTX_FloatTensor>:$new_exp_avgs,
                       Variadic<RTX_FloatTensor>:$new_exp_avg_sqs);
   let assemblyFormat = [{
     `(` $params `)` `(` $grads `)` `(` $exp_avgs `)` `(` $exp_avg_sqs `)`
     $step `lr` $lr `betas` `(` $beta1 `,` $beta2 `)` `eps` $eps
-    `weight_decay` $weight_decay attr-dict `:` `(` type($params) `)` `(`
+    `weight_decay` $weight_decay
+    (`warmup_steps` $warmup_steps^)? (`decay_steps` $decay_steps^)?
+    (`min_lr` $min_lr^)?
+    attr-dict `:` `(` type($params) `)` `(`
     type($grads) `)` `(` type($exp_avgs) `)` `(` type($exp_avg_sqs) `)`
     `,` type($step) `->`
     `(` type($new_params) `)` `(` type($new_exp_avgs) `)` `(`

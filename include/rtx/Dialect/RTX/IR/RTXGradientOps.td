@@ -273,14 +273,34 @@ def RTX_AdamWUpdateOp : RTX_ModelOp<"adamw_update", [Pure,
   let summary = "one AdamW step for one parameter";
   let description = [{
     PyTorch's `torch.optim.AdamW` (decoupled weight decay), with `step` the
-    1-based step number as an f32 scalar:
+    1-based step number t as an f32 scalar and `lr_t` the learning rate of
+    step t:
 
     ```
-    p  = p - lr * weight_decay * p
+    p  = p - lr_t * weight_decay * p
     m' = beta1 * m + (1 - beta1) * g
     v' = beta2 * v + (1 - beta2) * g^2
-    p' = p - lr * (m' / (1 - beta1^step)) / (sqrt(v' / (1 - beta2^step)) + eps)
+    p' = p - lr_t * (m' / (1 - beta1^t)) / (sqrt(v' / (1 - beta2^t)) + eps)
     ```
+
+    Without a schedule, `lr_t = lr`. `warmup_steps` W > 0 and `decay_steps`
+    D > 0 (with D > W) schedule it as nanoGPT and Megatron do, a linear
+    warm-up then a cosine decay to `min_lr` (0 <= `min_lr` <= `lr`, set only
+    with a decay):
+
+    ```
+    t <= W:      lr_t = lr * t / W
+    W < t <= D:  lr_t = min_lr + (lr - min_lr) * (1 + cos(pi * (t - W) / (D - W))) / 2
+    t > D:       lr_t = min_lr
+    ```
+
+    Step W runs at the full `lr` and step D at `min_lr`: nanoGPT's original
+    `get_lr(it)` and Megatron's cosine schedule at `it = t`, the number of
+    steps done once this one is (they call it with the steps done before
+    it, t - 1, so their first step runs at rate 0; docs/training.md
+    compares them). The weight decay uses
+    `lr_t` too, as `torch.optim.AdamW` under an `lr_scheduler` does.
+    Without a schedule the attributes are not printed.
 
     With mixed precision `param` is the f32 master weight, and the optimizer
     pass converts the result to the bf16 working copy. Cost: 12 FLOPs per
@@ -292,17 +312,26 @@ def RTX_AdamWUpdateOp : RTX_ModelOp<"adamw_update", [Pure,
     %p2, %m2, %v2 = rtx.adamw_update %p, %g, %m, %v, %step
         lr 1.0e-03 betas(9.0e-01, 9.99e-01) eps 1.0e-08 weight_decay 1.0e-02
         : tensor<64x16xf32>, tensor<64x16xf32>, tensor<f32>
+    %p3, %m3, %v3 = rtx.adamw_update %p, %g, %m, %v, %step
+        lr 6.0e-04 betas(9.0e-01, 9.5e-01) eps 1.0e-08 weight_decay 1.0e-01
+        warmup_steps 100 decay_steps 5000 min_lr 6.0e-05
+        : tensor<64x16xf32>, tensor<64x16xf32>, tensor<f32>
     ```
   }];
   let arguments = (ins RTX_FloatTensor:$param, RTX_FloatTensor:$grad,
                        RTX_FloatTensor:$exp_avg, RTX_FloatTensor:$exp_avg_sq,
                        0DTensorOf<[F32]>:$step, F64Attr:$lr, F64Attr:$beta1,
-                       F64Attr:$beta2, F64Attr:$eps, F64Attr:$weight_decay);
+                       F64Attr:$beta2, F64Attr:$eps, F64Attr:$weight_decay,
+                       RTX_WarmupStepsAttr:$warmup_steps,
+                       RTX_DecayStepsAttr:$decay_steps,
+                       RTX_MinLrAttr:$min_lr);
   let results = (outs RTX_FloatTensor:$new_param, RTX_FloatTensor:$new_exp_avg,
                       RTX_FloatTensor:$new_exp_avg_sq);
   let assemblyFormat = [{
     $param `,` $grad `,` $exp_avg `,` $exp_avg_sq `,` $step `lr` $lr
     `betas` `(` $beta1 `,` $beta2 `)` `eps` $eps `weight_decay` $weight_decay
+    (`warmup_steps` $warmup_steps^)? (`decay_steps` $decay_steps^)?
+    (`min_lr` $min_lr^)?
     attr-dict `:` type($param) `,` type($grad) `,` type($step)
   }];
   let hasVerifier = 1;

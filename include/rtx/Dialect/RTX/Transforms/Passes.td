@@ -58,7 +58,16 @@ def RTXOptimizer : Pass<"rtx-optimizer", "mlir::ModuleOp"> {
     `mixed-precision` keeps f32 master weights as the parameter arguments and
     feeds the model bf16 copies; gradients are accumulated and applied in f32.
 
-    Example: `rtx-opt -rtx-autodiff '-rtx-optimizer=kind=adamw lr=1e-3'`.
+    `warmup-steps`, `decay-steps` and `min-lr` schedule AdamW's learning
+    rate: a linear warm-up to `lr` over the first `warmup-steps` steps, then
+    a cosine decay to `min-lr` at step `decay-steps` (0: no decay), as
+    nanoGPT and Megatron do (`rtx.adamw_update` gives the formula). The
+    updates compute the rate from their step count, so the schedule is part
+    of the compiled step (no host-side scheduler, and a resumed run goes on
+    from its saved step). SGD has no step count and refuses a schedule.
+
+    Example: `rtx-opt -rtx-autodiff '-rtx-optimizer=kind=adamw lr=1e-3'`;
+    `'-rtx-optimizer=lr=6e-4 warmup-steps=100 decay-steps=5000 min-lr=6e-5'`.
   }];
   let options = [
     Option<"kind", "kind", "std::string", "\"adamw\"",
@@ -72,7 +81,14 @@ def RTXOptimizer : Pass<"rtx-optimizer", "mlir::ModuleOp"> {
     Option<"clipNorm", "clip-norm", "double", "0.0",
            "Clip gradients to this global L2 norm (0: no clipping)">,
     Option<"mixedPrecision", "mixed-precision", "bool", "false",
-           "f32 master weights for bf16 parameters">
+           "f32 master weights for bf16 parameters">,
+    Option<"warmupSteps", "warmup-steps", "int64_t", "0",
+           "AdamW: steps of linear learning-rate warm-up (0: none)">,
+    Option<"decaySteps", "decay-steps", "int64_t", "0",
+           "AdamW: the step at which the cosine decay reaches min-lr "
+           "(0: no decay; otherwise > warmup-steps)">,
+    Option<"minLr", "min-lr", "double", "0.0",
+           "AdamW: the learning rate from decay-steps on (<= lr)">
   ];
   let dependentDialects = ["mlir::rtx::RTXDialect", "mlir::func::FuncDialect"];
 }
@@ -964,7 +980,8 @@ def RTXFuseAdamW : Pass<"rtx-fuse-adamw", "mlir::func::FuncOp"> {
     `rtx-optimizer` updates each parameter with its own `rtx.adamw_update`:
     on a GPU, GPT-2's 148 parameters are 148 small launches whose fixed cost
     outweighs their bytes. This pass groups the `rtx.adamw_update` ops of a
-    block that share `step`, the hyper-parameters and the element types
+    block that share `step`, the hyper-parameters, the learning-rate
+    schedule (which the fused op carries) and the element types
     (parameters, gradients) into one `rtx.multi_adamw_update`, placed at
     the first of them, taking each update whose operands are all defined
     there; the GPU runs it as one launch over a table of chunks (apex's

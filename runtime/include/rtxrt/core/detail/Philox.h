@@ -10,13 +10,9 @@
 #ifndef RTXRT_DETAIL_PHILOX_H
 #define RTXRT_DETAIL_PHILOX_H
 
-#include <cstdint>
+#include "rtxrt/core/detail/HostDevice.h"
 
-#if defined(__CUDACC__)
-#define RTXRT_HOST_DEVICE __host__ __device__
-#else
-#define RTXRT_HOST_DEVICE
-#endif
+#include <cstdint>
 
 namespace rtxrt {
 namespace detail {
