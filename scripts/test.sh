@@ -62,7 +62,7 @@ else
     "$ROOT/test/Python/test_import_meta.py" "$ROOT/test/Python/test_fusion.py" \
     "$ROOT/test/Python/test_zoo.py" "$ROOT/test/Python/test_splits.py" \
     "$ROOT/test/Python/test_weights.py" "$ROOT/test/Python/test_modules.py" \
-    "$ROOT/test/Python/test_gpu_speed.py"
+    "$ROOT/test/Python/test_gpu_speed.py" "$ROOT/test/Python/test_main_job.py"
 fi
 echo "=== reliability gate ==="
 # The chaos suite (docs/checkpoint.md): test/Reliability and test_elastic.py.

@@ -21,6 +21,7 @@ import os
 import shutil
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 from typing import List, Optional
 
@@ -37,7 +38,7 @@ import sizes  # noqa: E402
 import textdata  # noqa: E402
 from stages import Stages, say  # noqa: E402
 
-STAGES = 7
+STAGES = 8
 
 
 def parse(argv: Optional[List[str]] = None) -> argparse.Namespace:
@@ -66,13 +67,13 @@ def parse(argv: Optional[List[str]] = None) -> argparse.Namespace:
                    help="the planner's hardware profile: a built-in name (dgx-h100, hgx-h200, ...) or a "
                         "profile file (default: this machine, measured by rtx-topology; on GPUs the "
                         "built-in profile of the GPU model)")
-    p.add_argument("--steps", type=int, default=None, help="training steps (default: the size's, 300 on CPUs)")
+    p.add_argument("--steps", type=int, default=None, help="training steps (default: the size's, 500 on CPUs)")
     p.add_argument("--kill-rank", type=int, default=1,
                    help="the rank killed partway (default 1); -1: kill none (no comparison run)")
     p.add_argument("--work", type=Path, default=Path("main-job"),
                    help="where everything goes: data, program, checkpoints, plots (default ./main-job)")
     p.add_argument("--small", action="store_true",
-                   help="the suite's size: a smaller model and text, 60 steps (about a minute)")
+                   help="the suite's size: a smaller model, 300 steps (about a minute)")
     args = p.parse_args(argv)
     if args.nodes < 1 or not 0 <= args.node_rank < args.nodes:
         p.error(f"--node-rank {args.node_rank} must be in [0, --nodes {args.nodes})")
@@ -126,6 +127,9 @@ class Job:
         self.local = local_devices(args)
         self.world = self.local * args.nodes
         self.leader = args.node_rank == 0
+        # What each machine makes for itself (the data, the program) goes into
+        # a folder of its own, so that nodes sharing --work do not race.
+        self.local_dir = self.work / f"node-{args.node_rank}" if args.nodes > 1 else self.work
         size = sizes.small(self.world) if args.small else (
             sizes.for_gpu(self.world) if args.device == "cuda" else sizes.for_cpu(self.world, os.cpu_count() or 2))
         self.size = sizes.with_steps(size, args.steps) if args.steps else size
@@ -139,7 +143,7 @@ class Job:
     # -- 1. data ---------------------------------------------------------------------------------
     def data(self) -> None:
         with self.stages.stage("data: English prose from Debian's fortunes package, byte-level BPE"):
-            self.tokens = textdata.prepare(self.work / "data", self.size.vocab, self.size.max_cookies)
+            self.tokens = textdata.prepare(self.local_dir / "data", self.size.vocab, self.size.max_cookies)
             t = self.tokens
             say(f"   text: {t.cookies} cookies, {t.text_bytes / 1e6:.2f} MB from {textdata.FORTUNES}; "
                 f"every {textdata.HELD_OUT_EVERY}th cookie held out")
@@ -167,9 +171,13 @@ class Job:
             hardware = self.args.hardware or (gpu_profile() if self.args.device == "cuda" else None)
             self.optimizer = rtx.AdamW(lr=s.lr, betas=(0.9, 0.95), weight_decay=0.1, clip_norm=1.0,
                                        warmup_steps=s.warmup, decay_steps=s.steps, min_lr=s.lr / 10)
-            self.program = rtx.compile(self.module, (idx, idx.clone()),
-                                       group=rtx.init(self.args.device, devices=self.world),
-                                       parallel="auto", hardware=hardware, optimizer=self.optimizer)
+            with warnings.catch_warnings(record=True) as notes:
+                warnings.simplefilter("always", rtx.RtxToolWarning)
+                self.program = rtx.compile(self.module, (idx, idx.clone()),
+                                           group=rtx.init(self.args.device, devices=self.world),
+                                           parallel="auto", hardware=hardware, optimizer=self.optimizer)
+            for note in notes:  # e.g. rtx-topology's guess of a link speed it cannot read
+                say(f"   note: {getattr(note.message, 'message', note.message)}")
             say("   " + self.program.plan.text.replace("\n", "\n   "))
             if self.leader:
                 self.plan_png = planner.plot(self.program.plan.report, self.work / "plan.png")
@@ -180,8 +188,13 @@ class Job:
     # -- 3. build --------------------------------------------------------------------------------
     def build(self) -> None:
         with self.stages.stage(f"build: the step as a native {self.args.device} program"):
-            self.native = self.program.build(self.work / "program", device=self.args.device)
+            self.native = self.program.build(self.local_dir / "program", device=self.args.device)
             say(f"   {self.native.path} (source {self.native.source}, {self.native.ranks} rank(s))")
+            # The program starts from the module's own weights (nanoGPT's
+            # initialization), read block by block by each rank.
+            self.initial = self.local_dir / "program" / "initial.safetensors"
+            self.program.save_safetensors(self.initial)
+            say(f"   the module's initial weights: {self.initial}")
 
     # -- 4. train with a failure -----------------------------------------------------------------
     def launch_argv(self, run: Path, trace: bool) -> List[str]:
@@ -197,7 +210,8 @@ class Job:
 
     def program_argv(self, run: Path, metrics_port: Optional[int]) -> List[str]:
         s = self.size
-        argv = [str(self.native.path), "--data", str(self.tokens.train), "--until-step", str(s.steps),
+        argv = [str(self.native.path), "--params", str(self.initial),
+                "--data", str(self.tokens.train), "--until-step", str(s.steps),
                 "--eval-data", str(self.tokens.held_out), "--eval-every", str(s.eval_every),
                 "--eval-batches", str(s.eval_batches),
                 "--checkpoint", str(run / "checkpoints"), "--checkpoint-every", str(s.checkpoint_every),
@@ -209,7 +223,8 @@ class Job:
 
     def train(self) -> None:
         run = self.fresh(self.work / "run")
-        kill = self.kill if self.leader else None
+        # The node that holds the rank kills it (its pid file is there).
+        kill = self.kill if self.kill and self.kill.rank // self.local == self.args.node_rank else None
         title = "train: rtx-launch, " + (f"rank {kill.rank} killed after step {kill.after_step}"
                                          if kill else "no failure injected")
         with self.stages.stage(title):
@@ -219,9 +234,11 @@ class Job:
             say("   $ " + " ".join(argv + ["--"] + program))
             if port:
                 say(f"   Prometheus metrics: http://127.0.0.1:{port}/metrics (rank r: port {port} + r)")
-            self.result = launch.run(argv, program, run, every=max(1, self.size.steps // 12), kill=kill,
+            logs = self.logs(run)
+            self.result = launch.run(argv, program, logs, run / "metrics.jsonl",
+                                     every=max(1, self.size.steps // 12), kill=kill,
                                      metrics_port=port, scrape_step=self.size.warmup)
-            self.check(self.result, run)
+            self.check(self.result, logs)
             if self.result.scrape:
                 say("   scraped at step %d:" % self.size.warmup)
                 for line in self.result.scrape:
@@ -234,25 +251,57 @@ class Job:
         with self.stages.stage("reference: the same job without the kill, traced"):
             argv = self.launch_argv(run, trace=True)
             program = self.program_argv(run, None)
-            self.reference_result = launch.run(argv, program, run, every=max(1, self.size.steps // 4))
-            self.check(self.reference_result, run)
+            logs = self.logs(run)
+            self.reference_result = launch.run(argv, program, logs, run / "metrics.jsonl",
+                                               every=max(1, self.size.steps // 4))
+            self.check(self.reference_result, logs)
             if self.leader:
                 self.comparison = explain.compare_states(self.run / "final-state", run / "final-state")
                 say("   " + self.recovery_line())
         self.traced = run
 
     def recovery_line(self) -> str:
+        """What the kill did and how the job healed, from the launcher's and
+        the ranks' own lines, and whether the final state equals the
+        uninterrupted run's."""
         c = self.comparison
-        lines = self.result.lines
-        healed = [l for l in lines if "in-job recovery: epoch" in l or "received" in l]
-        how = "; ".join(l.split("] ", 1)[-1].strip() for l in healed[:2]) or "replaced in the job"
+        wanted = ("in-job recovery: epoch", "holds every lost block", "resume: from", "received")
+        healed = [l.split("] ", 1)[-1].replace("rtx-launch: ", "").strip()
+                  for l in self.result.lines if any(w in l for w in wanted)]
+        how = "; ".join(dict.fromkeys(healed)) or "replaced in the job"
         if c.bit_for_bit:
             verdict = (f"the final state ({c.arrays} arrays: parameters, AdamW moments, step; "
-                       f"{c.bytes / 1e6:.1f} MB) equals the uninterrupted run's bit for bit")
+                       f"{c.bytes / 1e6:.1f} MB) equals the uninterrupted run's bit for bit: the same "
+                       "batches in the same order, reductions in a fixed order, and the state restored "
+                       "exactly")
         else:
             verdict = (f"the final state differs from the uninterrupted run's in {len(c.differing)} of "
                        f"{c.arrays} arrays (largest relative difference {c.largest_relative:.1e})")
         return f"recovery: rank {self.kill.rank} killed after step {self.kill.after_step}; {how}; {verdict}"
+
+    # -- the same training in PyTorch ----------------------------------------------------------
+    def pytorch(self) -> None:
+        import torch_reference
+        with self.stages.stage("pytorch: the same training in PyTorch eager, the reference"):
+            say(f"   {self.size.steps} steps of torch.optim.AdamW on the module from the same weights and "
+                "batches (one process)")
+            torch_losses = torch_reference.train(self.module, self.tokens.train, self.size,
+                                                 threads=self.local)
+            rtx_losses = dict(explain.read_curves(self.run / "metrics.jsonl").train)
+            shown = sorted({1, 2, 3, *range(self.size.eval_every, self.size.steps + 1, self.size.eval_every)})
+            say(f"   {'step':>6} {'rtx':>10} {'PyTorch':>10} {'difference':>11}")
+            for step in shown:
+                a, b = rtx_losses[step], torch_losses[step]
+                say(f"   {step:>6} {a:>10.5f} {b:>10.5f} {(a - b) / b:>+11.1e}")
+            first = max(abs(rtx_losses[t] - torch_losses[t]) / abs(torch_losses[t]) for t in range(1, 6))
+            mean = lambda d: sum(d[t] for t in range(self.size.steps - 19, self.size.steps + 1)) / 20
+            self.torch_line = (f"rtx's losses against PyTorch's: the first 5 steps within {first:.1e} "
+                               f"(design tolerance 1e-4); the mean of the last 20 steps {mean(rtx_losses):.4f} "
+                               f"(PyTorch {mean(torch_losses):.4f}): float sums in another order drift "
+                               "apart over hundreds of steps, the training does not")
+            say("   " + self.torch_line)
+            if first > 1e-4:
+                sys.exit("scripts/run.sh: rtx's first steps do not match PyTorch's")
 
     # -- 6. explain ------------------------------------------------------------------------------
     def explain(self) -> None:
@@ -265,8 +314,12 @@ class Job:
             say("   held-out loss: " + ", ".join(f"step {s}: {l:.3f}" for s, l in curves.held_out))
             trace_dir = (self.traced if self.kill else self.run) / "trace"
             self.report_text = rtx_report.run(str(trace_dir))
-            say("   rtx report " + str(trace_dir) + ":")
-            say("   " + self.report_text.strip().replace("\n", "\n   "))
+            # The verdict, the ranks and the hints; the per-op speed tables
+            # are for GPUs (docs/gpu.md) and stay in `rtx report`'s full text.
+            shown = self.report_text.split("speed (")[0].strip()
+            plots = [l for l in self.report_text.splitlines() if l.startswith("plots:")]
+            say(f"   rtx report {trace_dir} (traced steps {self.size.trace_steps}):")
+            say("   " + "\n".join([shown] + plots).replace("\n", "\n   "))
             say("   checkpoints (the newest 3 kept; each rank writes its own blocks):")
             for line in explain.checkpoint_list(self.run / "checkpoints"):
                 say("     " + line)
@@ -276,6 +329,14 @@ class Job:
         import sample
         with self.stages.stage("sample: the trained weights in the PyTorch module, sampled with PyTorch"):
             module = sample.load_trained(self.program, self.module, self.run / "final-state")
+            s = self.size
+            torch_loss = sample.held_out_loss(module, self.tokens.held_out, s.batch, s.block_size,
+                                              s.eval_batches)
+            program_loss = self.curves.held_out[-1][1]
+            say(f"   PyTorch's held-out loss with the exported weights: {torch_loss:.5f} (the program's "
+                f"after step {self.curves.held_out[-1][0]}: {program_loss:.5f})")
+            if abs(torch_loss - program_loss) > 1e-4 * max(1.0, abs(program_loss)):
+                sys.exit("scripts/run.sh: the exported weights do not give the program's held-out loss")
             self.samples = sample.samples(module, self.tokens.tokenizer, self.config.block_size)
             for i, text in enumerate(self.samples, 1):
                 say(f"   --- sample {i}")
@@ -296,6 +357,7 @@ class Job:
         say(f"   {verdict}")
         if self.kill:
             say("   " + self.recovery_line())
+        say("   " + self.torch_line)
         say(f"   sampled: {self.samples[0][:160]!r}")
         say("   stage times:\n" + self.stages.summary())
         if held_out >= entropy or (self.kill and not self.comparison.bit_for_bit):
@@ -303,10 +365,17 @@ class Job:
 
     # -- helpers ---------------------------------------------------------------------------------
     def fresh(self, directory: Path) -> Path:
-        if directory.exists():
+        """A run's folder, emptied by node 0 (nodes share it: the checkpoints)."""
+        if self.leader and directory.exists():
             shutil.rmtree(directory)
-        directory.mkdir(parents=True)
+        directory.mkdir(parents=True, exist_ok=True)
         return directory
+
+    def logs(self, run: Path) -> Path:
+        """This node's launch log and pid files of a run."""
+        logs = self.local_dir / run.name if self.args.nodes > 1 else run
+        logs.mkdir(parents=True, exist_ok=True)
+        return logs
 
     def check(self, result: launch.LaunchResult, run: Path) -> None:
         if result.returncode != 0:
@@ -329,6 +398,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     if not job.leader:
         say("this node's part is done; node 0 explains the job")
         return 0
+    job.pytorch()
     job.explain()
     job.sample()
     job.summary()

@@ -2,7 +2,7 @@
 would type, its progress shown as it comes, one rank killed on purpose
 partway, and a look at the Prometheus endpoint while the job runs.
 
-Each rank is started through `sh -c 'echo $$ > PIDS/rank-R.ROUND; exec
+Each rank is started through `sh -c 'echo $$ >> PIDS/rank-R.ROUND; exec
 PROGRAM ...'`, so that the job knows the pid of the process that is rank R
 (rtx-launch does not publish its ranks' pids) and can kill exactly it."""
 from __future__ import annotations
@@ -96,7 +96,7 @@ class Watcher(threading.Thread):
                 except OSError as e:
                     self.result.scrape = [f"(the endpoint did not answer: {e})"]
             if self.kill and self.kill.done_at is None and step >= self.kill.after_step:
-                pid = int((self.pids / f"rank-{self.kill.rank}.0").read_text())
+                pid = int((self.pids / f"rank-{self.kill.rank}.0").read_text().split()[0])
                 say(f"   >>> killing rank {self.kill.rank} (pid {pid}, SIGKILL) after step {step}")
                 os.kill(pid, signal.SIGKILL)
                 self.kill.done_at = time.monotonic()
@@ -106,21 +106,24 @@ class Watcher(threading.Thread):
         return self.kill is None or self.kill.done_at is not None
 
 
-def run(launch_argv: List[str], program_argv: List[str], work: Path, *, every: int,
+def run(launch_argv: List[str], program_argv: List[str], logs: Path, metrics: Path, *, every: int,
         kill: Optional[Kill] = None, metrics_port: Optional[int] = None, scrape_step: int = 0,
         echo: bool = True) -> LaunchResult:
-    """Runs `rtx-launch LAUNCH_ARGV -- PROGRAM_ARGV` and streams its output.
-    PROGRAM_ARGV must name `--metrics WORK/metrics.jsonl`."""
-    pids = work / "pids"
+    """Runs `rtx-launch LAUNCH_ARGV -- PROGRAM_ARGV`, streams its output and
+    keeps it in LOGS/launch.log. `metrics` is the program's --metrics file,
+    which says when to kill and to scrape."""
+    pids = logs / "pids"
     pids.mkdir(parents=True, exist_ok=True)
-    wrapped = ["sh", "-c", 'echo $$ > "$0/rank-$RANK.${RTX_RESTART_ROUND:-0}"; exec "$@"', str(pids),
+    # Appended, not written: a replacement started for a killed rank adds its
+    # own pid below the first.
+    wrapped = ["sh", "-c", 'echo $$ >> "$0/rank-$RANK.${RTX_RESTART_ROUND:-0}"; exec "$@"', str(pids),
                *program_argv]
     argv = [*launch_argv, "--", *wrapped]
     result = LaunchResult(argv=[*launch_argv, "--", *program_argv], returncode=-1)
-    with open(work / "launch.log", "w") as log:
+    with open(logs / "launch.log", "w") as log:
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                 bufsize=1)
-        watcher = Watcher(pids, work / "metrics.jsonl", kill, metrics_port, scrape_step, result, proc)
+        watcher = Watcher(pids, metrics, kill, metrics_port, scrape_step, result, proc)
         watcher.start()
         assert proc.stdout is not None
         for line in proc.stdout:

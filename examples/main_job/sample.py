@@ -48,3 +48,21 @@ def samples(module: torch.nn.Module, tokenizer_path: Path, block_size: int, coun
             ids = ids[:ids.index(eot)]
         texts.append(tokenizer.decode(ids).strip())
     return texts
+
+
+@torch.no_grad()
+def held_out_loss(module: torch.nn.Module, held_out: Path, batch: int, block_size: int,
+                  batches: int) -> float:
+    """PyTorch's loss of the module on the held-out batches the program
+    evaluates (--eval-data: row b of batch k is the window at (k * batch + b)
+    * block_size, the labels shifted by one): the exported weights checked
+    against the program's own last held-out loss."""
+    import numpy as np
+    tokens = torch.from_numpy(np.fromfile(held_out, dtype=np.uint16, offset=1024).astype(np.int64))
+    losses = []
+    for k in range(batches):
+        starts = [(k * batch + b) * block_size for b in range(batch)]
+        x = torch.stack([tokens[s:s + block_size] for s in starts])
+        y = torch.stack([tokens[s + 1:s + block_size + 1] for s in starts])
+        losses.append(module(x, y)[1].item())
+    return sum(losses) / len(losses)
