@@ -16,7 +16,6 @@ trained weights. docs/quickstart.md walks through it.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import subprocess
@@ -56,6 +55,10 @@ def parse(argv: Optional[List[str]] = None) -> argparse.Namespace:
                "the GPUs present, one rank each. docs/quickstart.md explains every stage.")
     p.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
                    help="cpu: one rank per core, Gloo (default); cuda: one rank per visible GPU, NCCL")
+    p.add_argument("--emulate", action="store_true",
+                   help="with --device cuda: build the CUDA program against rtx's host emulation of the GPU "
+                        "runtime and run it on CPUs (checks the GPU path without a GPU; the CPU job's sizes, "
+                        "planned on --hardware, default hgx-h200)")
     p.add_argument("--ranks", type=int, default=None,
                    help="ranks on this machine (default: the cores, or the GPUs with --device cuda)")
     p.add_argument("--nodes", type=int, default=1, help="machines in the job (default 1)")
@@ -79,6 +82,8 @@ def parse(argv: Optional[List[str]] = None) -> argparse.Namespace:
         p.error(f"--node-rank {args.node_rank} must be in [0, --nodes {args.nodes})")
     if args.nodes > 1 and not args.store:
         p.error("--nodes > 1 needs --store redis://HOST:PORT (or file:DIR on a shared file system)")
+    if args.emulate and args.device != "cuda":
+        p.error("--emulate emulates the GPU runtime: it needs --device cuda")
     if args.ranks is not None and args.ranks < 1:
         p.error("--ranks must be at least 1")
     if args.steps is not None and args.steps < 4:
@@ -89,7 +94,7 @@ def parse(argv: Optional[List[str]] = None) -> argparse.Namespace:
 def local_devices(args: argparse.Namespace) -> int:
     if args.ranks:
         return args.ranks
-    if args.device == "cuda":
+    if args.device == "cuda" and not args.emulate:
         count = cuda_devices()
         if count == 0:
             sys.exit("scripts/run.sh: --device cuda: no CUDA device is visible here "
@@ -130,8 +135,9 @@ class Job:
         # What each machine makes for itself (the data, the program) goes into
         # a folder of its own, so that nodes sharing --work do not race.
         self.local_dir = self.work / f"node-{args.node_rank}" if args.nodes > 1 else self.work
+        on_gpus = args.device == "cuda" and not args.emulate
         size = sizes.small(self.world) if args.small else (
-            sizes.for_gpu(self.world) if args.device == "cuda" else sizes.for_cpu(self.world, os.cpu_count() or 2))
+            sizes.for_gpu(self.world) if on_gpus else sizes.for_cpu(self.world, os.cpu_count() or 2))
         self.size = sizes.with_steps(size, args.steps) if args.steps else size
         self.kill = None if args.kill_rank < 0 else launch.Kill(args.kill_rank, self.size.kill_after)
         if self.kill and self.kill.rank >= self.world:
@@ -168,7 +174,9 @@ class Job:
             params = sum(p.numel() for p in self.module.parameters())
             say(f"   model: {s.describe()} ({params / 1e6:.2f} M parameters, nanoGPT's module)")
             idx = torch.zeros(s.batch, s.block_size, dtype=torch.long)
-            hardware = self.args.hardware or (gpu_profile() if self.args.device == "cuda" else None)
+            hardware = self.args.hardware
+            if hardware is None and self.args.device == "cuda":
+                hardware = "hgx-h200" if self.args.emulate else gpu_profile()
             self.optimizer = rtx.AdamW(lr=s.lr, betas=(0.9, 0.95), weight_decay=0.1, clip_norm=1.0,
                                        warmup_steps=s.warmup, decay_steps=s.steps, min_lr=s.lr / 10)
             with warnings.catch_warnings(record=True) as notes:
@@ -182,13 +190,15 @@ class Job:
             if self.leader:
                 self.plan_png = planner.plot(self.program.plan.report, self.work / "plan.png")
                 say(f"   the plan and its runners-up: {self.plan_png}")
-            say(f"   optimizer: AdamW lr {s.lr} (warm-up {s.warmup} steps, cosine to {s.lr / 10} at step "
+            say(f"   optimizer: AdamW lr {s.lr:g} (warm-up {s.warmup} steps, cosine to {s.lr / 10:g} at step "
                 f"{s.steps}), weight decay 0.1, gradient norm clipped at 1.0")
 
     # -- 3. build --------------------------------------------------------------------------------
     def build(self) -> None:
-        with self.stages.stage(f"build: the step as a native {self.args.device} program"):
-            self.native = self.program.build(self.local_dir / "program", device=self.args.device)
+        kind = "CUDA program on the host emulation" if self.args.emulate else f"{self.args.device} program"
+        with self.stages.stage(f"build: the step as a native {kind}"):
+            self.native = self.program.build(self.local_dir / "program", device=self.args.device,
+                                             emulate=self.args.emulate)
             say(f"   {self.native.path} (source {self.native.source}, {self.native.ranks} rank(s))")
             # The program starts from the module's own weights (nanoGPT's
             # initialization), read block by block by each rank.
@@ -236,7 +246,7 @@ class Job:
                 say(f"   Prometheus metrics: http://127.0.0.1:{port}/metrics (rank r: port {port} + r)")
             logs = self.logs(run)
             self.result = launch.run(argv, program, logs, run / "metrics.jsonl",
-                                     every=max(1, self.size.steps // 12), kill=kill,
+                                     every=max(1, self.size.steps // 10), kill=kill,
                                      metrics_port=port, scrape_step=self.size.warmup)
             self.check(self.result, logs)
             if self.result.scrape:

@@ -13,8 +13,6 @@ version 1, uint16 tokens), which the training programs read with `--data`.
 from __future__ import annotations
 
 import hashlib
-import math
-from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import List, Sequence
@@ -121,7 +119,3 @@ def prepare(directory: Path, vocab_size: int, max_cookies: int = 0) -> TokenFile
                       train_tokens=len(train_ids), held_out_tokens=len(held_out_ids),
                       text_bytes=sum(len(c.encode("utf-8")) for c in cookies), cookies=len(cookies),
                       unigram_entropy=entropy, unigram_held_out=cross)
-
-
-def bits(nats: float) -> float:
-    return nats / math.log(2)

@@ -7,7 +7,6 @@ killed partway and replaced in the job, the same job again without the kill
 sampled with PyTorch. Needs PyTorch 2's environment (tokenizers): it runs in
 scripts/test.sh's PyTorch 2 stage."""
 import json
-import os
 import re
 import subprocess
 import sys
@@ -25,15 +24,21 @@ if not Path("/usr/share/games/fortunes").is_dir():
                 allow_module_level=True)
 
 
-@pytest.fixture(scope="module")
-def job(tmp_path_factory):
-    work = tmp_path_factory.mktemp("main-job")
-    proc = subprocess.run([sys.executable, str(JOB), "--small", "--ranks", "2", "--work", str(work)],
+def test_the_main_job(tmp_path):
+    """One run of the job (half a minute), every claim checked on it: one
+    test, not one per claim, so that pytest-xdist's workers do not each run
+    the job again."""
+    proc = subprocess.run([sys.executable, str(JOB), "--small", "--ranks", "2", "--work", str(tmp_path)],
                           capture_output=True, text=True, timeout=600)
-    return proc, work
+    job = (proc, tmp_path)
+    check_it_ends_well(job)
+    check_it_learned_below_the_unigram_entropy(job)
+    check_a_killed_rank_was_replaced_and_the_state_is_bit_for_bit(job)
+    check_it_trains_as_pytorch_does(job)
+    check_it_explains_itself(job)
 
 
-def test_the_job_ends_well(job):
+def check_it_ends_well(job):
     proc, work = job
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     out = proc.stdout
@@ -44,7 +49,7 @@ def test_the_job_ends_well(job):
     assert "chosen: dp=" in out and "runner-up 1:" in out
 
 
-def test_it_learned_below_the_unigram_entropy(job):
+def check_it_learned_below_the_unigram_entropy(job):
     proc, work = job
     match = re.search(r"held-out loss ([0-9.]+) nats/token after \d+ steps; unigram entropy of the text "
                       r"([0-9.]+)", proc.stdout)
@@ -57,7 +62,7 @@ def test_it_learned_below_the_unigram_entropy(job):
     assert len(evals) >= 3 and abs(evals[-1]["eval_loss"] - held_out) < 5e-4
 
 
-def test_a_killed_rank_was_replaced_and_the_state_is_bit_for_bit(job):
+def check_a_killed_rank_was_replaced_and_the_state_is_bit_for_bit(job):
     proc, work = job
     out = proc.stdout
     assert re.search(r">>> killing rank 1 \(pid \d+, SIGKILL\) after step \d+", out)
@@ -73,7 +78,7 @@ def test_a_killed_rank_was_replaced_and_the_state_is_bit_for_bit(job):
     assert len(rank0) == 1 and len(rank1) == 2 and len(set(rank0 + rank1)) == 3, (rank0, rank1)
 
 
-def test_it_trains_as_pytorch_does(job):
+def check_it_trains_as_pytorch_does(job):
     proc, work = job
     # The independent reference: PyTorch's AdamW on the same module, weights
     # and batches; the first steps agree within the design's tolerance, and
@@ -85,7 +90,7 @@ def test_it_trains_as_pytorch_does(job):
     assert match and abs(float(match.group(1)) - float(match.group(2))) <= 1e-4 * float(match.group(2))
 
 
-def test_it_explains_itself(job):
+def check_it_explains_itself(job):
     proc, work = job
     out = proc.stdout
     assert (work / "loss.png").stat().st_size > 10_000
