@@ -307,8 +307,9 @@ class Job:
             mean = lambda d: sum(d[t] for t in range(self.size.steps - 19, self.size.steps + 1)) / 20
             self.torch_line = (f"rtx's losses against PyTorch's: the first 5 steps within {first:.1e} "
                                f"(design tolerance 1e-4); the mean of the last 20 steps {mean(rtx_losses):.4f} "
-                               f"(PyTorch {mean(torch_losses):.4f}): float sums in another order drift "
-                               "apart over hundreds of steps, the training does not")
+                               f"(PyTorch {mean(torch_losses):.4f}; float sums in another order make two runs "
+                               "drift apart over hundreds of steps, as two PyTorch runs on other thread counts "
+                               "do)")
             say("   " + self.torch_line)
             if first > 1e-4:
                 sys.exit("scripts/run.sh: rtx's first steps do not match PyTorch's")

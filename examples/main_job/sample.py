@@ -35,7 +35,8 @@ def generate(module: torch.nn.Module, prompt: List[int], tokens: int, block_size
 
 def samples(module: torch.nn.Module, tokenizer_path: Path, block_size: int, count: int = 3,
             tokens: int = 48, seed: int = 1337) -> List[str]:
-    """`count` cookies started from the end-of-text token, each cut at the next one."""
+    """`count` samples started from the end-of-text token: the longest cookie
+    of each (the model writes the end-of-text token between cookies)."""
     from tokenizers import Tokenizer
     from textdata import END_OF_TEXT
     tokenizer = Tokenizer.from_file(str(tokenizer_path))
@@ -44,9 +45,15 @@ def samples(module: torch.nn.Module, tokenizer_path: Path, block_size: int, coun
     texts = []
     for _ in range(count):
         ids = generate(module, [eot], tokens, block_size)
-        if eot in ids:
-            ids = ids[:ids.index(eot)]
-        texts.append(tokenizer.decode(ids).strip())
+        # The model ends cookies too: keep the longest one it wrote.
+        pieces, piece = [], []
+        for token in ids + [eot]:
+            if token == eot:
+                pieces.append(piece)
+                piece = []
+            else:
+                piece.append(token)
+        texts.append(tokenizer.decode(max(pieces, key=len)).strip())
     return texts
 
 
