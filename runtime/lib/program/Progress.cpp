@@ -88,8 +88,7 @@ void Progress::step(StepRecord r, const CommunicationStats &comm) {
   if (rank_ == 0) {
     std::printf("step %lld/%lld: loss=%.6e time=%.1fms",
                 static_cast<long long>(r.globalStep),
-                static_cast<long long>(lastStep_),
-                r.loss, r.ms);
+                static_cast<long long>(lastStep_), r.loss, r.ms);
     if (std::isfinite(perSecond))
       std::printf(" tokens/s=%.0f", perSecond);
     std::printf("\n");

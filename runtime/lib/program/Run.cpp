@@ -70,9 +70,8 @@ void Run::startProgress(int64_t untilStep) {
   // a step that every rank agrees on and commits its checkpoint.
   if (!flags.checkpoint.dir.empty() && flags.checkpoint.saveOnPreemption)
     installPreemptionHandler();
-  progress.emplace(spec, MetricsPlace{self.rank, self.localRank, id},
-                   untilStep, flags,
-                   inputs.tokens);
+  progress.emplace(spec, MetricsPlace{self.rank, self.localRank, id}, untilStep,
+                   flags, inputs.tokens);
   tracer.setRunInfo(spec.mesh.spec(), id);
   if (recovery.inJob)
     board.emplace(self.launch.store, id, timeout->rendezvous());
