@@ -397,7 +397,17 @@ class Job:
 
 def main(argv: Optional[List[str]] = None) -> int:
     args = parse(argv)
-    job = Job(args)
+    try:
+        return run(Job(args))
+    except (OSError, rtx.ConfigError, rtx.ToolError, rtx_report.ReportError) as error:
+        # What a user can act on (a missing package, a tool's diagnostic, a
+        # file that cannot be written) as one message, not a traceback.
+        print(f"scripts/run.sh: error: {error}", file=sys.stderr)
+        return 1
+
+
+def run(job: Job) -> int:
+    args = job.args
     say(f"rtx main job: {job.world} {args.device} rank(s) on {args.nodes} node(s), work folder {job.work}")
     job.work.mkdir(parents=True, exist_ok=True)
     job.data()
