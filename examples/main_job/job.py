@@ -140,10 +140,11 @@ class Job:
             sizes.for_gpu(self.world) if on_gpus else sizes.for_cpu(self.world, os.cpu_count() or 2))
         self.size = sizes.with_steps(size, args.steps) if args.steps else size
         self.kill = None if args.kill_rank < 0 else launch.Kill(args.kill_rank, self.size.kill_after)
-        if self.kill and self.kill.rank >= self.world:
-            sys.exit(f"scripts/run.sh: --kill-rank {self.kill.rank}: the job has {self.world} rank(s)")
         if self.kill and self.world < 2:
-            sys.exit("scripts/run.sh: killing a rank needs 2 or more ranks (--ranks 2, or --kill-rank -1)")
+            sys.exit("scripts/run.sh: killing a rank needs 2 or more ranks (--ranks 2, or --kill-rank -1 "
+                     "for a run without a failure)")
+        if self.kill and self.kill.rank >= self.world:
+            sys.exit(f"scripts/run.sh: --kill-rank {self.kill.rank}: the job has ranks 0 to {self.world - 1}")
         self.stages = Stages(STAGES if self.kill else STAGES - 1)
 
     # -- 1. data ---------------------------------------------------------------------------------
