@@ -103,6 +103,11 @@ TIME_PARTS = (("compute", "compute"), ("recompute", "recompute"),
               ("data_parallel_comm_exposed", "dp communication (exposed)"), ("optimizer", "optimizer"))
 
 
+def _bytes(n: float) -> str:
+    """A memory figure in the unit that shows it (33.5 MiB, not 0.0 GiB)."""
+    return f"{n / 2**30:.1f} GiB" if n >= 2**30 else f"{n / 2**20:.1f} MiB"
+
+
 def plot(report: Dict[str, Any], path: Path) -> Path:
     """Draws the chosen plan and its runners-up as stacked bars of their
     predicted step time (compute, recompute, communication, optimizer; the
@@ -126,8 +131,8 @@ def plot(report: Dict[str, Any], path: Path) -> Path:
             left += width
         bubble = max(0.0, p["predicted"]["step_time_s"] - left)
         ax.barh(row, bubble, left=left, color="lightgrey", label="bubble and waits" if row == 0 else None)
-        peak = p["predicted"]["memory_bytes"]["peak"] / 2**30
-        ax.text(p["predicted"]["step_time_s"], row, f"  {peak:.1f} GiB/rank", va="center", fontsize=8)
+        ax.text(p["predicted"]["step_time_s"], row, f"  {_bytes(p['predicted']['memory_bytes']['peak'])}/rank",
+                va="center", fontsize=8)
     ax.set_yticks(range(len(plans)), labels, fontsize=7)
     ax.invert_yaxis()
     ax.set_xlabel("predicted step time (s)")
