@@ -69,7 +69,7 @@ def scrape(port: int) -> List[str]:
     """The endpoint's step and loss samples (a few lines of the exposition)."""
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
         text = r.read().decode()
-    wanted = ('step_time_ms{', 'tokens_per_s{', 'loss{', 'eval_loss{', 'collective_pct{')
+    wanted = ('step_time_ms{', 'loss{', 'lr{', 'tokens_per_s{', 'eval_loss{', 'collective_pct{')
     return [line for line in text.splitlines()
             if line.startswith(wanted) and 'quantile="0.95"' not in line
             and 'quantile="0.99"' not in line][:6]

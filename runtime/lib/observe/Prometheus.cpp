@@ -123,6 +123,10 @@ std::string RunMetrics::exposition() const {
          "Training loss of the last step (NaN on ranks that do not compute "
          "it, such as pipeline stages before the last).");
   sample("loss", "", count_ ? last_.loss : std::nan(""));
+  family("lr", "gauge",
+         "The optimizer's learning rate of the last step (its schedule "
+         "compiled into the step; NaN where the program does not know it).");
+  sample("lr", "", count_ ? last_.lr : std::nan(""));
   family("tokens_per_s", "gauge", "Tokens per second of the last step.");
   sample("tokens_per_s", "", count_ ? last_.tokensPerSecond : std::nan(""));
   family("allreduce_pct", "gauge",

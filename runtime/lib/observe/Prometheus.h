@@ -36,6 +36,7 @@ struct StepFigures {
   double ms = 0;
   double tokensPerSecond = 0; // NaN without tokens
   double loss = 0;            // NaN: the step gave no loss (a pipeline stage)
+  double lr = 0;              // NaN: the program does not know its rate
   CommunicationStats comm;
   AllocatorStats host;
   std::optional<AllocatorStats> device; // GPU programs

@@ -60,6 +60,7 @@ void Progress::step(StepRecord r, const CommunicationStats &comm) {
   figures.ms = r.ms;
   figures.tokensPerSecond = tokensPerSecond(tokensPerStep_, r.ms);
   figures.loss = r.hasLoss ? r.loss : std::nan("");
+  figures.lr = r.lr.value_or(std::nan(""));
   figures.comm = comm;
   figures.host = hostAllocatorStats();
   if (device_ && device_->allocatorStats)

@@ -118,6 +118,7 @@ TEST(ObservabilityTest, PrometheusText) {
     f.ms = ms;
     f.tokensPerSecond = 1000.0 * 64 / ms;
     f.loss = 7.0 - ms / 50.0;
+    f.lr = ms / 1000.0;
     metrics.step(f);
   }
   EXPECT_EQ(metrics.stepTimeQuantile(0.5), 50.0);
@@ -136,6 +137,10 @@ TEST(ObservabilityTest, PrometheusText) {
   EXPECT_NE(text.find("tokens_per_s" + labels + "} 640\n"), std::string::npos);
   // The last step's loss (7 - 100 / 50).
   EXPECT_NE(text.find("loss" + labels + "} 5\n"), std::string::npos) << text;
+  // The last step's learning rate (100 / 1000).
+  EXPECT_NE(text.find("\nlr" + labels + "} 0.10000000000000001\n"),
+            std::string::npos)
+      << text;
   // No communication: overlap and bandwidth are not numbers, not 0.
   EXPECT_NE(text.find("overlap_pct" + labels + "} NaN\n"), std::string::npos);
   EXPECT_NE(text.find("net_bw_gbps" + labels + "} NaN\n"), std::string::npos);
