@@ -10,7 +10,10 @@ turn it waits until WHEN and sends SIGNAL (KILL, STOP, TERM) to TARGET: `rank:R`
 (rank R of the first round) or `launcher` (a pre-emption notice); SIGNAL JOIN
 with TARGET `ranks:K` runs `rtx-launch --join K` with the job's --store and
 --run-id instead (a node offering K ranks). WHEN is `step:K` (K lines in the
-metrics file: steps logged, repeats included) or `file:PATH` (PATH exists: a
+metrics file: steps logged, repeats included), `step:K+MS` (MS milliseconds
+after that: rank 0 writes step K's line before the ranks sum step K's state
+hash together, so a kill meant to land between steps waits for it) or
+`file:PATH` (PATH exists: a
 checkpoint's manifest, so that the failure comes after that checkpoint was
 committed). Prints the launcher's output to WORKDIR/launch.out and launch.err
 and one line `exit N` on stdout. A safety limit ends a job that hangs (a
@@ -38,7 +41,7 @@ def main():
     assert events and len(events) % 3 == 0, "events are SIGNAL TARGET WHEN, one or more"
     events = [tuple(events[i:i + 3]) for i in range(0, len(events), 3)]
     for _, _, when in events:
-        assert when.partition(":")[0] in ("step", "file"), "WHEN is step:K or file:PATH"
+        assert when.partition(":")[0] in ("step", "file"), "WHEN is step:K, step:K+MS or file:PATH"
     assert rest[0] == "--" and "--" in rest[1:], "usage: see the docstring"
     split = rest.index("--", 1)
     launch_args, program = rest[1:split], rest[split + 1:]
@@ -52,6 +55,7 @@ def main():
         deadline = time.time() + 300
         for sig, target, when in events:
             kind, _, what = when.partition(":")
+            what, _, delay_ms = what.partition("+") if kind == "step" else (what, "", "")
             while launch.poll() is None and time.time() < deadline:
                 if kind == "file" and os.path.exists(what):
                     break
@@ -62,6 +66,8 @@ def main():
                 except FileNotFoundError:
                     pass
                 time.sleep(0.02)
+            if delay_ms:
+                time.sleep(int(delay_ms) / 1000)
             if launch.poll() is not None:
                 sys.exit(f"the job ended before {when}: exit {launch.returncode}")
             if sig == "JOIN":
