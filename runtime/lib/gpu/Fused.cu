@@ -266,34 +266,14 @@ std::vector<Tensor> gpu::crossEntropyWithGrad(const Tensor &logits,
                                               bool hasIgnoreIndex,
                                               int64_t ignoreIndex) {
   const std::string op = "rtx.cross_entropy_with_grad";
-  checkFloat(op, logits, "logits");
-  rtxrt::detail::checkInteger(op, labels, "labels");
+  checkLogitsLabels(op, logits, labels, hasIgnoreIndex, ignoreIndex);
   checkFloat(op, lossGrad, "loss_grad");
-  checkOnGpu(op, logits, "logits");
-  checkOnGpu(op, labels, "labels");
   checkOnGpu(op, lossGrad, "loss_grad");
-  Shape expected(logits.shape().begin(), logits.shape().end() - 1);
-  if (logits.rank() < 1 || labels.shape() != expected)
-    fail(op, "labels " + shapeToString(labels.shape()) +
-                 " must be the logits' shape " + shapeToString(logits.shape()) +
-                 " without its last dimension");
   if (lossGrad.rank() != 0)
     fail(op,
          "loss_grad must be a scalar, got " + shapeToString(lossGrad.shape()));
   int64_t vocab = logits.dim(logits.rank() - 1);
   int64_t tokens = labels.numel();
-  Tensor flag = makeFlag();
-  checkIdsOnDevice(labels, vocab, hasIgnoreIndex, ignoreIndex, flag);
-  // The CPU check throws its message (after the step inside one: no host
-  // synchronisation, so the step can be captured); of the logits it reads
-  // the shape.
-  Shape logitsShape = logits.shape();
-  DType logitsType = logits.dtype();
-  checkFlag(flag, [=] {
-    rtxrt::detail::loadLabels(op, Tensor(logitsShape, logitsType),
-                              gpu::toHost(labels), hasIgnoreIndex, ignoreIndex,
-                              vocab);
-  });
   DType lossType = logits.dtype() == DType::F64 ? DType::F64 : DType::F32;
 #if defined(__CUDACC__)
   if (gpu::useFastKernels() && gpu::fast::crossEntropyWithGradCovers(logits))

@@ -171,6 +171,15 @@ Tensor countedLabels(const Tensor &labels, bool hasIgnore, int64_t ignoreIndex);
 void checkIdsOnDevice(const Tensor &ids, int64_t vocab, bool hasIgnore,
                       int64_t ignoreIndex, Tensor &flag);
 
+/// The checks of a loss over `logits` [..., vocab] and `labels` [...]: float
+/// logits and integer labels on the GPU, the labels' shape, and each label in
+/// [0, vocab) (an allowed `ignoreIndex` excepted), the last on the device
+/// and reported after the step (checkFlag) with the CPU kernel's message.
+/// `vocab` < 0: the logits hold the whole vocabulary.
+void checkLogitsLabels(const std::string &op, const Tensor &logits,
+                       const Tensor &labels, bool hasIgnoreIndex,
+                       int64_t ignoreIndex, int64_t vocab = -1);
+
 } // namespace detail
 } // namespace gpu
 } // namespace rtxrt

@@ -550,10 +550,10 @@ Tensor gpu::embeddingGrad(const Tensor &ids, const Tensor &resultGrad,
   return fromCompute(table, resultGrad.dtype());
 }
 
-/// `vocab` < 0: the logits hold the whole vocabulary.
-static void checkLogitsLabels(const std::string &op, const Tensor &logits,
-                              const Tensor &labels, bool hasIgnoreIndex,
-                              int64_t ignoreIndex, int64_t vocab = -1) {
+void gpu::detail::checkLogitsLabels(const std::string &op,
+                                    const Tensor &logits, const Tensor &labels,
+                                    bool hasIgnoreIndex, int64_t ignoreIndex,
+                                    int64_t vocab) {
   checkFloat(op, logits, "logits");
   checkInteger(op, labels, "labels");
   checkOnGpu(op, logits, "logits");
