@@ -60,7 +60,8 @@ def parse(argv: Optional[List[str]] = None) -> argparse.Namespace:
                         "runtime and run it on CPUs (checks the GPU path without a GPU; the CPU job's sizes, "
                         "planned on --hardware, default hgx-h200)")
     p.add_argument("--ranks", type=int, default=None,
-                   help="ranks on this machine (default: the cores, or the GPUs with --device cuda)")
+                   help="ranks on this machine (default: the cores, at least 2 (the kill needs a survivor), "
+                        "or the GPUs with --device cuda)")
     p.add_argument("--nodes", type=int, default=1, help="machines in the job (default 1)")
     p.add_argument("--node-rank", type=int, default=0, help="this machine's index in [0, --nodes)")
     p.add_argument("--store", default=None,
@@ -150,7 +151,7 @@ class Job:
     # -- 1. data ---------------------------------------------------------------------------------
     def data(self) -> None:
         with self.stages.stage("data: English prose from Debian's fortunes package, byte-level BPE"):
-            self.tokens = textdata.prepare(self.local_dir / "data", self.size.vocab, self.size.max_cookies)
+            self.tokens = textdata.prepare(self.local_dir / "data", self.size.vocab)
             t = self.tokens
             say(f"   text: {t.cookies} cookies, {t.text_bytes / 1e6:.2f} MB from {textdata.FORTUNES}; "
                 f"every {textdata.HELD_OUT_EVERY}th cookie held out")
@@ -250,6 +251,8 @@ class Job:
                                      every=max(1, self.size.steps // 10), kill=kill,
                                      metrics_port=port, scrape_step=self.size.warmup)
             self.check(self.result, logs)
+            # Rank 0's lines (node 0 writes the file): the stages after read them.
+            self.curves = explain.read_curves(run / "metrics.jsonl") if self.leader else None
             if self.result.scrape:
                 say("   scraped at step %d:" % self.size.warmup)
                 for line in self.result.scrape:
@@ -298,7 +301,7 @@ class Job:
                 "batches (one process)")
             torch_losses = torch_reference.train(self.module, self.tokens.train, self.size,
                                                  threads=self.local)
-            rtx_losses = dict(explain.read_curves(self.run / "metrics.jsonl").train)
+            rtx_losses = dict(self.curves.train)
             shown = sorted({1, 2, 3, *range(self.size.eval_every, self.size.steps + 1, self.size.eval_every)})
             say(f"   {'step':>6} {'rtx':>10} {'PyTorch':>10} {'difference':>11}")
             for step in shown:
@@ -318,8 +321,7 @@ class Job:
     # -- 6. explain ------------------------------------------------------------------------------
     def explain(self) -> None:
         with self.stages.stage("explain: losses, verdict, checkpoints"):
-            curves = explain.read_curves(self.run / "metrics.jsonl")
-            self.curves = curves
+            curves = self.curves
             self.loss_png = explain.plot_losses(curves, self.tokens.unigram_entropy, self.work / "loss.png",
                                                 self.kill.after_step if self.kill else None)
             say(f"   loss plot: {self.loss_png}")

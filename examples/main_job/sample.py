@@ -64,8 +64,8 @@ def held_out_loss(module: torch.nn.Module, held_out: Path, batch: int, block_siz
     evaluates (--eval-data: row b of batch k is the window at (k * batch + b)
     * block_size, the labels shifted by one): the exported weights checked
     against the program's own last held-out loss."""
-    import numpy as np
-    tokens = torch.from_numpy(np.fromfile(held_out, dtype=np.uint16, offset=1024).astype(np.int64))
+    from textdata import read_llmc_bin
+    tokens = torch.from_numpy(read_llmc_bin(held_out))
     losses = []
     for k in range(batches):
         starts = [(k * batch + b) * block_size for b in range(batch)]

@@ -24,7 +24,6 @@ class JobSize:
     eval_every: int      # steps between held-out evaluations
     eval_batches: int
     checkpoint_every: int
-    max_cookies: int = 0  # 0: the whole text
 
     @property
     def kill_after(self) -> int:

@@ -69,6 +69,14 @@ def write_llmc_bin(path: Path, tokens: Sequence[int]) -> None:
         f.write(np.asarray(tokens, dtype=np.uint16).tobytes())
 
 
+def read_llmc_bin(path: Path) -> np.ndarray:
+    """The tokens of a file write_llmc_bin wrote, as int64."""
+    header = np.fromfile(path, dtype=np.int32, count=256)
+    if header[0] != 20240520 or header[1] != 1:
+        raise ValueError(f"{path} is not an llm.c token file of uint16 tokens")
+    return np.fromfile(path, dtype=np.uint16, offset=256 * 4).astype(np.int64)
+
+
 def unigram_entropies(train: Sequence[int], held_out: Sequence[int], vocab: int):
     """The entropy of the train part's token distribution, and the cross-entropy
     of the held-out tokens under it (add-one smoothed, so that a token unseen in
@@ -99,13 +107,10 @@ def encode(tokenizer, cookies: List[str]) -> List[int]:
     return tokens
 
 
-def prepare(directory: Path, vocab_size: int, max_cookies: int = 0) -> TokenFiles:
-    """Writes train.bin, held_out.bin and tokenizer.json into `directory`.
-    `max_cookies` > 0 keeps the first ones only (the suite's small job)."""
+def prepare(directory: Path, vocab_size: int) -> TokenFiles:
+    """Writes train.bin, held_out.bin and tokenizer.json into `directory`."""
     directory.mkdir(parents=True, exist_ok=True)
     cookies = read_cookies()
-    if max_cookies:
-        cookies = cookies[:max_cookies]
     train = [c for c in cookies if not is_held_out(c)]
     held_out = [c for c in cookies if is_held_out(c)]
     tokenizer = train_tokenizer(train, vocab_size, directory / "tokenizer.json")

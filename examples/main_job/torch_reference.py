@@ -10,8 +10,9 @@ import math
 from pathlib import Path
 from typing import Dict
 
-import numpy as np
 import torch
+
+from textdata import read_llmc_bin
 
 
 def lr_at(step: int, lr: float, warmup: int, decay: int, min_lr: float) -> float:
@@ -30,7 +31,7 @@ def train(module: torch.nn.Module, data: Path, size, *, threads: int) -> Dict[in
     its labels the same window shifted by one (the programs' --data rule)."""
     torch.set_num_threads(threads)
     model = copy.deepcopy(module).train()
-    tokens = torch.from_numpy(np.fromfile(data, dtype=np.uint16, offset=1024).astype(np.int64))
+    tokens = torch.from_numpy(read_llmc_bin(data))
     optimizer = torch.optim.AdamW(model.parameters(), lr=size.lr, betas=(0.9, 0.95), weight_decay=0.1)
     T, B = size.block_size, size.batch
     losses = {}
