@@ -550,10 +550,9 @@ Tensor gpu::embeddingGrad(const Tensor &ids, const Tensor &resultGrad,
   return fromCompute(table, resultGrad.dtype());
 }
 
-void gpu::detail::checkLogitsLabels(const std::string &op,
-                                    const Tensor &logits, const Tensor &labels,
-                                    bool hasIgnoreIndex, int64_t ignoreIndex,
-                                    int64_t vocab) {
+void gpu::detail::checkLogitsLabels(const std::string &op, const Tensor &logits,
+                                    const Tensor &labels, bool hasIgnoreIndex,
+                                    int64_t ignoreIndex, int64_t vocab) {
   checkFloat(op, logits, "logits");
   checkInteger(op, labels, "labels");
   checkOnGpu(op, logits, "logits");
