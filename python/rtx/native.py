@@ -72,7 +72,7 @@ class NativeProgram:
     def train(self, batch: Optional[Batch] = None, steps: int = 1, *,
               data: Union[str, os.PathLike, None] = None, data_inputs: Optional[Tuple[str, str]] = None,
               eval_data: Union[str, os.PathLike, None] = None, eval_every: Optional[int] = None,
-              eval_batches: int = 4, timeout: Union[float, str, None] = None,
+              eval_batches: Optional[int] = None, timeout: Union[float, str, None] = None,
               seed: int = 0,
               progress: bool = False, trace: Union[str, os.PathLike, None] = None,
               trace_steps: Optional[str] = None) -> TrainResult:
@@ -213,22 +213,24 @@ class NativeProgram:
                                                                     "LABELS))"))
 
     @staticmethod
-    def _eval_argv(data: Any, eval_data: Any, eval_every: Optional[int], eval_batches: int) -> List[str]:
+    def _eval_argv(data: Any, eval_data: Any, eval_every: Optional[int],
+                   eval_batches: Optional[int]) -> List[str]:
         """The program's --eval-* flags for train()'s eval_* arguments."""
         def count(name: str, value: Any) -> int:
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(f"{name} must be a positive integer, got {value!r}")
             return value
         if eval_data is None:
-            if eval_every is not None:
-                raise ConfigError("eval_every needs eval_data=FILE (a held-out token file)")
+            for name, value in (("eval_every", eval_every), ("eval_batches", eval_batches)):
+                if value is not None:
+                    raise ConfigError(f"{name} needs eval_data=FILE (a held-out token file)")
             return []
         if data is None:
             raise ConfigError("eval_data evaluates held-out batches of a token file: it needs data= too")
         if not Path(eval_data).is_file():
             raise ConfigError(f"no such token file: {eval_data}")
         argv = ["--eval-data", str(Path(eval_data).resolve()),
-                "--eval-batches", str(count("eval_batches", eval_batches))]
+                "--eval-batches", str(count("eval_batches", 4 if eval_batches is None else eval_batches))]
         if eval_every is not None:
             argv += ["--eval-every", str(count("eval_every", eval_every))]
         return argv

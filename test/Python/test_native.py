@@ -144,6 +144,8 @@ def test_token_file_feeds_tokens_and_labels(tmp_path):
         native.train(random_batch(reference), eval_data=tmp_path / "text.bin")
     with pytest.raises(rtx.ConfigError, match="eval_every needs eval_data=FILE"):
         native.train(data=tmp_path / "text.bin", eval_every=2)
+    with pytest.raises(rtx.ConfigError, match="eval_batches needs eval_data=FILE"):
+        native.train(data=tmp_path / "text.bin", eval_batches=8)
     with pytest.raises(rtx.ConfigError, match="eval_batches must be a positive integer, got 0"):
         native.train(data=tmp_path / "text.bin", eval_data=tmp_path / "text.bin", eval_batches=0)
 
